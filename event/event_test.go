@@ -1,0 +1,113 @@
+package event
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func randomEvent(r *rand.Rand) *Event {
+	// Few distinct values, so that ties on every component are common.
+	return &Event{
+		RecvTime: float64(r.IntN(4)),
+		SendTime: float64(r.IntN(3)),
+		Depth:    uint32(r.IntN(2)),
+		Sender:   uint32(r.IntN(3)),
+		Seq:      uint64(r.IntN(3)),
+		Anti:     r.IntN(2) == 0,
+	}
+}
+
+func TestCompareIsATotalOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	evs := make([]*Event, 300)
+	for i := range evs {
+		evs[i] = randomEvent(r)
+	}
+	for _, a := range evs {
+		require.Equal(t, 0, Compare(a, a))
+		for _, b := range evs {
+			ab, ba := Compare(a, b), Compare(b, a)
+			require.Equal(t, -ab, ba, "antisymmetry")
+			require.Equal(t, ab < 0, Less(a, b), "Less agrees with Compare")
+			if ab == 0 {
+				require.True(t, SameKey(a, b) || a.Receiver != b.Receiver)
+				require.Equal(t, a.Anti, b.Anti)
+			}
+		}
+	}
+	slices.SortFunc(evs, Compare)
+	for i := 1; i < len(evs); i++ {
+		for j := 0; j < i; j++ {
+			require.LessOrEqual(t, Compare(evs[j], evs[i]), 0, "transitivity")
+		}
+	}
+}
+
+func TestAntiMessageSortsBeforeItsTwin(t *testing.T) {
+	pos := &Event{RecvTime: 5, SendTime: 1, Sender: 2, Seq: 9}
+	anti := *pos
+	anti.Anti = true
+	require.Equal(t, -1, Compare(&anti, pos))
+	require.True(t, SameKey(&anti, pos))
+	later := &Event{RecvTime: 5, SendTime: 1, Sender: 2, Seq: 10, Anti: true}
+	require.True(t, Less(pos, later), "an anti-message of a later event sorts after")
+	require.False(t, SameKey(later, pos))
+}
+
+func TestComparePrecedence(t *testing.T) {
+	base := Event{RecvTime: 1, SendTime: 1, Sender: 1, Seq: 1}
+	for _, mod := range []func(*Event){
+		func(e *Event) { e.RecvTime = 2; e.SendTime = 0; e.Sender = 0; e.Seq = 0 },
+		func(e *Event) { e.SendTime = 2; e.Depth = 0; e.Sender = 0; e.Seq = 0 },
+		func(e *Event) { e.Depth = 1; e.Sender = 0; e.Seq = 0 },
+		func(e *Event) { e.Sender = 2; e.Seq = 0 },
+		func(e *Event) { e.Seq = 2 },
+	} {
+		b := base
+		mod(&b)
+		require.Equal(t, -1, Compare(&base, &b))
+	}
+	inf := base
+	inf.RecvTime = Infinity
+	require.True(t, Less(&base, &inf))
+}
+
+func TestPoolRecyclesZeroedRecords(t *testing.T) {
+	var p Pool
+	a := p.Get()
+	a.RecvTime, a.Payload, a.Seq = 3, "x", 7
+	p.Put(a)
+	b := p.Get()
+	require.Equal(t, Event{}, *b)
+	require.Equal(t, 1, p.Live())
+	for range 2000 {
+		p.Get()
+	}
+	require.Equal(t, 2001, p.Peak())
+}
+
+func BenchmarkPoolGetPut(b *testing.B) {
+	var p Pool
+	b.ReportAllocs()
+	for b.Loop() {
+		p.Put(p.Get())
+	}
+}
+
+func TestKeyOrderEqualsCompare(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 50000 {
+		a, b := randomEvent(r), randomEvent(r)
+		ka, kb := KeyOf(a), KeyOf(b)
+		require.Equal(t, Less(a, b), KeyLess(&ka, &kb), "%+v %+v", a, b)
+		require.Equal(t, Compare(a, b) == 0, ka == kb)
+	}
+	anti := Event{RecvTime: 1, Seq: 1 << 40, Anti: true}
+	pos := anti
+	pos.Anti = false
+	ka, kp := KeyOf(&anti), KeyOf(&pos)
+	require.True(t, KeyLess(&ka, &kp))
+}
