@@ -1,0 +1,145 @@
+package ltsf
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/warpedgo/warped/event"
+)
+
+// holdIncrements returns a table of exponential(1) time increments, shared by all
+// benchmarks so that every queue sees the same sequence.
+func holdIncrements() []float64 {
+	r := rand.New(rand.NewPCG(42, 42))
+	inc := make([]float64, 1<<16)
+	for i := range inc {
+		inc[i] = r.ExpFloat64()
+	}
+	return inc
+}
+
+// holdFill fills q with n events, one per LP, at exponential times.
+func holdFill(q Queue, n int, inc []float64) {
+	for lp := range n {
+		q.Push(&event.Event{RecvTime: inc[lp%len(inc)] * float64(1+lp%7), Seq: uint64(lp), Receiver: event.LPID(lp)})
+	}
+}
+
+// BenchmarkQueues is the hold model: a queue of n events, each operation pops the least
+// and pushes a new event for the same LP at the popped time plus an exponential increment.
+func BenchmarkQueues(b *testing.B) {
+	inc := holdIncrements()
+	mask := len(inc) - 1
+	for _, kind := range Kinds() {
+		for _, n := range []int{1e3, 1e4, 1e5} {
+			b.Run(fmt.Sprintf("%s/n=%d", kind, n), func(b *testing.B) {
+				q, err := New(kind, n)
+				if err != nil {
+					b.Fatal(err)
+				}
+				holdFill(q, n, inc)
+				// Warm up to the steady state before measuring.
+				j := 0
+				for range 4 * n {
+					e := q.Pop()
+					e.RecvTime += inc[j&mask]
+					j++
+					q.Push(e)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					e := q.Pop()
+					e.RecvTime += inc[j&mask]
+					e.Seq++
+					j++
+					q.Push(e)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkLocks has g goroutines contend for one lock around a small critical section:
+// a hold-model Pop and Push on a heap of 64 events. ns/op is per critical section.
+func BenchmarkLocks(b *testing.B) {
+	inc := holdIncrements()
+	mask := len(inc) - 1
+	for _, kind := range LockKinds() {
+		for _, g := range []int{1, 2, 4, 8} {
+			b.Run(fmt.Sprintf("%s/goroutines=%d", kind, g), func(b *testing.B) {
+				l, err := NewLock(kind)
+				if err != nil {
+					b.Fatal(err)
+				}
+				h := NewHeap(64)
+				holdFill(h, 64, inc)
+				j := 0 // guarded by l
+				var wg sync.WaitGroup
+				b.ResetTimer()
+				for w := range g {
+					ops := b.N / g
+					if w < b.N%g {
+						ops++
+					}
+					wg.Go(func() {
+						for range ops {
+							l.Lock()
+							e := h.Pop()
+							e.RecvTime += inc[j&mask]
+							j++
+							h.Push(e)
+							l.Unlock()
+						}
+					})
+				}
+				wg.Wait()
+			})
+		}
+	}
+}
+
+// BenchmarkQueuesIntegerTimes is the hold model of an integer-time model: increments of
+// 0 to 3, so each queue holds thousands of events at each time (ties broken by the rest
+// of the key). It exercises the ladder's handling of buckets that cannot be split.
+func BenchmarkQueuesIntegerTimes(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 9))
+	inc := make([]float64, 1<<16)
+	for i := range inc {
+		inc[i] = float64(r.IntN(4))
+	}
+	mask := len(inc) - 1
+	for _, kind := range Kinds() {
+		for _, n := range []int{1e3, 1e5} {
+			b.Run(fmt.Sprintf("%s/n=%d", kind, n), func(b *testing.B) {
+				q, err := New(kind, n)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for lp := range n {
+					q.Push(&event.Event{RecvTime: inc[lp&mask], Sender: event.LPID(lp), Receiver: event.LPID(lp)})
+				}
+				j := 0
+				hold := func() {
+					e := q.Pop()
+					e.SendTime = e.RecvTime
+					e.RecvTime += inc[j&mask]
+					e.Sender = e.Receiver
+					e.Seq++
+					j++
+					q.Push(e)
+				}
+				for range 4 * n {
+					hold()
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					hold()
+				}
+			})
+		}
+	}
+}
