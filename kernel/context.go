@@ -1,0 +1,132 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/warpedgo/warped/event"
+)
+
+// sink receives the events an LP sends; each dispatcher provides one.
+type sink interface {
+	deliver(e *event.Event)
+}
+
+// Context is what a handler sees of the kernel: the current time, its own id, its
+// generator, and Send. A Context is only valid during the call it was passed to.
+type Context struct {
+	now Time
+	// depth is the Depth of the event being handled (0 in Init).
+	depth uint32
+	self  LPID
+	lp    *lpRecord
+	pool  *event.Pool
+	out   sink
+	sim   *Simulation
+	err   error
+}
+
+// Now returns the current virtual time: the receive time of the event being handled, or 0
+// during Init.
+func (c *Context) Now() Time { return c.now }
+
+// Self returns the id of the LP being run.
+func (c *Context) Self() LPID { return c.self }
+
+// RNG returns the LP's own generator. Its state is saved and restored with the LP.
+func (c *Context) RNG() *RNG { return &c.lp.rng }
+
+// NumLPs returns the number of LPs in the simulation; valid ids are 0..NumLPs()-1.
+func (c *Context) NumLPs() int { return len(c.sim.lps) }
+
+// Send schedules an event with the given payload for LP to at virtual time at, which must
+// not be before Now(). A send to an unknown LP or into the past is an error that ends the
+// run when the handler returns; the handler itself carries on.
+func (c *Context) Send(to LPID, at Time, payload any) {
+	if e := c.newEvent(to, at); e != nil {
+		e.Payload = payload
+		c.out.deliver(e)
+	}
+}
+
+// SendWords is Send with an inline payload of four words instead of a Go value. It never
+// allocates, so it is the way to send on a hot path.
+func (c *Context) SendWords(to LPID, at Time, w Words) {
+	if e := c.newEvent(to, at); e != nil {
+		e.Words = w
+		c.out.deliver(e)
+	}
+}
+
+// newEvent checks a send and returns a filled record for it, or nil after recording the error.
+func (c *Context) newEvent(to LPID, at Time) *event.Event {
+	if c.err != nil {
+		return nil
+	}
+	if !(at >= c.now) { // also catches NaN
+		c.err = &SendError{From: c.self, FromName: c.lp.model.Name(), Now: c.now, To: to,
+			ToName: c.sim.nameOf(to), At: at}
+		return nil
+	}
+	if int(to) >= len(c.sim.lps) {
+		c.err = &SendError{From: c.self, FromName: c.lp.model.Name(), Now: c.now, To: to, At: at,
+			NumLPs: len(c.sim.lps)}
+		return nil
+	}
+	e := c.pool.Get()
+	e.RecvTime = at
+	e.SendTime = c.now
+	e.Sender = c.self
+	e.Receiver = to
+	e.Seq = c.lp.seq
+	if at == c.now {
+		e.Depth = c.depth + 1
+	}
+	c.lp.seq++
+	return e
+}
+
+// SendError reports a send to an unknown LP, into the past, or at a time that is not a number.
+type SendError struct {
+	From     LPID
+	FromName string
+	Now      Time
+	To       LPID
+	ToName   string
+	At       Time
+	// NumLPs is set when To is not a valid id.
+	NumLPs int
+}
+
+func (e *SendError) Error() string {
+	if e.NumLPs > 0 {
+		return fmt.Sprintf("LP %q (id %d) at time %v sent an event to unknown LP id %d; "+
+			"the simulation has %d LPs (ids 0..%d)", e.FromName, e.From, e.Now, e.To, e.NumLPs, e.NumLPs-1)
+	}
+	if math.IsNaN(e.At) {
+		return fmt.Sprintf("LP %q (id %d) at time %v sent an event to %q (id %d) at time NaN; "+
+			"event times must be numbers", e.FromName, e.From, e.Now, e.ToName, e.To)
+	}
+	return fmt.Sprintf("LP %q (id %d) at time %v sent an event to %q (id %d) at time %v, "+
+		"which is in its past; send at or after Now()", e.FromName, e.From, e.Now, e.ToName, e.To, e.At)
+}
+
+// ModelPanicError reports a panic in a model's Init or Handle.
+type ModelPanicError struct {
+	LP     LPID
+	LPName string
+	// Time is the receive time of the event being handled (0 in Init).
+	Time  Time
+	Init  bool
+	Value any
+	// Stack is the goroutine stack at the panic.
+	Stack []byte
+}
+
+func (e *ModelPanicError) Error() string {
+	where := fmt.Sprintf("handling an event at time %v", e.Time)
+	if e.Init {
+		where = "in Init"
+	}
+	return fmt.Sprintf("model panic in LP %q (id %d) %s: %v", e.LPName, e.LP, where, e.Value)
+}

@@ -1,0 +1,75 @@
+// Package kernel is the model-facing API of warped and the dispatchers that run models.
+//
+// A model is a slice of logical processes (LPs). Each LP implements LogicalProcess: Init
+// sends its first events, Handle processes one event, and Snapshot/Restore expose its state
+// so that a time-warp dispatcher can save and restore it (embed Plain to get them for a
+// plain struct). The kernel owns each LP's random-number generator (Context.RNG), its send
+// sequence number and its event records, so all of them are saved, restored and pooled with
+// the LP, and a run is a deterministic function of the model, the seed and the end time.
+//
+// Simulation runs the LPs with a dispatcher chosen by Config.Type; the sequential
+// dispatcher processes every event in the total order of package event. The committed
+// result is summarised by a digest over every LP's final state in LP order: any two
+// dispatchers, configured in any way, must give the same digest.
+//
+// This package re-exports the few types a model needs (Time, LPID, Event), so a model
+// imports kernel and nothing else of the machinery.
+package kernel
+
+import (
+	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/rng"
+)
+
+// Time is virtual (simulated) time. See package event.
+type Time = event.Time
+
+// LPID is the dense id of an LP: its index in the slice given to New.
+type LPID = event.LPID
+
+// Event is an event envelope as a handler sees it. See package event; the handler must
+// not keep the pointer after it returns.
+type Event = event.Event
+
+// Words is the inline payload of an event (see Context.SendWords).
+type Words = event.Words
+
+// RNG is the generator type each LP owns: curand-compatible XORWOW.
+type RNG = rng.XORWOW
+
+// Poisson is a sampler of Poisson-distributed counts with a fixed mean, drawing from an
+// LP's generator (ctx.RNG()). See package rng.
+type Poisson = rng.Poisson
+
+// NewPoisson returns a Poisson sampler for the given mean; build it once, draw often.
+func NewPoisson(mean float64) Poisson { return rng.NewPoisson(mean) }
+
+// Infinity is the time that is never reached.
+var Infinity = event.Infinity
+
+// LogicalProcess is what a model implements for each of its LPs.
+//
+// Handle must be a deterministic function of the LP's state, the event and the draws from
+// ctx.RNG(): it must read nothing else that changes during the run (other LPs, globals,
+// clocks), because a time-warp dispatcher re-executes events after rollbacks.
+type LogicalProcess interface {
+	// Name identifies the LP to people (output, errors). Names must be unique.
+	Name() string
+	// Init runs once before the simulation at time 0 and sends the LP's initial events.
+	Init(ctx *Context)
+	// Handle processes one event: it updates the LP's state and may send events.
+	Handle(ctx *Context, ev *Event)
+	// Snapshot copies the LP's state into dst and returns it. dst is nil or a value that an
+	// earlier Snapshot returned; with nil, Snapshot allocates. Embed Plain to get this.
+	Snapshot(dst any) any
+	// Restore sets the LP's state from a value that Snapshot returned.
+	Restore(src any)
+}
+
+// StateAppender is implemented by LPs that write their state's bytes for the result digest
+// themselves. Plain implements it. Other LPs are digested through their Snapshot value,
+// encoded with encoding/binary when it has a fixed size and with msgpack otherwise.
+type StateAppender interface {
+	// AppendState appends a deterministic encoding of the LP's state to b.
+	AppendState(b []byte) []byte
+}

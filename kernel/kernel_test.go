@@ -1,0 +1,275 @@
+package kernel_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/models/phold"
+)
+
+// pinger sends one event to its partner per event it handles, one time unit later.
+type pinger struct {
+	kernel.Plain[pingState]
+	id, partner kernel.LPID
+	start       bool
+}
+
+type pingState struct {
+	Handled uint64
+	LastAt  float64
+}
+
+func (p *pinger) Name() string { return fmt.Sprintf("ping%d", p.id) }
+func (p *pinger) Init(ctx *kernel.Context) {
+	if p.start {
+		ctx.Send(p.partner, 1, nil)
+	}
+}
+func (p *pinger) Handle(ctx *kernel.Context, ev *kernel.Event) {
+	p.S.Handled++
+	p.S.LastAt = ctx.Now()
+	ctx.Send(p.partner, ctx.Now()+1, nil)
+}
+
+func pingPong() []kernel.LogicalProcess {
+	return []kernel.LogicalProcess{
+		&pinger{id: 0, partner: 1, start: true},
+		&pinger{id: 1, partner: 0},
+	}
+}
+
+func run(t *testing.T, cfg kernel.Config, lps []kernel.LogicalProcess) kernel.Result {
+	t.Helper()
+	s, err := kernel.New(cfg, lps)
+	require.NoError(t, err)
+	r, err := s.Run(context.Background())
+	require.NoError(t, err)
+	return r
+}
+
+func TestPingPongByHand(t *testing.T) {
+	lps := pingPong()
+	r := run(t, kernel.Config{MaxSimTime: 10}, lps)
+	// Events at 1..9 (10 is not before the end time): LP1 gets the odd ones, LP0 the even.
+	require.EqualValues(t, 9, r.EventsProcessed)
+	require.EqualValues(t, 9, r.EventsCommitted)
+	require.EqualValues(t, 1, r.Efficiency)
+	require.EqualValues(t, 9, r.FinalTime)
+	require.Equal(t, pingState{Handled: 4, LastAt: 8}, lps[0].(*pinger).S)
+	require.Equal(t, pingState{Handled: 5, LastAt: 9}, lps[1].(*pinger).S)
+	require.Len(t, r.Digest, 64)
+	require.Greater(t, r.PeakMemoryBytes, uint64(0))
+}
+
+func TestDigestDependsOnSeedOnly(t *testing.T) {
+	digest := func(seed uint64) string {
+		c := phold.DefaultConfig()
+		c.LPs = 64
+		lps, err := phold.New(c)
+		require.NoError(t, err)
+		return run(t, kernel.Config{MaxSimTime: 50, Seed: seed}, lps).Digest
+	}
+	a := digest(7)
+	require.Equal(t, a, digest(7), "same seed, same digest")
+	require.NotEqual(t, a, digest(8), "different seed, different digest")
+}
+
+// zeroDelay: LP1's Init sends to LP0 at time 0; LP0 forwards to LP2 at time 0. The forwarded
+// event has a lower sender than its cause, so only the depth keeps it after its cause.
+type zeroDelay struct {
+	kernel.Plain[struct{ Got uint64 }]
+	id  kernel.LPID
+	log *[]string
+}
+
+func (z *zeroDelay) Name() string { return fmt.Sprintf("z%d", z.id) }
+func (z *zeroDelay) Init(ctx *kernel.Context) {
+	if z.id == 1 {
+		ctx.Send(0, 0, nil)
+	}
+}
+func (z *zeroDelay) Handle(ctx *kernel.Context, ev *kernel.Event) {
+	z.S.Got++
+	*z.log = append(*z.log, fmt.Sprintf("%s@%v depth %d", z.Name(), ctx.Now(), ev.Depth))
+	if z.id == 0 {
+		ctx.Send(2, 0, nil)
+	}
+}
+
+func TestZeroDelayEventsFollowTheirCause(t *testing.T) {
+	var log []string
+	lps := []kernel.LogicalProcess{&zeroDelay{id: 0, log: &log}, &zeroDelay{id: 1, log: &log}, &zeroDelay{id: 2, log: &log}}
+	r := run(t, kernel.Config{MaxSimTime: 1}, lps)
+	require.EqualValues(t, 2, r.EventsProcessed)
+	require.Equal(t, []string{"z0@0 depth 1", "z2@0 depth 2"}, log)
+}
+
+// misbehaving LPs for the error tests.
+type bad struct {
+	kernel.Plain[struct{}]
+	name   string
+	init   func(ctx *kernel.Context)
+	handle func(ctx *kernel.Context)
+}
+
+func (b *bad) Name() string { return b.name }
+func (b *bad) Init(ctx *kernel.Context) {
+	if b.init != nil {
+		b.init(ctx)
+	}
+}
+func (b *bad) Handle(ctx *kernel.Context, ev *kernel.Event) {
+	if b.handle != nil {
+		b.handle(ctx)
+	}
+}
+
+func runErr(t *testing.T, lps ...kernel.LogicalProcess) error {
+	t.Helper()
+	s, err := kernel.New(kernel.Config{MaxSimTime: 100}, lps)
+	require.NoError(t, err)
+	_, err = s.Run(context.Background())
+	require.Error(t, err)
+	return err
+}
+
+func selfAt(at float64) func(*kernel.Context) {
+	return func(ctx *kernel.Context) { ctx.Send(ctx.Self(), at, nil) }
+}
+
+func TestSendIntoThePast(t *testing.T) {
+	err := runErr(t, &bad{name: "a", init: selfAt(5), handle: func(ctx *kernel.Context) { ctx.Send(1, 4, nil) }},
+		&bad{name: "b"})
+	var se *kernel.SendError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, `LP "a" (id 0) at time 5 sent an event to "b" (id 1) at time 4, which is in its past; send at or after Now()`, err.Error())
+}
+
+func TestSendToUnknownLP(t *testing.T) {
+	err := runErr(t, &bad{name: "a", init: func(ctx *kernel.Context) { ctx.SendWords(7, 1, kernel.Words{}) }})
+	require.EqualError(t, err, `LP "a" (id 0) at time 0 sent an event to unknown LP id 7; the simulation has 1 LPs (ids 0..0)`)
+}
+
+func TestSendAtNaN(t *testing.T) {
+	err := runErr(t, &bad{name: "a", init: selfAt(math.NaN())})
+	require.ErrorContains(t, err, "at time NaN; event times must be numbers")
+}
+
+func TestModelPanicIsReported(t *testing.T) {
+	err := runErr(t, &bad{name: "boom", init: selfAt(2.5), handle: func(*kernel.Context) { panic("kaput") }})
+	var mp *kernel.ModelPanicError
+	require.ErrorAs(t, err, &mp)
+	require.Equal(t, `model panic in LP "boom" (id 0) handling an event at time 2.5: kaput`, err.Error())
+	require.Contains(t, string(mp.Stack), "kernel_test.go", "the stack names the model's code")
+
+	err = runErr(t, &bad{name: "early", init: func(*kernel.Context) { panic(errors.New("no")) }})
+	require.EqualError(t, err, `model panic in LP "early" (id 0) in Init: no`)
+}
+
+func TestNoInitialEvents(t *testing.T) {
+	err := runErr(t, &bad{name: "idle"})
+	require.ErrorContains(t, err, "no initial events")
+}
+
+func TestNewRejectsBadInput(t *testing.T) {
+	ok := []kernel.LogicalProcess{&bad{name: "a", init: selfAt(1)}}
+	for _, tc := range []struct {
+		cfg  kernel.Config
+		lps  []kernel.LogicalProcess
+		want string
+	}{
+		{kernel.Config{MaxSimTime: 0}, ok, "max simulation time must be positive"},
+		{kernel.Config{MaxSimTime: -1}, ok, "max simulation time must be positive"},
+		{kernel.Config{MaxSimTime: math.NaN()}, ok, "max simulation time must be positive"},
+		{kernel.Config{MaxSimTime: 1, Type: "optimistic"}, ok, `unknown simulation type "optimistic"`},
+		{kernel.Config{MaxSimTime: 1}, nil, "no logical processes"},
+		{kernel.Config{MaxSimTime: 1}, []kernel.LogicalProcess{&bad{name: "x"}, &bad{name: "x"}}, `duplicate LP name "x" (ids 0 and 1)`},
+		{kernel.Config{MaxSimTime: 1}, []kernel.LogicalProcess{&sliceState{}}, "cannot be saved by copying"},
+		{kernel.Config{MaxSimTime: 1}, []kernel.LogicalProcess{nil}, "LP 0 is nil"},
+	} {
+		_, err := kernel.New(tc.cfg, tc.lps)
+		require.ErrorContains(t, err, tc.want)
+	}
+}
+
+type sliceState struct {
+	kernel.Plain[struct{ Log []int }]
+}
+
+func (*sliceState) Name() string                          { return "s" }
+func (*sliceState) Init(*kernel.Context)                  {}
+func (*sliceState) Handle(*kernel.Context, *kernel.Event) {}
+
+func TestRunOnceAndCancel(t *testing.T) {
+	s, err := kernel.New(kernel.Config{MaxSimTime: 5}, pingPong())
+	require.NoError(t, err)
+	_, err = s.Run(context.Background())
+	require.NoError(t, err)
+	_, err = s.Run(context.Background())
+	require.ErrorContains(t, err, "already ran")
+
+	c := phold.DefaultConfig()
+	c.LPs = 16
+	lps, err := phold.New(c)
+	require.NoError(t, err)
+	s, err = kernel.New(kernel.Config{MaxSimTime: kernel.Infinity}, lps)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = s.Run(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestProgressIsReported(t *testing.T) {
+	c := phold.DefaultConfig()
+	c.LPs = 256
+	lps, err := phold.New(c)
+	require.NoError(t, err)
+	var calls []kernel.Progress
+	cfg := kernel.Config{MaxSimTime: 2000, ProgressInterval: 1, // every check
+		Progress: func(p kernel.Progress) { calls = append(calls, p) }}
+	run(t, cfg, lps)
+	require.NotEmpty(t, calls)
+	for i, p := range calls {
+		require.Greater(t, p.Fraction(), 0.0)
+		require.LessOrEqual(t, p.Fraction(), 1.0)
+		if i > 0 {
+			require.GreaterOrEqual(t, p.Now, calls[i-1].Now)
+			require.Greater(t, p.EventsProcessed, calls[i-1].EventsProcessed)
+		}
+	}
+}
+
+// TestSteadyStateAllocatesNothing compares the allocations of a PHOLD run and a ten times
+// longer one: once every LP's queues have warmed up, extra events allocate (next to)
+// nothing. What remains is a rare LP's queue growing on a deeper burst than it saw before,
+// which is logarithmic in the run length, not proportional to it.
+func TestSteadyStateAllocatesNothing(t *testing.T) {
+	mallocs := func(end float64) (uint64, uint64) {
+		c := phold.DefaultConfig()
+		c.LPs = 1024
+		lps, err := phold.New(c)
+		require.NoError(t, err)
+		s, err := kernel.New(kernel.Config{MaxSimTime: end}, lps)
+		require.NoError(t, err)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		r, err := s.Run(context.Background())
+		runtime.ReadMemStats(&after)
+		require.NoError(t, err)
+		return after.Mallocs - before.Mallocs, r.EventsProcessed
+	}
+	shortAllocs, shortEvents := mallocs(100)
+	longAllocs, longEvents := mallocs(1000)
+	require.Greater(t, longEvents, 9*shortEvents)
+	extra := float64(longAllocs) - float64(shortAllocs)
+	require.Less(t, extra/float64(longEvents-shortEvents), 0.001,
+		"allocations per extra event (short %d, long %d allocations)", shortAllocs, longAllocs)
+}

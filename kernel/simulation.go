@@ -1,0 +1,175 @@
+package kernel
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"time"
+
+	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/eventset"
+	"github.com/warpedgo/warped/rng"
+)
+
+// lpRecord is the kernel's per-LP state. It is owned by the dispatcher that runs the LP.
+type lpRecord struct {
+	model LogicalProcess
+	rng   rng.XORWOW
+	// seq is the number of events the LP has sent: the next send's sequence number.
+	seq uint64
+	// pending holds the LP's unprocessed events except the one in the schedule queue.
+	pending eventset.Pending
+	// scheduled is the LP's event in the schedule queue (or, while the LP runs, the least
+	// event it has sent itself so far), or nil; schedKey is its key, kept here so that
+	// comparing with it does not touch the event record.
+	scheduled *event.Event
+	schedKey  event.Key
+}
+
+// Simulation is a configured set of LPs, ready to run once.
+type Simulation struct {
+	cfg  Config
+	lps  []lpRecord
+	ran  bool
+	init bool // true while Init runs
+}
+
+// Stats are the totals of a run. The JSON names are those of the --stats-file output.
+type Stats struct {
+	EventsProcessed  uint64 `json:"events_processed"`
+	EventsCommitted  uint64 `json:"events_committed"`
+	EventsRolledBack uint64 `json:"events_rolled_back"`
+	// Efficiency is committed / processed.
+	Efficiency               float64 `json:"efficiency"`
+	WallSeconds              float64 `json:"wall_seconds"`
+	CommittedEventsPerSecond float64 `json:"committed_events_per_second"`
+	// PeakPendingEvents is the largest number of event records alive at once.
+	PeakPendingEvents int `json:"peak_pending_events"`
+	// PeakMemoryBytes is the peak resident memory of the process (Linux VmHWM), or the
+	// Go runtime's memory obtained from the OS where that is unavailable.
+	PeakMemoryBytes uint64 `json:"peak_memory_bytes"`
+	// FinalTime is the receive time of the last event processed.
+	FinalTime Time `json:"final_time"`
+}
+
+// Result is what a completed run produced.
+type Result struct {
+	Stats
+	// Digest is the hex SHA-256 over every LP's id, generator state and model state, in
+	// LP order: equal digests mean equal committed results.
+	Digest string `json:"digest"`
+}
+
+// New checks the configuration and the LPs and returns a Simulation ready to Run.
+func New(cfg Config, lps []LogicalProcess) (*Simulation, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Type == "" {
+		cfg.Type = Sequential
+	}
+	if cfg.ProgressInterval == 0 {
+		cfg.ProgressInterval = time.Second
+	}
+	if len(lps) == 0 {
+		return nil, errors.New("no logical processes: a model needs at least one LP")
+	}
+	if uint64(len(lps)) > uint64(^LPID(0)) {
+		return nil, fmt.Errorf("too many LPs (%d); at most %d are supported", len(lps), ^LPID(0))
+	}
+	s := &Simulation{cfg: cfg, lps: make([]lpRecord, len(lps))}
+	names := make(map[string]int, len(lps))
+	checked := map[reflect.Type]bool{}
+	for i, lp := range lps {
+		if lp == nil {
+			return nil, fmt.Errorf("LP %d is nil", i)
+		}
+		name := lp.Name()
+		if j, dup := names[name]; dup {
+			return nil, fmt.Errorf("duplicate LP name %q (ids %d and %d); LP names must be unique", name, j, i)
+		}
+		names[name] = i
+		if p, ok := lp.(plainer); ok {
+			t := p.plainType()
+			if !checked[t] {
+				if err := checkPlain(t); err != nil {
+					return nil, fmt.Errorf("LP %q: state type %s cannot be saved by copying (%v); "+
+						"use plain values or implement Snapshot and Restore", name, t, err)
+				}
+				checked[t] = true
+			}
+		}
+		s.lps[i] = lpRecord{model: lp, rng: rng.New(cfg.Seed, uint64(i))}
+	}
+	return s, nil
+}
+
+// nameOf returns the name of LP id, or a placeholder for an unknown id.
+func (s *Simulation) nameOf(id LPID) string {
+	if int(id) < len(s.lps) {
+		return s.lps[id].model.Name()
+	}
+	return fmt.Sprintf("<unknown %d>", id)
+}
+
+// Run runs the simulation to the end time and returns its result. It can be called once.
+// Cancelling ctx stops the run early with ctx's error.
+func (s *Simulation) Run(ctx context.Context) (res Result, err error) {
+	if s.ran {
+		return Result{}, errors.New("simulation already ran; build a new one with New")
+	}
+	s.ran = true
+	start := time.Now()
+	d := newSequential(s)
+	stats, err := d.run(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	stats.WallSeconds = time.Since(start).Seconds()
+	if stats.WallSeconds > 0 {
+		stats.CommittedEventsPerSecond = float64(stats.EventsCommitted) / stats.WallSeconds
+	}
+	if stats.EventsProcessed > 0 {
+		stats.Efficiency = float64(stats.EventsCommitted) / float64(stats.EventsProcessed)
+	}
+	stats.PeakMemoryBytes = peakMemory()
+	return Result{Stats: stats, Digest: s.digest()}, nil
+}
+
+// digest hashes every LP's id, generator and state in LP order.
+func (s *Simulation) digest() string {
+	h := sha256.New()
+	var buf []byte
+	for i := range s.lps {
+		r := &s.lps[i]
+		buf = binary.LittleEndian.AppendUint32(buf[:0], uint32(i))
+		buf = binary.LittleEndian.AppendUint32(buf, r.rng.D)
+		for _, v := range r.rng.V {
+			buf = binary.LittleEndian.AppendUint32(buf, v)
+		}
+		if a, ok := r.model.(StateAppender); ok {
+			buf = a.AppendState(buf)
+		} else {
+			buf = appendValue(buf, r.model.Snapshot(nil))
+		}
+		h.Write(buf)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// LP returns the model of LP id, for reading results after Run.
+func (s *Simulation) LP(id LPID) LogicalProcess { return s.lps[id].model }
+
+// NumLPs returns the number of LPs.
+func (s *Simulation) NumLPs() int { return len(s.lps) }
+
+// recoverModel turns a model panic into a ModelPanicError for the LP being run.
+func recoverModel(r any, s *Simulation, lp LPID, now Time, init bool) error {
+	return &ModelPanicError{LP: lp, LPName: s.nameOf(lp), Time: now, Init: init, Value: r,
+		Stack: debug.Stack()}
+}
