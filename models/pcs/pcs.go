@@ -1,0 +1,303 @@
+// Package pcs is WARPED2's PCS (personal communication services) cellular network model,
+// after Carothers et al., "Distributed Simulation of Large-Scale PCS Networks".
+//
+// The cells of an X by Y torus are the LPs. Each cell has a number of channels and starts
+// with PortableCount portables. A portable alternates between calls and idle periods and
+// moves between cells; each of its events carries the times of its next call, the end of
+// its current call and its next move (all integers), and the earliest of them decides the
+// next event: NextCall (a call attempt; blocked when no channel is idle), CompleteCall (the
+// call ends and frees its channel), MoveCallOut (the portable leaves, freeing its channel if
+// it was on a call) and MoveCallIn (it arrives 1 to 3 random hops away; a call in progress
+// is handed off, and blocked when the new cell has no idle channel). Every delay is a
+// Poisson draw with the configured mean plus one, as in WARPED2.
+//
+// The results are WARPED2's counts summed over cells: call attempts, channel blocks
+// (attempts and hand-offs that found no idle channel) and hand-off blocks.
+package pcs
+
+import (
+	"fmt"
+
+	"github.com/warpedgo/warped/kernel"
+)
+
+// Config holds the parameters, named as WARPED2's flags.
+type Config struct {
+	// CellsX and CellsY are the torus's width and height.
+	CellsX int `json:"num-cells-x"`
+	CellsY int `json:"num-cells-y"`
+	// Channels is the number of channels per cell.
+	Channels int `json:"channel-cnt"`
+	// CallInterval is the mean time between the end of a call and the next call.
+	CallInterval int `json:"call-interval"`
+	// CallDuration is the mean call duration.
+	CallDuration int `json:"call-duration"`
+	// MoveInterval is the mean time between moves.
+	MoveInterval int `json:"move-interval"`
+	// Portables is the number of portables each cell starts with.
+	Portables int `json:"portable-count"`
+}
+
+// DefaultConfig returns WARPED2's defaults: 100x100 cells, 15 channels, call interval 200,
+// call duration 50, move interval 100, 50 portables per cell.
+func DefaultConfig() Config {
+	return Config{CellsX: 100, CellsY: 100, Channels: 15, CallInterval: 200, CallDuration: 50,
+		MoveInterval: 100, Portables: 50}
+}
+
+// Validate reports the first bad parameter.
+func (c Config) Validate() error {
+	for _, p := range []struct {
+		name string
+		v    int
+		min  int
+	}{
+		{"num-cells-x", c.CellsX, 1}, {"num-cells-y", c.CellsY, 1}, {"channel-cnt", c.Channels, 0},
+		{"call-interval", c.CallInterval, 0}, {"call-duration", c.CallDuration, 0},
+		{"move-interval", c.MoveInterval, 0}, {"portable-count", c.Portables, 0},
+	} {
+		if p.v < p.min {
+			return fmt.Errorf("pcs: --%s must be at least %d, got %d", p.name, p.min, p.v)
+		}
+	}
+	if n := uint64(c.CellsX) * uint64(c.CellsY); n > 1<<31 {
+		return fmt.Errorf("pcs: %d x %d cells is too many (at most 2^31)", c.CellsX, c.CellsY)
+	}
+	if c.Portables == 0 {
+		return fmt.Errorf("pcs: --portable-count must be at least 1, or nothing happens")
+	}
+	return nil
+}
+
+// Method is the kind of a PCS event, carried in Words[0].
+type Method uint64
+
+// The event kinds.
+const (
+	NextCall Method = iota
+	CompleteCall
+	MoveCallIn
+	MoveCallOut
+)
+
+// action is what min_ts picks.
+type action int
+
+const (
+	actNext action = iota
+	actComplete
+	actMove
+)
+
+// State is one cell's state.
+type State struct {
+	IdleChannels  uint64
+	CallAttempts  uint64
+	ChannelBlocks uint64
+	HandoffBlocks uint64
+}
+
+// shared is what all cells of one model read: the configuration and the delay samplers.
+type shared struct {
+	Config
+	callInterval, callDuration, moveInterval kernel.Poisson
+}
+
+// Cell is one PCS cell.
+type Cell struct {
+	kernel.Plain[State]
+	cfg   *shared
+	index uint32
+}
+
+// New returns the cells of a PCS model, row by row.
+func New(c Config) ([]kernel.LogicalProcess, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	cfg := &shared{Config: c, callInterval: kernel.NewPoisson(float64(c.CallInterval)),
+		callDuration: kernel.NewPoisson(float64(c.CallDuration)),
+		moveInterval: kernel.NewPoisson(float64(c.MoveInterval))}
+	n := c.CellsX * c.CellsY
+	cells := make([]Cell, n)
+	lps := make([]kernel.LogicalProcess, n)
+	for i := range cells {
+		cells[i] = Cell{cfg: cfg, index: uint32(i)}
+		cells[i].S.IdleChannels = uint64(c.Channels)
+		lps[i] = &cells[i]
+	}
+	return lps, nil
+}
+
+// Name returns "Cell_<index>".
+func (c *Cell) Name() string { return fmt.Sprintf("Cell_%d", c.index) }
+
+// delay draws a Poisson delay, plus one.
+func delay(g *kernel.RNG, p *kernel.Poisson) uint64 { return p.Draw(g) + 1 }
+
+// minTS is WARPED2's min_ts: which of the three times comes first, a move winning ties.
+func minTS(complete, next, move uint64) action {
+	if complete <= next {
+		if complete < move {
+			return actComplete
+		}
+		return actMove
+	}
+	if next < move {
+		return actNext
+	}
+	return actMove
+}
+
+// send schedules a portable event for cell to at time ts.
+func send(ctx *kernel.Context, to kernel.LPID, ts uint64, m Method, complete, next, move uint64) {
+	ctx.SendWords(to, kernel.Time(ts), kernel.Words{uint64(m), complete, next, move})
+}
+
+// Init places the cell's portables.
+func (c *Cell) Init(ctx *kernel.Context) {
+	g, s, self := ctx.RNG(), &c.S, ctx.Self()
+	for range c.cfg.Portables {
+		complete := delay(g, &c.cfg.callDuration)
+		move := delay(g, &c.cfg.moveInterval)
+		next := delay(g, &c.cfg.callInterval)
+		switch minTS(complete, next, move) {
+		case actComplete:
+			if s.IdleChannels > 0 { // an ongoing call
+				s.IdleChannels--
+				send(ctx, self, complete, CompleteCall, complete, next, move)
+				break
+			}
+			complete += next
+			s.ChannelBlocks++
+			if move <= next {
+				send(ctx, self, move, MoveCallOut, complete, next, move)
+			} else {
+				send(ctx, self, next, NextCall, complete, next, move)
+			}
+		case actMove:
+			// Without a channel, complete <= next would look like a call in progress.
+			if complete <= next {
+				complete += next
+			}
+			send(ctx, self, move, MoveCallOut, complete, next, move)
+		case actNext:
+			send(ctx, self, next, NextCall, complete, next, move)
+		}
+	}
+}
+
+// Handle processes one portable event.
+func (c *Cell) Handle(ctx *kernel.Context, ev *kernel.Event) {
+	g, s, self, cfg := ctx.RNG(), &c.S, ctx.Self(), c.cfg
+	w := ev.Words
+	complete, next, move := w[1], w[2], w[3]
+	switch Method(w[0]) {
+	case NextCall:
+		s.CallAttempts++
+		if s.IdleChannels == 0 { // blocked
+			s.ChannelBlocks++
+			next += delay(g, &cfg.callInterval)
+			complete = next + delay(g, &cfg.callDuration)
+			if move <= next {
+				send(ctx, self, move, MoveCallOut, complete, next, move)
+			} else {
+				send(ctx, self, next, NextCall, complete, next, move)
+			}
+			return
+		}
+		s.IdleChannels--
+		next = complete + delay(g, &cfg.callInterval)
+		if complete < move {
+			send(ctx, self, complete, CompleteCall, complete, next, move)
+		} else {
+			send(ctx, self, move, MoveCallOut, complete, next, move)
+		}
+
+	case CompleteCall:
+		s.IdleChannels++
+		complete = next + delay(g, &cfg.callDuration)
+		if minTS(complete, next, move) == actMove {
+			send(ctx, self, move, MoveCallOut, complete, next, move)
+		} else {
+			send(ctx, self, next, NextCall, complete, next, move)
+		}
+
+	case MoveCallOut:
+		if complete < next { // on a call: free its channel
+			s.IdleChannels++
+		}
+		send(ctx, c.randomMove(g), move, MoveCallIn, complete, next, move)
+
+	case MoveCallIn:
+		move += delay(g, &cfg.moveInterval)
+		act := minTS(complete, next, move)
+		if complete > next { // not on a call
+			if act == actMove {
+				send(ctx, self, move, MoveCallOut, complete, next, move)
+			} else {
+				send(ctx, self, next, NextCall, complete, next, move)
+			}
+			return
+		}
+		if s.IdleChannels == 0 { // hand-off blocked: the call is dropped
+			s.HandoffBlocks++
+			s.ChannelBlocks++
+			complete = next + delay(g, &cfg.callDuration)
+			if next < move {
+				send(ctx, self, next, NextCall, complete, next, move)
+			} else {
+				send(ctx, self, move, MoveCallOut, complete, next, move)
+			}
+			return
+		}
+		s.IdleChannels--
+		if act == actMove {
+			send(ctx, self, move, MoveCallOut, complete, next, move)
+		} else {
+			send(ctx, self, complete, CompleteCall, complete, next, move)
+		}
+
+	default:
+		panic(fmt.Sprintf("pcs: unknown event method %d", w[0]))
+	}
+}
+
+// randomMove returns the cell 1 to 3 random hops (left, right, down or up, on the torus)
+// away from this one.
+func (c *Cell) randomMove(g *kernel.RNG) kernel.LPID {
+	nx, ny := uint32(c.cfg.CellsX), uint32(c.cfg.CellsY)
+	x, y := c.index%nx, c.index/nx
+	for hops := g.Range(1, 3); hops > 0; hops-- {
+		switch g.Range(0, 3) {
+		case 0:
+			x = (x + nx - 1) % nx
+		case 1:
+			x = (x + 1) % nx
+		case 2:
+			y = (y + ny - 1) % ny
+		default:
+			y = (y + 1) % ny
+		}
+	}
+	return kernel.LPID(x + y*nx)
+}
+
+// Results are WARPED2's PCS totals over all cells.
+type Results struct {
+	CallAttempts  uint64 `json:"call_attempts"`
+	ChannelBlocks uint64 `json:"channel_blocks"`
+	HandoffBlocks uint64 `json:"handoff_blocks"`
+}
+
+// Summarize adds up the cells' counts after a run.
+func Summarize(lps []kernel.LogicalProcess) Results {
+	var r Results
+	for _, l := range lps {
+		s := &l.(*Cell).S
+		r.CallAttempts += s.CallAttempts
+		r.ChannelBlocks += s.ChannelBlocks
+		r.HandoffBlocks += s.HandoffBlocks
+	}
+	return r
+}

@@ -1,0 +1,104 @@
+package pcs
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/kernel"
+)
+
+func runPCS(t *testing.T, c Config, end float64, seed uint64) (kernel.Result, Results, []kernel.LogicalProcess) {
+	t.Helper()
+	lps, err := New(c)
+	require.NoError(t, err)
+	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: seed}, lps)
+	require.NoError(t, err)
+	r, err := s.Run(context.Background())
+	require.NoError(t, err)
+	return r, Summarize(lps), lps
+}
+
+func small() Config {
+	c := DefaultConfig()
+	c.CellsX, c.CellsY = 8, 6
+	c.Portables = 20
+	return c
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.CellsX = 0 }, "--num-cells-x must be at least 1"},
+		{func(c *Config) { c.CellsY = -2 }, "--num-cells-y must be at least 1"},
+		{func(c *Config) { c.Channels = -1 }, "--channel-cnt must be at least 0"},
+		{func(c *Config) { c.CallInterval = -1 }, "--call-interval"},
+		{func(c *Config) { c.Portables = 0 }, "--portable-count must be at least 1"},
+		{func(c *Config) { c.CellsX, c.CellsY = 1<<20, 1<<20 }, "too many"},
+	} {
+		c := DefaultConfig()
+		tc.mod(&c)
+		_, err := New(c)
+		require.ErrorContains(t, err, tc.want)
+	}
+}
+
+func TestInvariants(t *testing.T) {
+	c := small()
+	r, res, lps := runPCS(t, c, 500, 11)
+	require.Greater(t, res.CallAttempts, uint64(100))
+	require.Greater(t, res.ChannelBlocks, uint64(0), "20 portables on 15 channels do block")
+	require.LessOrEqual(t, res.HandoffBlocks, res.ChannelBlocks)
+	for _, l := range lps {
+		require.LessOrEqual(t, l.(*Cell).S.IdleChannels, uint64(c.Channels))
+	}
+	// Every event causes exactly one event: the portables are conserved.
+	require.Equal(t, c.CellsX*c.CellsY*c.Portables+1, r.PeakPendingEvents)
+}
+
+func TestMoreChannelsFewerBlocks(t *testing.T) {
+	c := small()
+	_, few, _ := runPCS(t, c, 500, 3)
+	c.Channels = 40
+	_, many, _ := runPCS(t, c, 500, 3)
+	require.Less(t, many.ChannelBlocks, few.ChannelBlocks)
+	require.Zero(t, many.ChannelBlocks, "40 channels for at most ~20 portables never block")
+}
+
+func TestSeedDeterminism(t *testing.T) {
+	a, ra, _ := runPCS(t, small(), 200, 1)
+	b, rb, _ := runPCS(t, small(), 200, 1)
+	c, _, _ := runPCS(t, small(), 200, 2)
+	require.Equal(t, a.Digest, b.Digest)
+	require.Equal(t, ra, rb)
+	require.NotEqual(t, a.Digest, c.Digest)
+}
+
+func TestMinTS(t *testing.T) {
+	require.Equal(t, actComplete, minTS(1, 2, 3))
+	require.Equal(t, actMove, minTS(3, 4, 3), "a move wins a tie with a completion")
+	require.Equal(t, actNext, minTS(5, 2, 3))
+	require.Equal(t, actMove, minTS(5, 3, 3), "a move wins a tie with a call")
+	require.Equal(t, actComplete, minTS(2, 2, 9))
+}
+
+func TestRandomMoveStaysNear(t *testing.T) {
+	cfg := shared{Config: Config{CellsX: 10, CellsY: 7}}
+	c := Cell{cfg: &cfg, index: 0} // a corner: moves wrap around the torus
+	g := kernel.RNG{D: 1, V: [5]uint32{9, 8, 7, 6, 5}}
+	seen := map[kernel.LPID]bool{}
+	for range 5000 {
+		to := c.randomMove(&g)
+		require.Less(t, int(to), 70)
+		x, y := int(to)%10, int(to)/10
+		dx, dy := min(x, 10-x), min(y, 7-y)
+		require.LessOrEqual(t, dx+dy, 3)
+		seen[to] = true
+	}
+	// 1 to 3 hops reach every cell within torus distance 3 (25 cells), and the start
+	// again (after out-and-back hops).
+	require.Len(t, seen, 25)
+}
