@@ -1,0 +1,68 @@
+// Command warped runs the bundled models on the warped simulation kernel.
+//
+//	warped phold [flags]   run PHOLD
+//	warped pcs [flags]     run the PCS cellular network model
+//	warped version         print the version
+//	warped help [model]    print usage, or a model's flags
+//
+// Every flag can also be given in a JSON file (--config FILE) under the same name; the
+// command line overrides the file, and --dump-config prints the effective configuration in
+// that format. Usage and configuration errors exit with status 2, failed runs with 1.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+// version is the program's version.
+const version = "0.1.0"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitRun   = 1 // the run failed
+	exitUsage = 2 // bad command line or configuration
+)
+
+// run is the whole program: it parses args, runs, and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage())
+		return exitUsage
+	}
+	switch cmd := args[0]; cmd {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			m := findModel(args[1])
+			if m == nil {
+				fmt.Fprintf(stderr, "warped: unknown model %q; run 'warped help' for the list\n", args[1])
+				return exitUsage
+			}
+			fmt.Fprint(stdout, modelUsage(m))
+			return exitOK
+		}
+		fmt.Fprint(stdout, usage())
+		return exitOK
+	case "version", "-version", "--version":
+		fmt.Fprintf(stdout, "warped %s\n", version)
+		return exitOK
+	default:
+		m := findModel(cmd)
+		if m == nil {
+			fmt.Fprintf(stderr, "warped: unknown command or model %q; run 'warped help' for the list\n", cmd)
+			return exitUsage
+		}
+		return runModel(ctx, m, args[1:], stdout, stderr)
+	}
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// warped runs the command with args and returns its exit status, stdout and stderr.
+func warped(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+var digestLine = regexp.MustCompile(`(?m)^digest: ([0-9a-f]{64})$`)
+
+func digestOf(t *testing.T, stdout string) string {
+	t.Helper()
+	m := digestLine.FindStringSubmatch(stdout)
+	require.NotNil(t, m, "no digest line in:\n%s", stdout)
+	return m[1]
+}
+
+func TestRunModels(t *testing.T) {
+	code, out, errOut := warped("phold", "--lps", "64", "--max-sim-time", "20")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "Events committed:")
+	require.Contains(t, out, "Remote events:")
+	a := digestOf(t, out)
+
+	_, out, _ = warped("phold", "--lps", "64", "--max-sim-time", "20")
+	require.Equal(t, a, digestOf(t, out), "same seed, same digest")
+	_, out, _ = warped("phold", "--lps", "64", "--max-sim-time", "20", "--seed", "2")
+	require.NotEqual(t, a, digestOf(t, out), "different seed, different digest")
+
+	code, out, errOut = warped("pcs", "--num-cells-x", "5", "--num-cells-y", "5", "--max-sim-time", "100")
+	require.Equal(t, 0, code, errOut)
+	for _, s := range []string{"Call attempts:", "Channel blocks:", "Handoff blocks:"} {
+		require.Contains(t, out, s)
+	}
+	digestOf(t, out)
+	require.Empty(t, errOut, "no progress line when stderr is not a terminal")
+}
+
+func TestProgressOnRequest(t *testing.T) {
+	code, _, errOut := warped("phold", "--lps", "64", "--max-sim-time", "20", "--progress")
+	require.Equal(t, 0, code)
+	_ = errOut // the run may end before the first progress line; the flag must parse
+	code, _, _ = warped("phold", "--lps", "64", "--max-sim-time", "20", "--progress=off")
+	require.Equal(t, 0, code)
+	code, _, errOut = warped("phold", "--progress=sometimes")
+	require.Equal(t, 2, code, errOut)
+}
+
+func TestBadInputIsOneLineAndExit2(t *testing.T) {
+	dir := t.TempDir()
+	badJSON := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(badJSON, []byte("{not json"), 0o644))
+	unknownKey := filepath.Join(dir, "unknown.json")
+	require.NoError(t, os.WriteFile(unknownKey, []byte(`{"lps": 4, "colour": "blue"}`), 0o644))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"phold", "--lps", "0"}, "--lps must be at least 1"},
+		{[]string{"phold", "--max-sim-time", "-5"}, "--max-sim-time must be a positive number"},
+		{[]string{"phold", "--max-sim-time", "NaN"}, "--max-sim-time must be a positive number"},
+		{[]string{"phold", "--mean", "abc"}, "invalid value"},
+		{[]string{"phold", "--no-such-flag"}, "flag provided but not defined"},
+		{[]string{"phold", "stray"}, `unexpected argument "stray"`},
+		{[]string{"pcs", "--num-cells-x", "0"}, "--num-cells-x must be at least 1"},
+		{[]string{"pcs", "--simulation-type", "quantum"}, `unknown simulation type "quantum"`},
+		{[]string{"nosuchmodel"}, `unknown command or model "nosuchmodel"`},
+		{[]string{"help", "nosuchmodel"}, `unknown model "nosuchmodel"`},
+		{[]string{"phold", "--config", filepath.Join(dir, "missing.json")}, "cannot read --config"},
+		{[]string{"phold", "--config", badJSON}, "is not a JSON object"},
+		{[]string{"phold", "--config", unknownKey}, `unknown key "colour"`},
+		{[]string{"phold", "--stats-file", filepath.Join(dir, "no", "such", "dir", "s.json")}, "cannot write --stats-file"},
+	} {
+		code, out, errOut := warped(tc.args...)
+		require.Equal(t, 2, code, "%v: %s", tc.args, errOut)
+		require.Contains(t, errOut, tc.want, tc.args)
+		require.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+		require.Empty(t, out)
+	}
+	code, _, errOut := warped()
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "Usage:")
+}
+
+func TestConfigFileAndOverride(t *testing.T) {
+	dir := t.TempDir()
+	code, dump, _ := warped("phold", "--lps", "32", "--max-sim-time", "15", "--seed", "9", "--dump-config")
+	require.Equal(t, 0, code)
+	var kv map[string]any
+	require.NoError(t, json.Unmarshal([]byte(dump), &kv))
+	require.EqualValues(t, 32, kv["lps"])
+	require.EqualValues(t, 15, kv["max-sim-time"])
+	require.NotContains(t, kv, "config")
+	cfg := filepath.Join(dir, "c.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(dump), 0o644))
+
+	_, out, _ := warped("phold", "--lps", "32", "--max-sim-time", "15", "--seed", "9")
+	want := digestOf(t, out)
+	code, out, errOut := warped("phold", "--config", cfg)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, want, digestOf(t, out), "the dumped configuration reproduces the run")
+
+	code, out, _ = warped("phold", "--config", cfg, "--seed", "10")
+	require.Equal(t, 0, code)
+	require.NotEqual(t, want, digestOf(t, out), "the command line overrides the file")
+
+	code, dump, _ = warped("phold", "--config", cfg, "--lps", "8", "--dump-config")
+	require.Equal(t, 0, code)
+	require.NoError(t, json.Unmarshal([]byte(dump), &kv))
+	require.EqualValues(t, 8, kv["lps"])
+	require.EqualValues(t, 9, kv["seed"])
+}
+
+func TestInfiniteEndTimeInConfig(t *testing.T) {
+	code, dump, _ := warped("pcs", "--max-sim-time", "+Inf", "--dump-config")
+	require.Equal(t, 0, code)
+	require.Contains(t, dump, `"max-sim-time": "+Inf"`)
+}
+
+func TestStatsFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "stats.json")
+	code, out, errOut := warped("pcs", "--num-cells-x", "4", "--num-cells-y", "4", "--max-sim-time", "50", "--stats-file", path)
+	require.Equal(t, 0, code, errOut)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var kv map[string]any
+	require.NoError(t, json.Unmarshal(data, &kv))
+	for _, k := range []string{"events_processed", "events_committed", "events_rolled_back",
+		"committed_events_per_second", "wall_seconds", "peak_memory_bytes", "digest",
+		"call_attempts", "channel_blocks", "handoff_blocks", "model", "config"} {
+		require.Contains(t, kv, k)
+	}
+	require.Equal(t, digestOf(t, out), kv["digest"])
+	require.Equal(t, "pcs", kv["model"])
+	entries, err := os.ReadDir(filepath.Dir(path))
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "no temporary file is left behind")
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	code, out, _ := warped("help")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "phold")
+	require.Contains(t, out, "pcs")
+	code, out, _ = warped("help", "pcs")
+	require.Equal(t, 0, code)
+	for _, f := range []string{"--num-cells-x", "--channel-cnt", "--portable-count", "--max-sim-time", "--stats-file"} {
+		require.Contains(t, out, f)
+	}
+	code, out, _ = warped("phold", "-h")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "--grain")
+	code, out, _ = warped("version")
+	require.Equal(t, 0, code)
+	require.Equal(t, "warped "+version+"\n", out)
+}
+
+func TestInterruptedRunExits1(t *testing.T) {
+	// PHOLD cannot panic from the command line; a failed run is covered by the kernel's
+	// tests. Here: an interrupted run exits 1 and writes no stats file.
+	path := filepath.Join(t.TempDir(), "stats.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := run(ctx, []string{"phold", "--lps", "64", "--max-sim-time", "1e9", "--stats-file", path}, &out, &errOut)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut.String(), "run failed: context canceled")
+	_, err := os.Stat(path)
+	require.True(t, os.IsNotExist(err))
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	require.Empty(t, entries)
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"flag"
+
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/models/pcs"
+	"github.com/warpedgo/warped/models/phold"
+)
+
+// model is what the command needs to know about a bundled model.
+type model struct {
+	name    string
+	summary string
+	// endTime is the default --max-sim-time.
+	endTime float64
+	// bind registers the model's flags on fs and returns a function that builds the LPs
+	// from the parsed values.
+	bind func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, error)
+	// results returns the model's totals after a run, as labelled lines and JSON fields.
+	results func(lps []kernel.LogicalProcess) []result
+}
+
+// result is one line of a model's final output and one key of the stats file.
+type result struct {
+	label string
+	key   string
+	value uint64
+}
+
+var models = []*model{
+	{
+		name:    "phold",
+		summary: "PHOLD synthetic benchmark (ROSS parameters)",
+		endTime: 500,
+		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, error) {
+			c := phold.DefaultConfig()
+			fs.IntVar(&c.LPs, "lps", c.LPs, "number of logical processes")
+			fs.Float64Var(&c.Remote, "remote", c.Remote, "probability that an event goes to a random LP")
+			fs.Float64Var(&c.Mean, "mean", c.Mean, "mean delay between events")
+			fs.Float64Var(&c.Lookahead, "lookahead", c.Lookahead, "minimum delay between events")
+			fs.IntVar(&c.StartEvents, "start-events", c.StartEvents, "initial events per LP")
+			fs.IntVar(&c.Grain, "grain", c.Grain, "busy work per event, in generator steps")
+			return func() ([]kernel.LogicalProcess, error) { return phold.New(c) }
+		},
+		results: func(lps []kernel.LogicalProcess) []result {
+			r := phold.Summarize(lps)
+			return []result{
+				{"Events", "events", r.Events},
+				{"Remote events", "remote_events", r.Remote},
+			}
+		},
+	},
+	{
+		name:    "pcs",
+		summary: "PCS cellular network (WARPED2 defaults)",
+		endTime: 200,
+		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, error) {
+			c := pcs.DefaultConfig()
+			fs.IntVar(&c.CellsX, "num-cells-x", c.CellsX, "width of the cell grid")
+			fs.IntVar(&c.CellsY, "num-cells-y", c.CellsY, "height of the cell grid")
+			fs.IntVar(&c.Channels, "channel-cnt", c.Channels, "channels per cell")
+			fs.IntVar(&c.CallInterval, "call-interval", c.CallInterval, "mean time between the end of a call and the next call")
+			fs.IntVar(&c.CallDuration, "call-duration", c.CallDuration, "mean call duration")
+			fs.IntVar(&c.MoveInterval, "move-interval", c.MoveInterval, "mean time between moves")
+			fs.IntVar(&c.Portables, "portable-count", c.Portables, "portables per cell")
+			return func() ([]kernel.LogicalProcess, error) { return pcs.New(c) }
+		},
+		results: func(lps []kernel.LogicalProcess) []result {
+			r := pcs.Summarize(lps)
+			return []result{
+				{"Call attempts", "call_attempts", r.CallAttempts},
+				{"Channel blocks", "channel_blocks", r.ChannelBlocks},
+				{"Handoff blocks", "handoff_blocks", r.HandoffBlocks},
+			}
+		},
+	},
+}
+
+// findModel returns the bundled model called name, or nil.
+func findModel(name string) *model {
+	for _, m := range models {
+		if m.name == name {
+			return m
+		}
+	}
+	return nil
+}

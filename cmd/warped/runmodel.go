@@ -1,0 +1,370 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/warpedgo/warped/kernel"
+)
+
+// options are the kernel and output flags shared by every model.
+type options struct {
+	maxSimTime float64
+	simType    string
+	seed       uint64
+	config     string
+	dumpConfig bool
+	statsFile  string
+	progress   progressMode
+}
+
+// progressMode is auto, on or off; a bare --progress means on.
+type progressMode string
+
+func (p *progressMode) String() string   { return string(*p) }
+func (p *progressMode) IsBoolFlag() bool { return true }
+func (p *progressMode) Set(s string) error {
+	switch strings.ToLower(s) {
+	case "auto":
+		*p = "auto"
+	case "on", "true", "1":
+		*p = "on"
+	case "off", "false", "0":
+		*p = "off"
+	default:
+		return fmt.Errorf("want auto, on or off, got %q", s)
+	}
+	return nil
+}
+
+// notInConfig are flags that make no sense inside a configuration file.
+var notInConfig = map[string]bool{"config": true, "dump-config": true}
+
+// newFlagSet returns the flag set of model m, with the kernel options bound to o.
+func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalProcess, error)) {
+	fs := flag.NewFlagSet("warped "+m.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o.progress = "auto"
+	fs.Float64Var(&o.maxSimTime, "max-sim-time", m.endTime, "end time: events before it are processed")
+	fs.StringVar(&o.simType, "simulation-type", kernel.Sequential, "dispatcher: "+strings.Join(kernel.Types(), " or "))
+	fs.Uint64Var(&o.seed, "seed", 1, "random seed for every LP's generator")
+	fs.StringVar(&o.config, "config", "", "read flags from this JSON file (the command line overrides it)")
+	fs.BoolVar(&o.dumpConfig, "dump-config", false, "print the effective configuration as JSON and exit")
+	fs.StringVar(&o.statsFile, "stats-file", "", "write the statistics and results as JSON to this file")
+	fs.Var(&o.progress, "progress", "progress line on stderr: auto (when stderr is a terminal), on or off")
+	build := m.bind(fs)
+	return fs, build
+}
+
+// runModel parses the model's flags, runs it and prints the results.
+func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Writer) int {
+	var o options
+	fs, build := newFlagSet(m, &o)
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "warped %s: %s; run 'warped help %s' for the flags\n", m.name, fmt.Sprintf(format, a...), m.name)
+		return exitUsage
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, modelUsage(m))
+			return exitOK
+		}
+		return usageErr("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q", fs.Arg(0))
+	}
+	if o.config != "" {
+		if err := applyConfigFile(fs, o.config); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	if math.IsNaN(o.maxSimTime) || o.maxSimTime <= 0 {
+		return usageErr("--max-sim-time must be a positive number (or +Inf), got %v", o.maxSimTime)
+	}
+	if o.dumpConfig {
+		out, err := dumpConfig(fs)
+		if err != nil {
+			fmt.Fprintf(stderr, "warped %s: %v\n", m.name, err)
+			return exitRun
+		}
+		stdout.Write(out)
+		return exitOK
+	}
+	lps, err := build()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	cfg := kernel.Config{MaxSimTime: o.maxSimTime, Type: o.simType, Seed: o.seed}
+	if showProgress(o.progress, stderr) {
+		cfg.Progress = progressPrinter(stderr)
+		cfg.ProgressInterval = 500 * time.Millisecond
+	}
+	sim, err := kernel.New(cfg, lps)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	// Create the stats file's temporary twin first, so that a bad path fails before the run
+	// and a finished run is never lost.
+	var stats *atomicFile
+	if o.statsFile != "" {
+		if stats, err = createAtomic(o.statsFile); err != nil {
+			return usageErr("cannot write --stats-file: %v", err)
+		}
+		defer stats.abort()
+	}
+	res, err := sim.Run(ctx)
+	if cfg.Progress != nil {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "warped %s: run failed: %v\n", m.name, err)
+		var p *kernel.ModelPanicError
+		if errors.As(err, &p) {
+			fmt.Fprintf(stderr, "%s", p.Stack)
+		}
+		return exitRun
+	}
+	results := m.results(lps)
+	printResults(stdout, m, o.simType, res, results)
+	if stats != nil {
+		if err := writeStats(stats, m, res, results, fs); err != nil {
+			fmt.Fprintf(stderr, "warped %s: writing --stats-file: %v\n", m.name, err)
+			return exitRun
+		}
+	}
+	return exitOK
+}
+
+// applyConfigFile sets every flag named in the JSON object in path that the command line
+// did not set.
+func applyConfigFile(fs *flag.FlagSet, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("cannot read --config: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var kv map[string]any
+	if err := dec.Decode(&kv); err != nil {
+		return fmt.Errorf("--config %s is not a JSON object of flag names and values: %v", path, err)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if fs.Lookup(k) == nil || notInConfig[k] {
+			return fmt.Errorf("--config %s: unknown key %q", path, k)
+		}
+		if set[k] {
+			continue
+		}
+		var s string
+		switch v := kv[k].(type) {
+		case json.Number:
+			s = v.String()
+		case string:
+			s = v
+		case bool:
+			s = strconv.FormatBool(v)
+		default:
+			return fmt.Errorf("--config %s: key %q must be a number, string or boolean", path, k)
+		}
+		if err := fs.Set(k, s); err != nil {
+			return fmt.Errorf("--config %s: key %q: %v", path, k, err)
+		}
+	}
+	return nil
+}
+
+// dumpConfig returns every flag's effective value as a JSON object that --config accepts.
+func dumpConfig(fs *flag.FlagSet) ([]byte, error) {
+	kv := map[string]any{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if notInConfig[f.Name] {
+			return
+		}
+		s := f.Value.String()
+		if g, ok := f.Value.(flag.Getter); ok {
+			switch v := g.Get().(type) {
+			case float64:
+				if math.IsInf(v, 0) {
+					kv[f.Name] = s // JSON has no infinity; "+Inf" parses back
+					return
+				}
+				kv[f.Name] = v
+				return
+			case int, uint64, bool:
+				kv[f.Name] = v
+				return
+			}
+		}
+		kv[f.Name] = s
+	})
+	out, err := json.MarshalIndent(kv, "", "  ")
+	return append(out, '\n'), err
+}
+
+// showProgress decides whether to print progress.
+func showProgress(mode progressMode, w io.Writer) bool {
+	switch mode {
+	case "on":
+		return true
+	case "off":
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progressPrinter returns a kernel progress callback that rewrites one stderr line.
+func progressPrinter(w io.Writer) func(kernel.Progress) {
+	var lastEvents uint64
+	var lastElapsed time.Duration
+	return func(p kernel.Progress) {
+		rate := 0.0
+		if dt := (p.Elapsed - lastElapsed).Seconds(); dt > 0 {
+			rate = float64(p.EventsProcessed-lastEvents) / dt
+		}
+		lastEvents, lastElapsed = p.EventsProcessed, p.Elapsed
+		frac := ""
+		if f := p.Fraction(); f >= 0 {
+			frac = fmt.Sprintf(" (%.1f%%)", 100*f)
+		}
+		fmt.Fprintf(w, "\r\033[Ksim time %.6g / %.6g%s, %d events, %.3g M events/s, %s elapsed",
+			p.Now, p.EndTime, frac, p.EventsProcessed, rate/1e6, p.Elapsed.Round(time.Second))
+	}
+}
+
+// printResults prints WARPED2-style totals, the model's results and the digest line.
+func printResults(w io.Writer, m *model, simType string, r kernel.Result, results []result) {
+	fmt.Fprintf(w, "Simulation of %s complete (%s)\n", m.name, simType)
+	line := func(label string, format string, a ...any) {
+		fmt.Fprintf(w, "  %-26s %s\n", label+":", fmt.Sprintf(format, a...))
+	}
+	line("Events processed", "%d", r.EventsProcessed)
+	line("Events committed", "%d", r.EventsCommitted)
+	line("Events rolled back", "%d", r.EventsRolledBack)
+	if r.EventsProcessed > 0 {
+		line("Efficiency", "%.2f%%", 100*r.Efficiency)
+	} else {
+		line("Efficiency", "n/a (no events before the end time)")
+	}
+	line("Final event time", "%.6g", r.FinalTime)
+	line("Wall time", "%.3f s", r.WallSeconds)
+	line("Committed events/s", "%.4g", r.CommittedEventsPerSecond)
+	line("Peak pending events", "%d", r.PeakPendingEvents)
+	line("Peak memory", "%.1f MiB", float64(r.PeakMemoryBytes)/(1<<20))
+	fmt.Fprintf(w, "Results\n")
+	for _, x := range results {
+		line(x.label, "%d", x.value)
+	}
+	fmt.Fprintf(w, "digest: %s\n", r.Digest)
+}
+
+// writeStats writes the statistics, the model's results and the configuration as JSON.
+func writeStats(f *atomicFile, m *model, r kernel.Result, results []result, fs *flag.FlagSet) error {
+	var kv map[string]any
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &kv); err != nil {
+		return err
+	}
+	kv["model"] = m.name
+	for _, x := range results {
+		kv[x.key] = x.value
+	}
+	cfg, err := dumpConfig(fs)
+	if err != nil {
+		return err
+	}
+	kv["config"] = json.RawMessage(cfg)
+	out, err := json.MarshalIndent(kv, "", "  ")
+	if err != nil {
+		return err
+	}
+	return f.commit(append(out, '\n'))
+}
+
+// atomicFile writes a file through a temporary twin in the same directory, renamed into
+// place on commit, so readers never see a half-written file.
+type atomicFile struct {
+	tmp  *os.File
+	path string
+}
+
+func createAtomic(path string) (*atomicFile, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, err
+	}
+	return &atomicFile{tmp: tmp, path: path}, nil
+}
+
+func (a *atomicFile) commit(data []byte) error {
+	if _, err := a.tmp.Write(data); err != nil {
+		return err
+	}
+	if err := a.tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(a.tmp.Name(), a.path); err != nil {
+		return err
+	}
+	a.tmp = nil
+	return nil
+}
+
+// abort removes the temporary file if commit did not happen.
+func (a *atomicFile) abort() {
+	if a.tmp != nil {
+		a.tmp.Close()
+		os.Remove(a.tmp.Name())
+	}
+}
+
+// usage is the program's help text.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("warped: a Time Warp parallel discrete-event simulation kernel\n\n")
+	b.WriteString("Usage:\n  warped <model> [flags]   run a model\n  warped help <model>      list a model's flags\n  warped version           print the version\n\nModels:\n")
+	for _, m := range models {
+		fmt.Fprintf(&b, "  %-8s %s\n", m.name, m.summary)
+	}
+	b.WriteString("\nExample: warped phold --max-sim-time 100 --lps 1024\n")
+	return b.String()
+}
+
+// modelUsage lists model m's flags with their defaults.
+func modelUsage(m *model) string {
+	var o options
+	fs, _ := newFlagSet(m, &o)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: warped %s [flags]\n\n%s.\n\nFlags:\n", m.name, m.summary)
+	fs.VisitAll(func(f *flag.Flag) {
+		fmt.Fprintf(&b, "  --%-18s %s (default %s)\n", f.Name, f.Usage, f.DefValue)
+	})
+	return b.String()
+}

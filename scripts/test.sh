@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The full test suite: formatting, vet, and every package's tests under the race detector.
+# Later stages (MPI runs under mpirun, the determinism matrix) are added here as they land.
+# Usage: scripts/test.sh            (from anywhere inside the repository)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change: $unformatted" >&2
+  exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test -race"
+go test -race -count=1 -timeout 20m ./...
+
+echo "== short fuzzing of codecs and queues"
+# A few seconds each on top of the seed corpora that 'go test' already ran.
+for f in $(grep -rlE --include='*_test.go' '^func Fuzz' .); do
+  for fn in $(grep -oE '^func Fuzz[A-Za-z0-9_]+' "$f" | cut -c6-); do
+    go test -run XXX -fuzz "^${fn}\$" -fuzztime 5s "./$(dirname "${f#./}")"
+  done
+done
+
+echo "== all tests passed"
