@@ -7,8 +7,12 @@ import (
 	"github.com/warpedgo/warped/event"
 )
 
-// sink receives the events an LP sends; each dispatcher provides one.
+// sink provides the records for the events an LP sends and receives them; each
+// dispatcher provides one.
 type sink interface {
+	// alloc returns a zeroed record for a send.
+	alloc() *event.Event
+	// deliver takes the record back, filled.
 	deliver(e *event.Event)
 }
 
@@ -73,7 +77,7 @@ func (c *Context) newEvent(to LPID, at Time) *event.Event {
 			NumLPs: len(c.sim.lps)}
 		return nil
 	}
-	e := c.pool.Get()
+	e := c.out.alloc()
 	e.RecvTime = at
 	e.SendTime = c.now
 	e.Sender = c.self

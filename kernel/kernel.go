@@ -68,7 +68,8 @@ type LogicalProcess interface {
 
 // StateAppender is implemented by LPs that write their state's bytes for the result digest
 // themselves. Plain implements it. Other LPs are digested through their Snapshot value,
-// encoded with encoding/binary when it has a fixed size and with msgpack otherwise.
+// encoded with encoding/binary when it has a fixed size and canonically (every field, maps
+// sorted by key) otherwise.
 type StateAppender interface {
 	// AppendState appends a deterministic encoding of the LP's state to b.
 	AppendState(b []byte) []byte

@@ -7,85 +7,40 @@ import (
 
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/eventset"
-	"github.com/warpedgo/warped/ltsf"
 )
 
 // checkEvery is how many events the dispatchers process between looks at the clock and at
 // cancellation. It is a power of two so the test is a mask.
 const checkEvery = 1 << 14
 
-// sequentialDispatcher processes events one at a time in the total order. Each LP's
-// earliest pending event sits in one schedule queue and the rest in the LP's own pending
-// heap, so the schedule queue holds at most one event per LP.
+// sequentialDispatcher processes events one at a time in the total order. All pending
+// events live by value in one calendar queue, the handler reads the event in place, and a
+// send fills scratch, which the calendar copies. So there are no event records to pool
+// and no pointers to chase.
 type sequentialDispatcher struct {
-	sim   *Simulation
-	sched ltsf.Queue
-	pool  event.Pool
-	ctx   Context
-	// cur is the LP being run; its next event is scheduled after its handler returns.
-	cur LPID
-	// running is true while a handler or Init runs (cur is valid).
-	running bool
+	sim     *Simulation
+	cal     eventset.Calendar
+	ctx     Context
+	scratch event.Event
 }
 
 func newSequential(s *Simulation) *sequentialDispatcher {
-	d := &sequentialDispatcher{sim: s, sched: ltsf.NewHeap(len(s.lps))}
-	pend := make([]eventset.Pending, len(s.lps))
-	eventset.Carve(pend, 4)
-	for i := range s.lps {
-		s.lps[i].pending = pend[i]
-	}
-	d.ctx = Context{pool: &d.pool, out: d, sim: s}
+	d := &sequentialDispatcher{sim: s}
+	d.ctx = Context{out: d, sim: s}
 	return d
 }
 
-// deliver puts a newly sent event where it belongs. While an LP runs, its own event stays
-// at the root of the schedule queue and t.scheduled holds (outside any queue) the least
-// event it has sent to itself so far, so the common self-send touches no heap at all.
-func (d *sequentialDispatcher) deliver(e *event.Event) {
-	t := &d.sim.lps[e.Receiver]
-	k := event.KeyOf(e)
-	switch {
-	case d.running && e.Receiver == d.cur:
-		if t.scheduled == nil {
-			t.scheduled, t.schedKey = e, k
-		} else if event.KeyLess(&k, &t.schedKey) {
-			t.pending.PushKey(t.schedKey, t.scheduled)
-			t.scheduled, t.schedKey = e, k
-		} else {
-			t.pending.PushKey(k, e)
-		}
-	case t.scheduled == nil:
-		t.scheduled, t.schedKey = e, k
-		d.sched.Push(e)
-	case event.KeyLess(&k, &t.schedKey):
-		d.sched.Remove(e.Receiver)
-		t.pending.PushKey(t.schedKey, t.scheduled)
-		t.scheduled, t.schedKey = e, k
-		d.sched.Push(e)
-	default:
-		t.pending.PushKey(k, e)
-	}
+// alloc returns the record for the next send.
+func (d *sequentialDispatcher) alloc() *event.Event {
+	d.scratch = event.Event{}
+	return &d.scratch
 }
 
-// nextOf returns the earliest of LP r's staged event and its pending events, taking it out
-// of pending, after the LP has run. It leaves r.scheduled set to the result.
-func nextOf(r *lpRecord) *event.Event {
-	next := r.scheduled
-	if mk, ok := r.pending.MinKey(); ok && (next == nil || event.KeyLess(&mk, &r.schedKey)) {
-		m := r.pending.PopMin()
-		if next != nil {
-			r.pending.PushKey(r.schedKey, next)
-		}
-		next, r.schedKey = m, mk
-	}
-	r.scheduled = next
-	return next
-}
+// deliver queues a sent event.
+func (d *sequentialDispatcher) deliver(e *event.Event) { d.cal.Push(e) }
 
 // enter prepares the context for running LP id at time now.
 func (d *sequentialDispatcher) enter(id LPID, now Time, depth uint32) {
-	d.cur, d.running = id, true
 	d.ctx.now, d.ctx.depth, d.ctx.self, d.ctx.lp = now, depth, id, &d.sim.lps[id]
 }
 
@@ -93,28 +48,19 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st Stats, err error) {
 	s := d.sim
 	defer func() {
 		if r := recover(); r != nil {
-			err = recoverModel(r, s, d.cur, d.ctx.now, s.init)
+			err = recoverModel(r, s, d.ctx.self, d.ctx.now, s.init)
 		}
 	}()
 	s.init = true
 	for i := range s.lps {
-		id := LPID(i)
-		if s.lps[i].scheduled != nil {
-			// An earlier LP's Init sent to this one: stage that event while Init runs.
-			d.sched.Remove(id)
-		}
-		d.enter(id, 0, 0)
+		d.enter(LPID(i), 0, 0)
 		s.lps[i].model.Init(&d.ctx)
 		if d.ctx.err != nil {
 			return st, d.ctx.err
 		}
-		d.running = false
-		if next := nextOf(&s.lps[i]); next != nil {
-			d.sched.Push(next)
-		}
 	}
 	s.init = false
-	if d.sched.Len() == 0 {
+	if d.cal.Len() == 0 {
 		return st, errors.New("no initial events: no LP sent an event from Init, so there is nothing to simulate")
 	}
 
@@ -123,27 +69,17 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st Stats, err error) {
 	lastProgress := start
 	var n uint64
 	for {
-		e := d.sched.Peek()
+		e := d.cal.Pop()
 		if e == nil || e.RecvTime >= end {
 			break
 		}
-		// e stays at the root while its LP runs: everything sent now sorts after it.
 		id := e.Receiver
-		r := &s.lps[id]
-		r.scheduled = nil
 		d.enter(id, e.RecvTime, e.Depth)
-		r.model.Handle(&d.ctx, e)
+		s.lps[id].model.Handle(&d.ctx, e)
 		if d.ctx.err != nil {
 			return st, d.ctx.err
 		}
-		d.running = false
 		st.FinalTime = e.RecvTime
-		if next := nextOf(r); next != nil {
-			d.sched.ReplaceMin(next)
-		} else {
-			d.sched.Pop()
-		}
-		d.pool.Put(e)
 		n++
 		if n&(checkEvery-1) == 0 {
 			if err := ctx.Err(); err != nil {
@@ -160,6 +96,6 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st Stats, err error) {
 	}
 	st.EventsProcessed = n
 	st.EventsCommitted = n
-	st.PeakPendingEvents = d.pool.Peak()
+	st.PeakPendingEvents = d.cal.Peak()
 	return st, nil
 }

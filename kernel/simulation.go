@@ -11,8 +11,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/warpedgo/warped/event"
-	"github.com/warpedgo/warped/eventset"
 	"github.com/warpedgo/warped/rng"
 )
 
@@ -22,13 +20,6 @@ type lpRecord struct {
 	rng   rng.XORWOW
 	// seq is the number of events the LP has sent: the next send's sequence number.
 	seq uint64
-	// pending holds the LP's unprocessed events except the one in the schedule queue.
-	pending eventset.Pending
-	// scheduled is the LP's event in the schedule queue (or, while the LP runs, the least
-	// event it has sent itself so far), or nil; schedKey is its key, kept here so that
-	// comparing with it does not touch the event record.
-	scheduled *event.Event
-	schedKey  event.Key
 }
 
 // Simulation is a configured set of LPs, ready to run once.
@@ -48,7 +39,7 @@ type Stats struct {
 	Efficiency               float64 `json:"efficiency"`
 	WallSeconds              float64 `json:"wall_seconds"`
 	CommittedEventsPerSecond float64 `json:"committed_events_per_second"`
-	// PeakPendingEvents is the largest number of event records alive at once.
+	// PeakPendingEvents is the largest number of events pending at once.
 	PeakPendingEvents int `json:"peak_pending_events"`
 	// PeakMemoryBytes is the peak resident memory of the process (Linux VmHWM), or the
 	// Go runtime's memory obtained from the OS where that is unavailable.

@@ -519,7 +519,6 @@ func TestNew(t *testing.T) {
 	require.Nil(t, q.Pop())
 }
 
-
 // fuzzTimes maps a byte to a receive time: mostly small integers (ties), some fractions,
 // and the extremes.
 func fuzzTime(b byte) float64 {

@@ -1,0 +1,143 @@
+package eventset
+
+import (
+	"math/bits"
+
+	"github.com/warpedgo/warped/event"
+)
+
+// sortSlots sorts s by key: an introsort (quicksort with median-of-three pivots, insertion
+// sort for short runs, heapsort past a depth limit) specialised to slots, so that the key
+// comparison inlines. Keys are distinct (they are total-order keys of distinct events).
+func sortSlots(s []slot) {
+	quickSlots(s, 2*bits.Len(uint(len(s))))
+}
+
+func slotLess(s []slot, i, j int) bool { return event.KeyLess(&s[i].k, &s[j].k) }
+
+func quickSlots(s []slot, depth int) {
+	for len(s) > 16 {
+		if depth == 0 {
+			heapSlots(s)
+			return
+		}
+		depth--
+		// Median of three to s[0], then partition around it.
+		m := len(s) / 2
+		last := len(s) - 1
+		if slotLess(s, m, 0) {
+			s[m], s[0] = s[0], s[m]
+		}
+		if slotLess(s, last, 0) {
+			s[last], s[0] = s[0], s[last]
+		}
+		if slotLess(s, last, m) {
+			s[last], s[m] = s[m], s[last]
+		}
+		s[0], s[m] = s[m], s[0] // pivot (the median) to the front
+		p := &s[0].k
+		i, j := 1, last
+		for {
+			for i <= j && event.KeyLess(&s[i].k, p) {
+				i++
+			}
+			for i <= j && event.KeyLess(p, &s[j].k) {
+				j--
+			}
+			if i >= j {
+				break
+			}
+			s[i], s[j] = s[j], s[i]
+			i++
+			j--
+		}
+		s[0], s[j] = s[j], s[0]
+		// Recurse into the smaller side, loop on the larger.
+		if j < len(s)-j {
+			quickSlots(s[:j], depth)
+			s = s[j+1:]
+		} else {
+			quickSlots(s[j+1:], depth)
+			s = s[:j]
+		}
+	}
+	for i := 1; i < len(s); i++ {
+		x := s[i]
+		j := i
+		for j > 0 && event.KeyLess(&x.k, &s[j-1].k) {
+			s[j] = s[j-1]
+			j--
+		}
+		s[j] = x
+	}
+}
+
+func heapSlots(s []slot) {
+	n := len(s)
+	for i := n/2 - 1; i >= 0; i-- {
+		siftSlots(s, i, n)
+	}
+	for end := n - 1; end > 0; end-- {
+		s[0], s[end] = s[end], s[0]
+		siftSlots(s, 0, end)
+	}
+}
+
+func siftSlots(s []slot, i, n int) {
+	for {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if c+1 < n && slotLess(s, c, c+1) {
+			c++
+		}
+		if !slotLess(s, i, c) {
+			return
+		}
+		s[i], s[c] = s[c], s[i]
+		i = c
+	}
+}
+
+// upSlots restores the min-heap order of h after h[i] was added.
+func upSlots(h []slot, i int) {
+	x := h[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if !event.KeyLess(&x.k, &h[p].k) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = x
+}
+
+// popSlots removes the least slot of the min-heap *h.
+func popSlots(h *[]slot) {
+	a := *h
+	last := len(a) - 1
+	x := a[last]
+	a = a[:last]
+	*h = a
+	if last == 0 {
+		return
+	}
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= last {
+			break
+		}
+		if c+1 < last && event.KeyLess(&a[c+1].k, &a[c].k) {
+			c++
+		}
+		if !event.KeyLess(&a[c].k, &x.k) {
+			break
+		}
+		a[i] = a[c]
+		i = c
+	}
+	a[i] = x
+}
