@@ -54,10 +54,17 @@ type Calendar struct {
 	taken int
 	// tunes counts tunings.
 	tunes int
-	// inf holds the last event taken from the +Inf events.
-	inf event.Event
-	// free is a stack of empty chunks.
-	free *chunk
+	// out is the event that Pop returns.
+	out event.Event
+	// payloads holds the Payload values of stored events, by handle; freeHandles are its
+	// unused entries.
+	payloads    []any
+	freeHandles []uint32
+	// slabs hold the chunks, slabLen at a time; a chunk is named by a 1-based id (0 is
+	// none) so that chunks link without pointers. free is the first of a stack of empty
+	// chunks.
+	slabs [][]chunk
+	free  uint32
 }
 
 // maxBuckets bounds the window's number of buckets.
@@ -66,68 +73,146 @@ const maxBuckets = 1 << 20
 // chunkLen is the number of events per chunk of a bucket.
 const chunkLen = 32
 
-// chunk is a fixed block of events; a bucket is a list of chunks. Events never move once
+// record is an event as the calendar stores it: the payload value is replaced by a
+// handle, so records hold no pointers. The collector then has nothing to scan in the
+// chunks, and copying a record needs no write barriers.
+type record struct {
+	recvTime, sendTime float64
+	seq                uint64
+	words              event.Words
+	depth, sender      uint32
+	receiver           uint32
+	payload            uint32 // 1 + index in Calendar.payloads, or 0 for none
+	anti               bool
+}
+
+// key returns the record's sort key (as event.KeyOf).
+func (r *record) key() event.Key {
+	ss := r.seq << 1
+	if !r.anti {
+		ss |= 1
+	}
+	return event.Key{RecvTime: r.recvTime, SendTime: r.sendTime, Depth: r.depth, Sender: r.sender, SeqSign: ss}
+}
+
+// chunk is a fixed block of records; a bucket is a list of chunks. Records never move once
 // stored, so the sorted slots can point at them, and a bucket grows without copying.
 // Chunks of emptied buckets are reused, so memory follows the pending events.
 type chunk struct {
-	evs  [chunkLen]event.Event
+	evs  [chunkLen]record
 	n    int
-	next *chunk
-	// refs is set when an event with a Payload was stored, so that release clears the
-	// chunk (dropping the references for the garbage collector) only then.
-	refs bool
+	next uint32 // id of the next chunk of the bucket, or 0
 }
 
-// bucket is a list of chunks, filled from head to tail.
+// slabLen is the number of chunks allocated at once.
+const slabLen = 64
+
+// at returns the chunk with the given id, or nil for id 0.
+func (c *Calendar) at(id uint32) *chunk {
+	if id == 0 {
+		return nil
+	}
+	return c.chunk(id)
+}
+
+// chunk returns the chunk with the given id.
+func (c *Calendar) chunk(id uint32) *chunk {
+	id--
+	return &c.slabs[id/slabLen][id%slabLen]
+}
+
+// newChunk returns the id of an empty chunk, from the free stack or a new slab.
+func (c *Calendar) newChunk() uint32 {
+	if c.free == 0 {
+		c.slabs = append(c.slabs, make([]chunk, slabLen))
+		base := uint32(len(c.slabs)-1) * slabLen
+		for i := slabLen; i >= 1; i-- { // ids base+1 .. base+slabLen, lowest on top
+			c.slabs[len(c.slabs)-1][i-1].next = c.free
+			c.free = base + uint32(i)
+		}
+	}
+	id := c.free
+	ch := c.chunk(id)
+	c.free, ch.next = ch.next, 0
+	return id
+}
+
+// bucket is a list of chunks (by id), filled from head to tail.
 type bucket struct {
-	head, tail *chunk
+	head, tail uint32
 	n          int
 }
 
 // slot is one event of the current bucket: its key and where it is stored.
 type slot struct {
 	k event.Key
-	e *event.Event
+	e *record
 }
 
-// add stores a copy of e in bk and returns where.
-func (c *Calendar) add(bk *bucket, e *event.Event) *event.Event {
-	t := bk.tail
+// store adds e to bk as a record, keeping its payload value aside, and returns the record.
+func (c *Calendar) store(bk *bucket, e *event.Event) *record {
+	r := record{recvTime: e.RecvTime, sendTime: e.SendTime, seq: e.Seq, words: e.Words,
+		depth: e.Depth, sender: e.Sender, receiver: e.Receiver, anti: e.Anti}
+	if e.Payload != nil {
+		var h uint32
+		if n := len(c.freeHandles); n > 0 {
+			h = c.freeHandles[n-1]
+			c.freeHandles = c.freeHandles[:n-1]
+			c.payloads[h] = e.Payload
+		} else {
+			h = uint32(len(c.payloads))
+			c.payloads = append(c.payloads, e.Payload)
+		}
+		r.payload = h + 1
+	}
+	return c.add(bk, &r)
+}
+
+// load fills dst from r and releases r's payload handle.
+func (c *Calendar) load(dst *event.Event, r *record) {
+	*dst = event.Event{RecvTime: r.recvTime, SendTime: r.sendTime, Seq: r.seq, Words: r.words,
+		Depth: r.depth, Sender: r.sender, Receiver: r.receiver, Anti: r.anti}
+	if r.payload != 0 {
+		h := r.payload - 1
+		dst.Payload = c.payloads[h]
+		c.payloads[h] = nil
+		c.freeHandles = append(c.freeHandles, h)
+	}
+}
+
+// add appends a copy of r to bk and returns where it is stored.
+func (c *Calendar) add(bk *bucket, e *record) *record {
+	var t *chunk
+	if bk.tail != 0 {
+		t = c.chunk(bk.tail)
+	}
 	if t == nil || t.n == chunkLen {
-		nc := c.free
-		if nc != nil {
-			c.free = nc.next
-			nc.next = nil
-		} else {
-			nc = new(chunk)
-		}
+		id := c.newChunk()
 		if t == nil {
-			bk.head = nc
+			bk.head = id
 		} else {
-			t.next = nc
+			t.next = id
 		}
-		bk.tail, t = nc, nc
+		bk.tail, t = id, c.chunk(id)
 	}
 	p := &t.evs[t.n]
 	*p = *e
 	t.n++
-	t.refs = t.refs || e.Payload != nil
 	bk.n++
 	return p
 }
 
-// release returns bk's chunks, cleared, to the free stack and leaves bk empty.
+// release returns bk's chunks to the free stack and leaves bk empty.
 func (c *Calendar) release(bk *bucket) {
-	for ch := bk.head; ch != nil; {
-		next := ch.next
-		if ch.refs {
-			clear(ch.evs[:ch.n])
-			ch.refs = false
-		}
+	for id := bk.head; id != 0; {
+		ch := c.chunk(id)
 		ch.n = 0
-		ch.next = c.free
-		c.free = ch
-		ch = next
+		if id = ch.next; id == 0 {
+			ch.next = c.free // the tail links to the old free stack
+		}
+	}
+	if bk.head != 0 {
+		c.free = bk.head
 	}
 	*bk = bucket{}
 }
@@ -145,21 +230,21 @@ func (c *Calendar) Push(e *event.Event) {
 		c.peak = c.n
 	}
 	if !c.tuned {
-		c.add(&c.far, e)
+		c.store(&c.far, e)
 		return
 	}
 	b, ok := c.bucketOf(e.RecvTime)
 	if !ok {
-		c.add(&c.far, e)
+		c.store(&c.far, e)
 		return
 	}
 	c.inRing++
 	if b > c.cur {
-		c.add(&c.ring[b&c.mask], e)
+		c.store(&c.ring[b&c.mask], e)
 		return
 	}
 	// The current bucket: into the late heap.
-	p := c.add(&c.ring[c.cur&c.mask], e)
+	p := c.store(&c.ring[c.cur&c.mask], e)
 	c.late = append(c.late, slot{event.KeyOf(e), p})
 	upSlots(c.late, len(c.late)-1)
 }
@@ -170,7 +255,7 @@ func (c *Calendar) Pop() *event.Event {
 	for {
 		inOrder, inLate := c.head < len(c.order), len(c.late) > 0
 		if inOrder || inLate {
-			var e *event.Event
+			var e *record
 			if inLate && (!inOrder || event.KeyLess(&c.late[0].k, &c.order[c.head].k)) {
 				e = c.late[0].e
 				popSlots(&c.late)
@@ -181,15 +266,16 @@ func (c *Calendar) Pop() *event.Event {
 			c.n--
 			c.inRing--
 			c.taken++
-			return e
+			c.load(&c.out, e)
+			return &c.out
 		}
 		if c.n == 0 {
 			return nil
 		}
 		if !c.tuned || c.inRing == 0 {
 			if !c.tune() {
-				c.popInfinite(&c.inf)
-				return &c.inf
+				c.popInfinite(&c.out)
+				return &c.out
 			}
 			continue
 		}
@@ -258,10 +344,10 @@ func (c *Calendar) slide() {
 	c.base = c.cur
 	old := c.far
 	c.far = bucket{}
-	for ch := old.head; ch != nil; ch = ch.next {
+	for ch := c.at(old.head); ch != nil; ch = c.at(ch.next) {
 		for i := range ch.n {
 			e := &ch.evs[i]
-			if b, ok := c.bucketOf(e.RecvTime); ok {
+			if b, ok := c.bucketOf(e.recvTime); ok {
 				c.add(&c.ring[b&c.mask], e)
 				c.inRing++
 			} else {
@@ -274,10 +360,10 @@ func (c *Calendar) slide() {
 
 // open sorts the current bucket's events into order.
 func (c *Calendar) open() {
-	for ch := c.ring[c.cur&c.mask].head; ch != nil; ch = ch.next {
+	for ch := c.at(c.ring[c.cur&c.mask].head); ch != nil; ch = c.at(ch.next) {
 		for i := range ch.n {
 			e := &ch.evs[i]
-			c.order = append(c.order, slot{event.KeyOf(e), e})
+			c.order = append(c.order, slot{e.key(), e})
 		}
 	}
 	sortSlots(c.order)
@@ -293,7 +379,7 @@ func (c *Calendar) tune() bool {
 	// Gather everything into far.
 	for i := range c.ring {
 		bk := &c.ring[i]
-		for ch := bk.head; ch != nil; ch = ch.next {
+		for ch := c.at(bk.head); ch != nil; ch = c.at(ch.next) {
 			for i := range ch.n {
 				c.add(&c.far, &ch.evs[i])
 			}
@@ -302,8 +388,8 @@ func (c *Calendar) tune() bool {
 	}
 	c.inRing = 0
 	tmin, tmax, finite := math.Inf(1), math.Inf(-1), 0
-	c.far.each(func(e *event.Event) {
-		t := e.RecvTime
+	c.each(&c.far, func(e *record) {
+		t := e.recvTime
 		if t < tmin {
 			tmin = t
 		}
@@ -315,8 +401,8 @@ func (c *Calendar) tune() bool {
 		return false
 	}
 	sum := 0.0
-	c.far.each(func(e *event.Event) {
-		if t := e.RecvTime; !math.IsInf(t, 1) {
+	c.each(&c.far, func(e *record) {
+		if t := e.recvTime; !math.IsInf(t, 1) {
 			sum += t - tmin
 			finite++
 		}
@@ -349,37 +435,37 @@ func (c *Calendar) tune() bool {
 // popInfinite removes the least of the events at +Inf (all that remain, in far) into dst,
 // moving the last event of far into its place.
 func (c *Calendar) popInfinite(dst *event.Event) {
-	var m *event.Event
-	c.far.each(func(e *event.Event) {
-		if m == nil || event.Less(e, m) {
-			m = e
+	var m *record
+	var mk event.Key
+	c.each(&c.far, func(e *record) {
+		if k := e.key(); m == nil || event.KeyLess(&k, &mk) {
+			m, mk = e, k
 		}
 	})
-	*dst = *m
-	t := c.far.tail
+	c.load(dst, m)
+	t := c.chunk(c.far.tail)
 	*m = t.evs[t.n-1]
-	t.evs[t.n-1] = event.Event{}
 	t.n--
 	c.far.n--
 	c.n--
 	if t.n == 0 { // unlink the empty tail
-		var prev *chunk
-		for ch := c.far.head; ch != t; ch = ch.next {
-			prev = ch
+		var prev uint32
+		for id := c.far.head; id != c.far.tail; id = c.chunk(id).next {
+			prev = id
 		}
-		if prev == nil {
-			c.far.head = nil
+		if prev == 0 {
+			c.far.head = 0
 		} else {
-			prev.next = nil
+			c.chunk(prev).next = 0
 		}
+		t.next, c.free = c.free, c.far.tail
 		c.far.tail = prev
-		t.next, c.free = c.free, t
 	}
 }
 
 // each calls f for every event of bk.
-func (bk *bucket) each(f func(e *event.Event)) {
-	for ch := bk.head; ch != nil; ch = ch.next {
+func (c *Calendar) each(bk *bucket, f func(e *record)) {
+	for ch := c.at(bk.head); ch != nil; ch = c.at(ch.next) {
 		for i := range ch.n {
 			f(&ch.evs[i])
 		}

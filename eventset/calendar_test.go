@@ -25,6 +25,9 @@ func calendarWorkload(t *testing.T, seed uint64, initial, steps int, delay func(
 		if at == now {
 			e.Depth = depth + 1
 		}
+		if seq%3 == 0 { // payload values travel beside the stored records
+			e.Payload = strconv.FormatUint(seq, 10)
+		}
 		seq++
 		c.Push(&e)
 		ref = append(ref, e)
@@ -128,7 +131,7 @@ func BenchmarkCalendarHold(b *testing.B) {
 func TestSortSlots(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	for _, n := range []int{0, 1, 2, 3, 15, 16, 17, 100, 1000, 5000} {
-		for _, pattern := range []string{"random", "sorted", "reversed", "ties"} {
+		for _, pattern := range []string{"random", "sorted", "reversed", "ties", "nearly"} {
 			s := make([]slot, n)
 			for i := range s {
 				var e event.Event
@@ -142,6 +145,10 @@ func TestSortSlots(t *testing.T) {
 				case "ties":
 					e.RecvTime = float64(r.IntN(3))
 					e.Sender = uint32(r.IntN(2))
+				case "nearly": // sorted by send time, shuffled within each send time
+					e.RecvTime = 100
+					e.SendTime = float64(i / 8)
+					e.Sender = uint32(r.IntN(50))
 				}
 				e.Seq = uint64(i)
 				s[i] = slot{event.KeyOf(&e), nil}
