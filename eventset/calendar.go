@@ -143,15 +143,40 @@ type bucket struct {
 	n          int
 }
 
-// slot is one event of the current bucket: its key and where it is stored.
+// slot is one event of the current bucket: its receive time, which decides most
+// comparisons, and where it is stored, for the rest of the key.
 type slot struct {
-	k event.Key
+	t float64
 	e *record
+}
+
+// sless reports whether slot a's event sorts before slot b's.
+func sless(a, b *slot) bool {
+	if a.t != b.t {
+		return a.t < b.t
+	}
+	return recordLess(a.e, b.e)
+}
+
+// recordLess orders two records of equal receive time as event.Compare does.
+func recordLess(a, b *record) bool {
+	switch {
+	case a.sendTime != b.sendTime:
+		return a.sendTime < b.sendTime
+	case a.depth != b.depth:
+		return a.depth < b.depth
+	case a.sender != b.sender:
+		return a.sender < b.sender
+	case a.seq != b.seq:
+		return a.seq < b.seq
+	}
+	return a.anti && !b.anti
 }
 
 // store adds e to bk as a record, keeping its payload value aside, and returns the record.
 func (c *Calendar) store(bk *bucket, e *event.Event) *record {
-	r := record{recvTime: e.RecvTime, sendTime: e.SendTime, seq: e.Seq, words: e.Words,
+	r := c.reserve(bk)
+	*r = record{recvTime: e.RecvTime, sendTime: e.SendTime, seq: e.Seq, words: e.Words,
 		depth: e.Depth, sender: e.Sender, receiver: e.Receiver, anti: e.Anti}
 	if e.Payload != nil {
 		var h uint32
@@ -165,7 +190,7 @@ func (c *Calendar) store(bk *bucket, e *event.Event) *record {
 		}
 		r.payload = h + 1
 	}
-	return c.add(bk, &r)
+	return r
 }
 
 // load fills dst from r and releases r's payload handle.
@@ -181,7 +206,14 @@ func (c *Calendar) load(dst *event.Event, r *record) {
 }
 
 // add appends a copy of r to bk and returns where it is stored.
-func (c *Calendar) add(bk *bucket, e *record) *record {
+func (c *Calendar) add(bk *bucket, r *record) *record {
+	p := c.reserve(bk)
+	*p = *r
+	return p
+}
+
+// reserve appends a record slot to bk and returns it, for the caller to fill.
+func (c *Calendar) reserve(bk *bucket) *record {
 	var t *chunk
 	if bk.tail != 0 {
 		t = c.chunk(bk.tail)
@@ -196,7 +228,6 @@ func (c *Calendar) add(bk *bucket, e *record) *record {
 		bk.tail, t = id, c.chunk(id)
 	}
 	p := &t.evs[t.n]
-	*p = *e
 	t.n++
 	bk.n++
 	return p
@@ -245,7 +276,7 @@ func (c *Calendar) Push(e *event.Event) {
 	}
 	// The current bucket: into the late heap.
 	p := c.store(&c.ring[c.cur&c.mask], e)
-	c.late = append(c.late, slot{event.KeyOf(e), p})
+	c.late = append(c.late, slot{p.recvTime, p})
 	upSlots(c.late, len(c.late)-1)
 }
 
@@ -256,7 +287,7 @@ func (c *Calendar) Pop() *event.Event {
 		inOrder, inLate := c.head < len(c.order), len(c.late) > 0
 		if inOrder || inLate {
 			var e *record
-			if inLate && (!inOrder || event.KeyLess(&c.late[0].k, &c.order[c.head].k)) {
+			if inLate && (!inOrder || sless(&c.late[0], &c.order[c.head])) {
 				e = c.late[0].e
 				popSlots(&c.late)
 			} else {
@@ -326,13 +357,15 @@ func (c *Calendar) closeCurrent() {
 
 // drifted reports whether the buckets passed since tuning held, on average, far more or
 // far fewer events than the tuning aimed at, or the window has become too short and a
-// quarter of the events wait in the far list.
+// quarter of the events wait in the far list. A retune costs O(pending events), so it is
+// considered only once as many events have been taken since the last one: retuning stays
+// amortized O(1) per event whatever the time distribution does.
 func (c *Calendar) drifted() bool {
+	if c.taken < c.n || c.cur < 64 {
+		return false
+	}
 	if 4*c.far.n > c.n && len(c.ring) < maxBuckets {
 		return true
-	}
-	if c.cur < 64 {
-		return false
 	}
 	per := float64(c.taken) / float64(c.cur)
 	return per > 8*perBucket || per < perBucket/8
@@ -363,7 +396,7 @@ func (c *Calendar) open() {
 	for ch := c.at(c.ring[c.cur&c.mask].head); ch != nil; ch = c.at(ch.next) {
 		for i := range ch.n {
 			e := &ch.evs[i]
-			c.order = append(c.order, slot{e.key(), e})
+			c.order = append(c.order, slot{e.recvTime, e})
 		}
 	}
 	sortSlots(c.order)

@@ -151,11 +151,12 @@ func TestSortSlots(t *testing.T) {
 					e.Sender = uint32(r.IntN(50))
 				}
 				e.Seq = uint64(i)
-				s[i] = slot{event.KeyOf(&e), nil}
+				r := recordOf(&e)
+				s[i] = slot{r.recvTime, &r}
 			}
 			sortSlots(s)
 			require.True(t, slices.IsSortedFunc(s, func(a, b slot) int {
-				if event.KeyLess(&a.k, &b.k) {
+				if event.KeyLess(ptr(a.e.key()), ptr(b.e.key())) {
 					return -1
 				}
 				return 1
@@ -166,10 +167,18 @@ func TestSortSlots(t *testing.T) {
 	s := make([]slot, 300)
 	for i := range s {
 		e := event.Event{RecvTime: r.Float64(), Seq: uint64(i)}
-		s[i] = slot{event.KeyOf(&e), nil}
+		r := recordOf(&e)
+		s[i] = slot{r.recvTime, &r}
 	}
 	heapSlots(s)
 	for i := 1; i < len(s); i++ {
-		require.True(t, event.KeyLess(&s[i-1].k, &s[i].k))
+		require.True(t, sless(&s[i-1], &s[i]))
 	}
 }
+
+func recordOf(e *event.Event) record {
+	return record{recvTime: e.RecvTime, sendTime: e.SendTime, seq: e.Seq, depth: e.Depth,
+		sender: e.Sender, receiver: e.Receiver, anti: e.Anti}
+}
+
+func ptr[T any](v T) *T { return &v }

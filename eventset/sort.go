@@ -1,10 +1,6 @@
 package eventset
 
-import (
-	"math/bits"
-
-	"github.com/warpedgo/warped/event"
-)
+import "math/bits"
 
 // sortSlots sorts s by key. In integer-time models a bucket holds one time and its events
 // arrive nearly sorted (they were sent in time order, so only events sent at the same time
@@ -27,7 +23,7 @@ func nearlySorted(s []slot) bool {
 	n := min(len(s), 65)
 	d := 0
 	for i := 1; i < n; i++ {
-		if event.KeyLess(&s[i].k, &s[i-1].k) {
+		if sless(&s[i], &s[i-1]) {
 			d++
 		}
 	}
@@ -38,12 +34,12 @@ func nearlySorted(s []slot) bool {
 // whether s is sorted. On false, s is a permutation of its input, partly sorted.
 func insertionWithin(s []slot, budget int) bool {
 	for i := 1; i < len(s); i++ {
-		if !event.KeyLess(&s[i].k, &s[i-1].k) {
+		if !sless(&s[i], &s[i-1]) {
 			continue
 		}
 		x := s[i]
 		j := i
-		for j > 0 && event.KeyLess(&x.k, &s[j-1].k) {
+		for j > 0 && sless(&x, &s[j-1]) {
 			s[j] = s[j-1]
 			j--
 			budget--
@@ -56,7 +52,7 @@ func insertionWithin(s []slot, budget int) bool {
 	return true
 }
 
-func slotLess(s []slot, i, j int) bool { return event.KeyLess(&s[i].k, &s[j].k) }
+func slotLess(s []slot, i, j int) bool { return sless(&s[i], &s[j]) }
 
 func quickSlots(s []slot, depth int) {
 	for len(s) > 16 {
@@ -78,13 +74,13 @@ func quickSlots(s []slot, depth int) {
 			s[last], s[m] = s[m], s[last]
 		}
 		s[0], s[m] = s[m], s[0] // pivot (the median) to the front
-		p := &s[0].k
+		p := &s[0]
 		i, j := 1, last
 		for {
-			for i <= j && event.KeyLess(&s[i].k, p) {
+			for i <= j && sless(&s[i], p) {
 				i++
 			}
-			for i <= j && event.KeyLess(p, &s[j].k) {
+			for i <= j && sless(p, &s[j]) {
 				j--
 			}
 			if i >= j {
@@ -107,7 +103,7 @@ func quickSlots(s []slot, depth int) {
 	for i := 1; i < len(s); i++ {
 		x := s[i]
 		j := i
-		for j > 0 && event.KeyLess(&x.k, &s[j-1].k) {
+		for j > 0 && sless(&x, &s[j-1]) {
 			s[j] = s[j-1]
 			j--
 		}
@@ -148,7 +144,7 @@ func upSlots(h []slot, i int) {
 	x := h[i]
 	for i > 0 {
 		p := (i - 1) / 2
-		if !event.KeyLess(&x.k, &h[p].k) {
+		if !sless(&x, &h[p]) {
 			break
 		}
 		h[i] = h[p]
@@ -173,10 +169,10 @@ func popSlots(h *[]slot) {
 		if c >= last {
 			break
 		}
-		if c+1 < last && event.KeyLess(&a[c+1].k, &a[c].k) {
+		if c+1 < last && sless(&a[c+1], &a[c]) {
 			c++
 		}
-		if !event.KeyLess(&a[c].k, &x.k) {
+		if !sless(&a[c], &x) {
 			break
 		}
 		a[i] = a[c]

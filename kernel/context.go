@@ -10,7 +10,7 @@ import (
 // sink provides the records for the events an LP sends and receives them; each
 // dispatcher provides one.
 type sink interface {
-	// alloc returns a zeroed record for a send.
+	// alloc returns a record for a send; the caller sets every field.
 	alloc() *event.Event
 	// deliver takes the record back, filled.
 	deliver(e *event.Event)
@@ -77,15 +77,13 @@ func (c *Context) newEvent(to LPID, at Time) *event.Event {
 			NumLPs: len(c.sim.lps)}
 		return nil
 	}
-	e := c.out.alloc()
-	e.RecvTime = at
-	e.SendTime = c.now
-	e.Sender = c.self
-	e.Receiver = to
-	e.Seq = c.lp.seq
+	var depth uint32
 	if at == c.now {
-		e.Depth = c.depth + 1
+		depth = c.depth + 1
 	}
+	e := c.out.alloc()
+	*e = event.Event{RecvTime: at, SendTime: c.now, Sender: c.self, Receiver: to, Seq: c.lp.seq,
+		Depth: depth}
 	c.lp.seq++
 	return e
 }

@@ -31,10 +31,7 @@ func newSequential(s *Simulation) *sequentialDispatcher {
 }
 
 // alloc returns the record for the next send.
-func (d *sequentialDispatcher) alloc() *event.Event {
-	d.scratch = event.Event{}
-	return &d.scratch
-}
+func (d *sequentialDispatcher) alloc() *event.Event { return &d.scratch }
 
 // deliver queues a sent event.
 func (d *sequentialDispatcher) deliver(e *event.Event) { d.cal.Push(e) }
