@@ -12,7 +12,10 @@
 // Poisson draw with the configured mean plus one, as in WARPED2.
 //
 // The results are WARPED2's counts summed over cells: call attempts, channel blocks
-// (attempts and hand-offs that found no idle channel) and hand-off blocks.
+// (attempts and hand-offs that found no idle channel) and hand-off blocks. As in WARPED2,
+// channel blocks also count the portables that start in a call for which their cell has no
+// idle channel, so with the defaults (50 portables, 15 channels) they can exceed the call
+// attempts.
 package pcs
 
 import (
