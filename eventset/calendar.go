@@ -173,24 +173,21 @@ func recordLess(a, b *record) bool {
 	return a.anti && !b.anti
 }
 
-// store adds e to bk as a record, keeping its payload value aside, and returns the record.
-func (c *Calendar) store(bk *bucket, e *event.Event) *record {
-	r := c.reserve(bk)
-	*r = record{recvTime: e.RecvTime, sendTime: e.SendTime, seq: e.Seq, words: e.Words,
-		depth: e.Depth, sender: e.Sender, receiver: e.Receiver, anti: e.Anti}
-	if e.Payload != nil {
-		var h uint32
-		if n := len(c.freeHandles); n > 0 {
-			h = c.freeHandles[n-1]
-			c.freeHandles = c.freeHandles[:n-1]
-			c.payloads[h] = e.Payload
-		} else {
-			h = uint32(len(c.payloads))
-			c.payloads = append(c.payloads, e.Payload)
-		}
-		r.payload = h + 1
+// payloadHandle keeps v aside and returns its handle for a record (0 for nil).
+func (c *Calendar) payloadHandle(v any) uint32 {
+	if v == nil {
+		return 0
 	}
-	return r
+	var h uint32
+	if n := len(c.freeHandles); n > 0 {
+		h = c.freeHandles[n-1]
+		c.freeHandles = c.freeHandles[:n-1]
+		c.payloads[h] = v
+	} else {
+		h = uint32(len(c.payloads))
+		c.payloads = append(c.payloads, v)
+	}
+	return h + 1
 }
 
 // load fills dst from r and releases r's payload handle.
@@ -256,27 +253,51 @@ func (c *Calendar) Peak() int { return c.peak }
 
 // Push adds a copy of e.
 func (c *Calendar) Push(e *event.Event) {
+	r, late := c.slotFor(e.RecvTime)
+	*r = record{recvTime: e.RecvTime, sendTime: e.SendTime, seq: e.Seq, words: e.Words,
+		depth: e.Depth, sender: e.Sender, receiver: e.Receiver, anti: e.Anti,
+		payload: c.payloadHandle(e.Payload)}
+	if late {
+		c.pushLate(r)
+	}
+}
+
+// PushSend adds the positive event with the given fields: Push without building an event
+// record first, for the sequential dispatcher's sends.
+func (c *Calendar) PushSend(recvTime, sendTime event.Time, seq uint64, depth, sender, receiver uint32,
+	w event.Words, payload any) {
+	r, late := c.slotFor(recvTime)
+	*r = record{recvTime: recvTime, sendTime: sendTime, seq: seq, words: w, depth: depth,
+		sender: sender, receiver: receiver, payload: c.payloadHandle(payload)}
+	if late {
+		c.pushLate(r)
+	}
+}
+
+// slotFor counts a new event at time t and returns the record to fill for it, and whether
+// it belongs to the current bucket (then the caller passes it to pushLate once filled).
+func (c *Calendar) slotFor(t float64) (*record, bool) {
 	c.n++
 	if c.n > c.peak {
 		c.peak = c.n
 	}
 	if !c.tuned {
-		c.store(&c.far, e)
-		return
+		return c.reserve(&c.far), false
 	}
-	b, ok := c.bucketOf(e.RecvTime)
+	b, ok := c.bucketOf(t)
 	if !ok {
-		c.store(&c.far, e)
-		return
+		return c.reserve(&c.far), false
 	}
 	c.inRing++
 	if b > c.cur {
-		c.store(&c.ring[b&c.mask], e)
-		return
+		return c.reserve(&c.ring[b&c.mask]), false
 	}
-	// The current bucket: into the late heap.
-	p := c.store(&c.ring[c.cur&c.mask], e)
-	c.late = append(c.late, slot{p.recvTime, p})
+	return c.reserve(&c.ring[c.cur&c.mask]), true
+}
+
+// pushLate adds a filled record of the current bucket to the late heap.
+func (c *Calendar) pushLate(r *record) {
+	c.late = append(c.late, slot{r.recvTime, r})
 	upSlots(c.late, len(c.late)-1)
 }
 

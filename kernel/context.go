@@ -7,13 +7,11 @@ import (
 	"github.com/warpedgo/warped/event"
 )
 
-// sink provides the records for the events an LP sends and receives them; each
-// dispatcher provides one.
+// sink takes the events an LP sends; each dispatcher provides one. The event comes as its
+// fields, by value, so that no record has to be built (and no pointer escapes) before the
+// dispatcher puts it where it belongs.
 type sink interface {
-	// alloc returns a record for a send; the caller sets every field.
-	alloc() *event.Event
-	// deliver takes the record back, filled.
-	deliver(e *event.Event)
+	send(to, from LPID, depth uint32, seq uint64, at, now Time, w Words, payload any)
 }
 
 // Context is what a handler sees of the kernel: the current time, its own id, its
@@ -47,45 +45,45 @@ func (c *Context) NumLPs() int { return len(c.sim.lps) }
 // not be before Now(). A send to an unknown LP or into the past is an error that ends the
 // run when the handler returns; the handler itself carries on.
 func (c *Context) Send(to LPID, at Time, payload any) {
-	if e := c.newEvent(to, at); e != nil {
-		e.Payload = payload
-		c.out.deliver(e)
+	if c.check(to, at) {
+		c.emit(to, at, Words{}, payload)
 	}
 }
 
 // SendWords is Send with an inline payload of four words instead of a Go value. It never
 // allocates, so it is the way to send on a hot path.
 func (c *Context) SendWords(to LPID, at Time, w Words) {
-	if e := c.newEvent(to, at); e != nil {
-		e.Words = w
-		c.out.deliver(e)
+	if c.check(to, at) {
+		c.emit(to, at, w, nil)
 	}
 }
 
-// newEvent checks a send and returns a filled record for it, or nil after recording the error.
-func (c *Context) newEvent(to LPID, at Time) *event.Event {
-	if c.err != nil {
-		return nil
-	}
-	if !(at >= c.now) { // also catches NaN
+// check reports whether a send to LP to at time at is valid, recording the error if not.
+func (c *Context) check(to LPID, at Time) bool {
+	switch {
+	case c.err != nil:
+		return false
+	case !(at >= c.now): // also catches NaN
 		c.err = &SendError{From: c.self, FromName: c.lp.model.Name(), Now: c.now, To: to,
 			ToName: c.sim.nameOf(to), At: at}
-		return nil
-	}
-	if int(to) >= len(c.sim.lps) {
+		return false
+	case int(to) >= len(c.sim.lps):
 		c.err = &SendError{From: c.self, FromName: c.lp.model.Name(), Now: c.now, To: to, At: at,
 			NumLPs: len(c.sim.lps)}
-		return nil
+		return false
 	}
+	return true
+}
+
+// emit numbers a valid send and hands it to the dispatcher.
+func (c *Context) emit(to LPID, at Time, w Words, payload any) {
 	var depth uint32
 	if at == c.now {
 		depth = c.depth + 1
 	}
-	e := c.out.alloc()
-	*e = event.Event{RecvTime: at, SendTime: c.now, Sender: c.self, Receiver: to, Seq: c.lp.seq,
-		Depth: depth}
+	seq := c.lp.seq
 	c.lp.seq++
-	return e
+	c.out.send(to, c.self, depth, seq, at, c.now, w, payload)
 }
 
 // SendError reports a send to an unknown LP, into the past, or at a time that is not a number.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/eventset"
 )
 
@@ -14,14 +13,13 @@ import (
 const checkEvery = 1 << 14
 
 // sequentialDispatcher processes events one at a time in the total order. All pending
-// events live by value in one calendar queue, the handler reads the event in place, and a
-// send fills scratch, which the calendar copies. So there are no event records to pool
-// and no pointers to chase.
+// events live by value in one calendar queue: a send writes its record there directly,
+// and the handler reads the event in place. So there are no event records to pool and no
+// pointers to chase.
 type sequentialDispatcher struct {
-	sim     *Simulation
-	cal     eventset.Calendar
-	ctx     Context
-	scratch event.Event
+	sim *Simulation
+	cal eventset.Calendar
+	ctx Context
 }
 
 func newSequential(s *Simulation) *sequentialDispatcher {
@@ -30,11 +28,10 @@ func newSequential(s *Simulation) *sequentialDispatcher {
 	return d
 }
 
-// alloc returns the record for the next send.
-func (d *sequentialDispatcher) alloc() *event.Event { return &d.scratch }
-
-// deliver queues a sent event.
-func (d *sequentialDispatcher) deliver(e *event.Event) { d.cal.Push(e) }
+// send queues a sent event.
+func (d *sequentialDispatcher) send(to, from LPID, depth uint32, seq uint64, at, now Time, w Words, payload any) {
+	d.cal.PushSend(at, now, seq, depth, from, to, w, payload)
+}
 
 // enter prepares the context for running LP id at time now.
 func (d *sequentialDispatcher) enter(id LPID, now Time, depth uint32) {
