@@ -1,0 +1,378 @@
+// Package outputmgr records the events each logical process (LP) sends, so that a rollback
+// can cancel them with anti-messages: aggressive cancellation with [Queue] alone, lazy
+// cancellation with [Queue] and [Lazy].
+//
+// Every record keeps the key of its cause: the event whose processing sent it. An LP
+// processes its events in increasing key order and a rollback to key k undoes the events
+// with keys >= k, so the causes in a Queue never decrease in send order: a rollback takes
+// records from the end and fossil collection drops them from the front. Both are ring
+// buffers that only grow, so recording allocates nothing in steady state.
+//
+// Events returned for cancellation (by [Queue.RollbackFrom], [Lazy.Expire],
+// [Lazy.Regenerated] and [Lazy.Drain]) are copies of the positive
+// events as they were sent; the kernel turns each into its anti-message (Anti = true, every
+// other field unchanged) and sends it to the event's receiver.
+//
+// # Aggressive cancellation: the worker protocol
+//
+// For one LP with output queue q (owned by the worker running the LP; no locks):
+//
+//   - Init: the sends of the LP's Init are not recorded (nothing rolls them back).
+//   - Process an event with key c (first time or re-execution after a rollback): for each
+//     event e the handler sends, q.Record(c, &e) and send e.
+//   - Coast forward (re-executing already-processed events after a state restore, see
+//     package statemgr): the handler's sends advance the LP's sequence number as usual but
+//     are neither recorded nor sent: they were recorded and sent the first time.
+//   - Rollback to key k (a straggler with key k, or an anti-message whose positive twin,
+//     with key k, was processed): antis = q.RollbackFrom(k, antis[:0]) and send an
+//     anti-message for each, then restore the state and coast forward. For an
+//     anti-message, k may be its own key or its twin's: no cause lies between the two.
+//   - Anti-message for an event not yet processed: nothing here (the kernel annihilates
+//     the pair in the pending queue).
+//   - New GVT g: q.FossilCollect(g): no rollback will undo an event below g, so its outputs
+//     can never be cancelled.
+//
+// # Lazy cancellation: the worker protocol
+//
+// With lazy cancellation a rollback does not cancel at once: the rolled-back outputs are
+// held in the LP's [Lazy] l, and re-execution decides. A send made while processing an
+// event c that is identical to a held output of the same cause c (see [Lazy.Regenerated])
+// is suppressed: the original message is still valid at its receiver. Held outputs whose
+// cause has been processed again without regenerating them, or whose cause will not be
+// processed again, are cancelled. Step by step, with q and l:
+//
+//  1. Rollback to key k: l.HoldFrom(q, k) instead of q.RollbackFrom. It moves the records
+//     whose cause is >= k from q into l, merging them with the outputs l still holds from
+//     an earlier rollback: those stay held, neither lost nor cancelled twice. Then restore
+//     the state and coast forward as usual (coast forward touches neither q nor l).
+//  2. Process an event with key c (first time or re-execution alike): for each event e the
+//     handler sends, always q.Record(c, &e), then let cancels, suppress be the results of
+//     l.Regenerated(c, &e, cancels[:0]); send the anti-messages in cancels first, then
+//     send e unless suppress. A suppressed send is recorded by the
+//     kernel like any other: its record stands for the held original, which is identical,
+//     and q keeps its send order. cancels holds at most one event: a held output with e's
+//     key and receiver that differs from e, which must be cancelled before e is sent or
+//     the receiver could not tell the two apart. For an event processed for the first time
+//     Regenerated returns false and, unless such a clash occurs, no cancels.
+//  3. Each time the LP's earliest pending event is determined (after processing an event,
+//     after a rollback, after an anti-message annihilated a pending event: wherever the
+//     kernel reschedules the LP), let n be its key and cancel l.Expire(n, ...): the held
+//     outputs whose cause is below n, whose cause therefore was processed again without
+//     regenerating them or was cancelled. When the LP has no pending event, cancel
+//     l.Drain(...) instead. This also covers the held outputs of the event just processed.
+//     It is not optional: held outputs hold GVT back (step 4), so they must not wait for
+//     the LP to process an event that an optimism window keeps it from processing. Calling
+//     l.Expire(c, ...) again just before processing c is harmless.
+//  4. GVT: while l holds outputs, the LP's contribution to the GVT estimate is the least
+//     of its earliest pending event's receive time and l.MinRecvTime(): the anti-messages
+//     of held outputs, not sent yet, will arrive at those times. (Right after step 3 every
+//     held cause is at or after the earliest pending event, so the second term only
+//     matters when the pending events changed since, for example when another worker
+//     annihilated the LP's earliest pending event.) Held outputs are never fossil
+//     collected; q.FossilCollect(g) as usual.
+//  5. At the end of the simulation nothing may be held (step 3 drains an LP that has no
+//     pending event).
+//
+// Expiring early is never wrong, only less lazy: an expired output is cancelled at once,
+// and a later identical send is then sent afresh (its anti-message went out first).
+// Regenerated and Expire cost one length check when nothing is held, so the kernel need
+// not tell a re-execution from a first execution.
+package outputmgr
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+
+	"github.com/warpedgo/warped/event"
+)
+
+// record is one sent event with the key of its cause.
+type record struct {
+	cause event.Key
+	ev    event.Event
+}
+
+// Queue records the events one LP sent, each with the key of the event whose processing
+// sent it (its cause), so that a rollback can cancel them. Not safe for concurrent use.
+type Queue struct {
+	// buf is a ring: record i (oldest first) is buf[(head+i)&(len(buf)-1)].
+	buf     []record
+	head, n int
+}
+
+// NewQueue returns an empty output queue.
+func NewQueue() *Queue { return &Queue{} }
+
+// Len returns the number of records.
+func (q *Queue) Len() int { return q.n }
+
+func (q *Queue) at(i int) *record { return &q.buf[(q.head+i)&(len(q.buf)-1)] }
+
+// Record records a copy of *e (its Payload included) as sent while processing the event
+// with key cause. It panics when cause is less than the cause of the latest record: the
+// LP did not process in key order, or a rollback did not remove the records it undid.
+func (q *Queue) Record(cause event.Key, e *event.Event) {
+	if q.n > 0 {
+		if last := &q.at(q.n - 1).cause; event.KeyLess(&cause, last) {
+			panic(fmt.Sprintf("outputmgr: recording a send of cause %+v after one of cause %+v", cause, *last))
+		}
+	}
+	if q.n == len(q.buf) {
+		q.grow()
+	}
+	r := q.at(q.n)
+	q.n++
+	r.cause, r.ev = cause, *e
+}
+
+// grow doubles the ring, keeping the order of the records.
+func (q *Queue) grow() {
+	size := 2 * len(q.buf)
+	if size == 0 {
+		size = 16
+	}
+	buf := make([]record, size)
+	for i := range q.n {
+		buf[i] = *q.at(i)
+	}
+	q.buf, q.head = buf, 0
+}
+
+// cut returns the index of the first record whose cause is >= k.
+func (q *Queue) cut(k event.Key) int {
+	i := q.n
+	for i > 0 && !event.KeyLess(&q.at(i-1).cause, &k) {
+		i--
+	}
+	return i
+}
+
+// RollbackFrom removes the records whose cause key is >= k and appends copies of their
+// events to dst, in send order, returning dst: the kernel sends an anti-message for each
+// (aggressive cancellation).
+func (q *Queue) RollbackFrom(k event.Key, dst []event.Event) []event.Event {
+	i := q.cut(k)
+	for j := i; j < q.n; j++ {
+		r := q.at(j)
+		dst = append(dst, r.ev)
+		*r = record{}
+	}
+	q.n = i
+	return dst
+}
+
+// FossilCollect drops the records whose cause's receive time is less than gvt: no rollback
+// will undo their cause, so they will never be cancelled.
+func (q *Queue) FossilCollect(gvt event.Time) {
+	for q.n > 0 {
+		r := q.at(0)
+		if r.cause.RecvTime >= gvt {
+			break
+		}
+		*r = record{}
+		q.head = (q.head + 1) & (len(q.buf) - 1)
+		q.n--
+	}
+}
+
+// held is one output held by Lazy.
+type held struct {
+	cause event.Key
+	ev    event.Event
+	live  bool // false once consumed, cancelled or expired
+}
+
+// match identifies a message at its receiver: the event's key and its receiver.
+type match struct {
+	key      event.Key
+	receiver event.LPID
+}
+
+func matchOf(e *event.Event) match { return match{event.KeyOf(e), e.Receiver} }
+
+// Lazy holds, after a rollback, the outputs of the rolled-back events instead of cancelling
+// them at once (lazy cancellation); see the package documentation for the protocol. A
+// regenerated send identical to a held output of the same cause is suppressed; held outputs
+// whose cause is processed again without regenerating them are cancelled. Not safe for
+// concurrent use.
+type Lazy struct {
+	// held is sorted by cause (send order within a cause); held[head:] may be live.
+	held []held
+	head int
+	live int
+	// index locates the live held outputs by key and receiver.
+	index   map[match]int
+	scratch []held
+}
+
+// NewLazy returns an empty holder.
+func NewLazy() *Lazy { return &Lazy{index: make(map[match]int)} }
+
+// Len returns the number of held outputs.
+func (l *Lazy) Len() int { return l.live }
+
+// HoldFrom is lazy cancellation's rollback to key k: it moves the records of q whose cause
+// is >= k into l, without cancelling them, merged in cause order with the outputs l already
+// holds. It panics if two held outputs have the same key and receiver (two live messages
+// the receiver could not tell apart: a kernel bug).
+func (l *Lazy) HoldFrom(q *Queue, k event.Key) {
+	i := q.cut(k)
+	if i == q.n {
+		return
+	}
+	out := l.scratch[:0]
+	old := l.held[l.head:]
+	for j := i; j < q.n; j++ {
+		r := q.at(j)
+		for len(old) > 0 && (!old[0].live || !event.KeyLess(&r.cause, &old[0].cause)) {
+			if old[0].live {
+				out = append(out, old[0])
+			}
+			old = old[1:]
+		}
+		out = append(out, held{cause: r.cause, ev: r.ev, live: true})
+		*r = record{}
+	}
+	for _, h := range old {
+		if h.live {
+			out = append(out, h)
+		}
+	}
+	q.n = i
+	clear(l.held)
+	l.held, l.scratch = out, l.held[:0]
+	l.head = 0
+	l.live = len(out)
+	clear(l.index)
+	for j := range out {
+		m := matchOf(&out[j].ev)
+		if _, dup := l.index[m]; dup {
+			panic(fmt.Sprintf("outputmgr: two live outputs with key %+v for receiver %d", m.key, m.receiver))
+		}
+		l.index[m] = j
+	}
+}
+
+// Regenerated is called for each event e sent while processing the event with key cause
+// (after recording it in the Queue). It reports whether e is to be suppressed: a held
+// output of the same cause is identical to e (same receiver, receive time, send time,
+// sequence number, depth, Words, and Payload equal by == for basic types, by
+// reflect.DeepEqual otherwise). That held output is consumed: it is no longer held, and
+// the record of e stands for it in the Queue. Otherwise e is to be sent; if a held output
+// has e's key and receiver but differs from e (in content or cause), it is removed and
+// appended to cancel, and the kernel must send its anti-message before sending e. It
+// returns cancel.
+func (l *Lazy) Regenerated(cause event.Key, e *event.Event, cancel []event.Event) ([]event.Event, bool) {
+	if l.live == 0 {
+		return cancel, false
+	}
+	m := matchOf(e)
+	j, ok := l.index[m]
+	if !ok {
+		return cancel, false
+	}
+	h := &l.held[j]
+	same := h.cause == cause && identical(&h.ev, e)
+	if !same {
+		cancel = append(cancel, h.ev)
+	}
+	l.drop(h, m)
+	return cancel, same
+}
+
+// drop removes a live held output.
+func (l *Lazy) drop(h *held, m match) {
+	delete(l.index, m)
+	h.live = false
+	h.ev.Payload = nil
+	l.live--
+}
+
+// identical reports whether a and b are the same message.
+func identical(a, b *event.Event) bool {
+	return a.RecvTime == b.RecvTime && a.SendTime == b.SendTime && a.Seq == b.Seq &&
+		a.Words == b.Words && a.Depth == b.Depth && a.Sender == b.Sender &&
+		a.Receiver == b.Receiver && a.Anti == b.Anti && payloadEqual(a.Payload, b.Payload)
+}
+
+// payloadEqual compares payloads: == for basic types, reflect.DeepEqual otherwise.
+func payloadEqual(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case int:
+		y, ok := b.(int)
+		return ok && x == y
+	case int64:
+		y, ok := b.(int64)
+		return ok && x == y
+	case uint64:
+		y, ok := b.(uint64)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// expire removes the held outputs from the front while past(cause), appending the live
+// ones to dst.
+func (l *Lazy) expire(dst []event.Event, past func(c *event.Key) bool) []event.Event {
+	for l.head < len(l.held) && past(&l.held[l.head].cause) {
+		h := &l.held[l.head]
+		if h.live {
+			dst = append(dst, h.ev)
+			l.drop(h, matchOf(&h.ev))
+		}
+		*h = held{}
+		l.head++
+	}
+	if l.head == len(l.held) {
+		l.held, l.head = l.held[:0], 0
+	}
+	return dst
+}
+
+// Expire removes the held outputs whose cause key is less than upTo and appends them to
+// dst for cancellation, in cause order, returning dst. upTo is the key of the LP's earliest
+// pending event: the causes before it were processed again without regenerating these
+// outputs, or were cancelled.
+func (l *Lazy) Expire(upTo event.Key, dst []event.Event) []event.Event {
+	if l.live == 0 {
+		return dst
+	}
+	return l.expire(dst, func(c *event.Key) bool { return event.KeyLess(c, &upTo) })
+}
+
+// Drain removes every held output and appends it to dst for cancellation, in cause order,
+// returning dst.
+func (l *Lazy) Drain(dst []event.Event) []event.Event {
+	if l.live == 0 {
+		return dst
+	}
+	return l.expire(dst, func(*event.Key) bool { return true })
+}
+
+// MinRecvTime returns the least receive time of the held outputs, or +Inf when none is
+// held. The anti-messages of held outputs may still be sent, so while outputs are held the
+// LP's contribution to GVT must not exceed it. It scans the held outputs.
+func (l *Lazy) MinRecvTime() event.Time {
+	m := math.Inf(1)
+	if l.live == 0 {
+		return m
+	}
+	for i := l.head; i < len(l.held); i++ {
+		if h := &l.held[i]; h.live && h.ev.RecvTime < m {
+			m = h.ev.RecvTime
+		}
+	}
+	return m
+}
