@@ -80,6 +80,17 @@ func (p *Pending) Remove(e *event.Event) bool {
 	return false
 }
 
+// Take removes and returns the pending event with key k, or nil when there is none. It
+// searches the LP's entries, so it is for the rare case of a cancellation.
+func (p *Pending) Take(k event.Key) *event.Event {
+	for i := range p.a {
+		if p.a[i].k == k {
+			return p.removeAt(i)
+		}
+	}
+	return nil
+}
+
 // Each calls f for every pending event, in no particular order.
 func (p *Pending) Each(f func(*event.Event)) {
 	for i := range p.a {

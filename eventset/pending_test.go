@@ -56,6 +56,21 @@ func TestPendingAgainstSortedSlice(t *testing.T) {
 	}
 }
 
+func TestTakeByKey(t *testing.T) {
+	var p Pending
+	a := &event.Event{RecvTime: 1, Seq: 1}
+	b := &event.Event{RecvTime: 2, Seq: 2}
+	p.Push(a)
+	p.Push(b)
+	anti := *b
+	anti.Anti = true
+	require.Nil(t, p.Take(event.KeyOf(&anti)), "the anti-message's key differs in its sign")
+	require.Same(t, b, p.Take(event.KeyOf(b)))
+	require.Nil(t, p.Take(event.KeyOf(b)))
+	require.Equal(t, 1, p.Len())
+	require.Same(t, a, p.Min())
+}
+
 func TestCarve(t *testing.T) {
 	ps := make([]Pending, 3)
 	Carve(ps, 2)

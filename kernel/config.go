@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"time"
 
 	"github.com/warpedgo/warped/comm"
+	"github.com/warpedgo/warped/ltsf"
 )
 
 // Registry maps payload types to names so that payloads can cross processes.
@@ -19,10 +21,35 @@ func NewRegistry() *Registry { return comm.NewRegistry() }
 const (
 	// Sequential processes every event in the total order, one at a time.
 	Sequential = "sequential"
+	// TimeWarp processes events optimistically on several worker goroutines, rolling
+	// back when an event arrives in an LP's past.
+	TimeWarp = "time-warp"
 )
 
 // Types lists the accepted simulation types.
-func Types() []string { return []string{Sequential} }
+func Types() []string { return []string{Sequential, TimeWarp} }
+
+// TimeWarpConfig configures the time-warp dispatcher. Zero values take the defaults.
+type TimeWarpConfig struct {
+	// Workers is the number of worker goroutines (default: the number of CPUs).
+	Workers int
+	// Schedulers is the number of schedule queues (default 1); workers map onto them
+	// round-robin and LPs are partitioned among them. At most Workers.
+	Schedulers int
+	// QueueType is the schedule queue implementation: heap, splay or ladder (default heap).
+	QueueType string
+	// LockType guards the schedule queues: ticket or mutex (default ticket).
+	LockType string
+	// StateSavingPeriod saves each LP's state every that many events (default 16; 1 is
+	// copy state saving).
+	StateSavingPeriod int
+	// OptimismWindow, when positive, keeps workers from processing events at or above
+	// GVT + OptimismWindow (bounded time warp).
+	OptimismWindow Time
+	// GVTPeriod is how often a GVT round starts (default 10 ms); rounds also start as
+	// soon as every worker is idle.
+	GVTPeriod time.Duration
+}
 
 // Config configures a Simulation. The zero value is not valid: set MaxSimTime.
 type Config struct {
@@ -33,6 +60,8 @@ type Config struct {
 	Type string
 	// Seed seeds every LP's generator (together with the LP's id).
 	Seed uint64
+	// TimeWarp configures the time-warp dispatcher.
+	TimeWarp TimeWarpConfig
 	// Payloads names the model's payload types (for runs across processes); may be nil.
 	Payloads *Registry
 	// Progress, if set, is called from the dispatcher's goroutine about every
@@ -76,8 +105,59 @@ func (c *Config) Validate() error {
 	}
 	switch c.Type {
 	case "", Sequential:
+	case TimeWarp:
+		return c.TimeWarp.validate()
 	default:
 		return fmt.Errorf("unknown simulation type %q (want one of %v)", c.Type, Types())
+	}
+	return nil
+}
+
+// withDefaults returns tw with every zero field set to its default.
+func (tw TimeWarpConfig) withDefaults() TimeWarpConfig {
+	if tw.Workers == 0 {
+		tw.Workers = runtime.NumCPU()
+	}
+	if tw.Schedulers == 0 {
+		tw.Schedulers = 1
+	}
+	if tw.QueueType == "" {
+		tw.QueueType = "heap"
+	}
+	if tw.LockType == "" {
+		tw.LockType = "ticket"
+	}
+	if tw.StateSavingPeriod == 0 {
+		tw.StateSavingPeriod = 16
+	}
+	if tw.GVTPeriod == 0 {
+		tw.GVTPeriod = 10 * time.Millisecond
+	}
+	return tw
+}
+
+// validate reports the first bad time-warp setting, saying what to do about it.
+func (tw TimeWarpConfig) validate() error {
+	d := tw.withDefaults()
+	switch {
+	case tw.Workers < 0:
+		return fmt.Errorf("time-warp worker threads must be at least 1, got %d", tw.Workers)
+	case tw.Schedulers < 0:
+		return fmt.Errorf("time-warp scheduler count must be at least 1, got %d", tw.Schedulers)
+	case d.Schedulers > d.Workers:
+		return fmt.Errorf("time-warp scheduler count (%d) must not exceed the worker threads (%d): a schedule queue needs a worker", d.Schedulers, d.Workers)
+	case tw.StateSavingPeriod < 0:
+		return fmt.Errorf("time-warp state-saving period must be at least 1, got %d", tw.StateSavingPeriod)
+	case math.IsNaN(tw.OptimismWindow) || tw.OptimismWindow < 0:
+		return fmt.Errorf("time-warp optimism window must be >= 0 (0: unbounded), got %v", tw.OptimismWindow)
+	case tw.GVTPeriod < 0:
+		return fmt.Errorf("time-warp GVT period must be positive, got %v", tw.GVTPeriod)
+	}
+	if _, err := ltsf.New(d.QueueType, 0); err != nil {
+		return fmt.Errorf("time-warp queue type: %w", err)
+	}
+	if _, err := ltsf.NewLock(d.LockType); err != nil {
+		return fmt.Errorf("time-warp lock type: %w", err)
 	}
 	return nil
 }

@@ -46,6 +46,23 @@ type Stats struct {
 	PeakMemoryBytes uint64 `json:"peak_memory_bytes"`
 	// FinalTime is the receive time of the last event processed.
 	FinalTime Time `json:"final_time"`
+
+	// Time warp only:
+
+	// PrimaryRollbacks counts rollbacks caused by stragglers.
+	PrimaryRollbacks uint64 `json:"primary_rollbacks"`
+	// SecondaryRollbacks counts rollbacks caused by anti-messages.
+	SecondaryRollbacks uint64 `json:"secondary_rollbacks"`
+	// AverageRollbackLength is events rolled back per rollback.
+	AverageRollbackLength float64 `json:"average_rollback_length"`
+	// AntiMessagesSent counts anti-messages.
+	AntiMessagesSent uint64 `json:"anti_messages_sent"`
+	// CancelledEvents counts events annihilated by their anti-messages.
+	CancelledEvents uint64 `json:"cancelled_events"`
+	// CoastForwardEvents counts events re-executed to rebuild state after a rollback.
+	CoastForwardEvents uint64 `json:"coast_forward_events"`
+	// GVTCycles counts completed GVT rounds.
+	GVTCycles uint64 `json:"gvt_cycles"`
 }
 
 // Result is what a completed run produced.
@@ -110,14 +127,23 @@ func (s *Simulation) nameOf(id LPID) string {
 
 // Run runs the simulation to the end time and returns its result. It can be called once.
 // Cancelling ctx stops the run early with ctx's error.
-func (s *Simulation) Run(ctx context.Context) (res Result, err error) {
+func (s *Simulation) Run(ctx context.Context) (Result, error) {
 	if s.ran {
 		return Result{}, errors.New("simulation already ran; build a new one with New")
 	}
 	s.ran = true
 	start := time.Now()
-	d := newSequential(s)
-	stats, err := d.run(ctx)
+	var stats Stats
+	var err error
+	switch s.cfg.Type {
+	case TimeWarp:
+		var d *timeWarpDispatcher
+		if d, err = newTimeWarp(s); err == nil {
+			stats, err = d.run(ctx)
+		}
+	default:
+		stats, err = newSequential(s).run(ctx)
+	}
 	if err != nil {
 		return Result{}, err
 	}

@@ -1,0 +1,616 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/eventset"
+	"github.com/warpedgo/warped/gvt"
+	"github.com/warpedgo/warped/ltsf"
+	"github.com/warpedgo/warped/outputmgr"
+	"github.com/warpedgo/warped/statemgr"
+)
+
+// The time-warp dispatcher (WARPED2's design inside one process).
+//
+// Every LP has an input heap of unprocessed events (eventset.Pending), guarded by the LP's
+// mutex, and, while a worker owns it, a list of processed events, a state queue
+// (statemgr) and an output queue (outputmgr). LPs are partitioned among schedule queues
+// (ltsf), each guarded by a lock (ticket or mutex); a schedule queue holds at most one
+// entry per LP, keyed by that LP's earliest unprocessed event, and only while no worker
+// owns the LP. Lock order: an LP's mutex before a schedule queue's lock, never the reverse.
+//
+// A worker takes the least entry of its schedule queue, claims that LP (marks it busy,
+// takes its least input event, which may be earlier than the entry if one arrived
+// meanwhile), rolls the LP back if the event is a straggler or an anti-message whose twin
+// was processed, processes it (saving state every StateSavingPeriod events and recording
+// its outputs), then releases the LP: fossil-collects it below GVT and reschedules its
+// next event. Sends go straight into the receiver's input (under its mutex); an
+// anti-message that finds its twin there annihilates it.
+//
+// GVT is Fujimoto's shared-memory algorithm (package gvt): each worker reports before
+// taking an event; events a worker makes visible (sends, anti-messages, events put back by
+// a rollback, reschedulings) count in its next report. The run ends when GVT reaches the
+// end time (GVT is infinite when nothing is pending). A GVT round starts every GVTPeriod
+// and as soon as every worker is idle.
+
+// twLP is the time-warp dispatcher's per-LP record.
+type twLP struct {
+	mu sync.Mutex
+	// Guarded by mu:
+	input    eventset.Pending
+	queued   bool      // an entry is in the LP's schedule queue
+	schedKey event.Key // the key it was queued with
+	busy     bool      // a worker owns the LP
+
+	// Owned by the worker that owns the LP (busy), or by the run before it starts:
+	processed []*event.Event // processed events in key order
+	keys      []event.Key    // their keys
+	states    *statemgr.Queue
+	outputs   *outputmgr.Queue
+	fossilGVT event.Time // the GVT of the last fossil collection
+
+	sched int // index of the LP's schedule queue
+}
+
+// schedQueue is one schedule queue and its lock.
+type schedQueue struct {
+	lock sync.Locker
+	q    ltsf.Queue
+}
+
+// twStats are one worker's counters; the dispatcher adds them up at the end.
+type twStats struct {
+	processed, rolledBack, coastForward   uint64
+	primary, secondary, antiSent, annihil uint64
+}
+
+// worker is one worker goroutine's own state.
+type worker struct {
+	d       *timeWarpDispatcher
+	id      int
+	sq      *schedQueue
+	ctx     Context
+	pool    event.Pool
+	tracker gvt.Tracker
+	stats   twStats
+	// cause is the key of the event being processed; coasting suppresses sends;
+	// initSend marks sends from Init, which are not recorded as outputs.
+	cause    event.Key
+	coasting bool
+	initSend bool
+	outBuf   []event.Event
+	idle     bool
+}
+
+// timeWarpDispatcher runs the LPs optimistically on several workers.
+type timeWarpDispatcher struct {
+	sim     *Simulation
+	cfg     TimeWarpConfig
+	end     Time
+	lps     []twLP
+	queues  []schedQueue
+	workers []*worker
+	gvt     *gvt.Fujimoto
+	idle    atomic.Int64 // workers currently idle
+	done    atomic.Bool
+	errOnce sync.Once
+	err     error
+}
+
+func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
+	cfg := s.cfg.TimeWarp.withDefaults()
+	d := &timeWarpDispatcher{sim: s, cfg: cfg, end: s.cfg.MaxSimTime,
+		lps: make([]twLP, len(s.lps)), queues: make([]schedQueue, cfg.Schedulers),
+		gvt: gvt.NewFujimoto(cfg.Workers)}
+	for i := range d.queues {
+		q, err := ltsf.New(cfg.QueueType, len(s.lps))
+		if err != nil {
+			return nil, err
+		}
+		l, err := ltsf.NewLock(cfg.LockType)
+		if err != nil {
+			return nil, err
+		}
+		d.queues[i] = schedQueue{lock: l, q: q}
+	}
+	pend := make([]eventset.Pending, len(s.lps))
+	eventset.Carve(pend, 4)
+	for i := range d.lps {
+		t := &d.lps[i]
+		t.input = pend[i]
+		t.sched = i % cfg.Schedulers
+		var err error
+		if t.states, err = statemgr.NewQueue(cfg.StateSavingPeriod); err != nil {
+			return nil, err
+		}
+		t.outputs = outputmgr.NewQueue()
+	}
+	for w := range cfg.Workers {
+		wk := &worker{d: d, id: w, sq: &d.queues[w%cfg.Schedulers], tracker: gvt.NewTracker()}
+		wk.ctx = Context{out: wk, sim: s}
+		d.workers = append(d.workers, wk)
+	}
+	return d, nil
+}
+
+// fail records the run's first error and stops the workers.
+func (d *timeWarpDispatcher) fail(err error) {
+	d.errOnce.Do(func() { d.err = err })
+	d.done.Store(true)
+}
+
+// coreOf and setCore move an LP's kernel state to and from its saved form.
+func coreOf(r *lpRecord) statemgr.Core { return statemgr.Core{RNG: r.rng, Seq: r.seq} }
+
+func setCore(r *lpRecord, c statemgr.Core) { r.rng, r.seq = c.RNG, c.Seq }
+
+func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
+	w0 := d.workers[0]
+	// Init runs on worker 0's context before any worker starts.
+	if err := d.initLPs(w0); err != nil {
+		return st, err
+	}
+	empty := true
+	for i := range d.lps {
+		if d.lps[i].input.Len() > 0 {
+			empty = false
+			break
+		}
+	}
+	if empty {
+		return st, errors.New("no initial events: no LP sent an event from Init, so there is nothing to simulate")
+	}
+	for i := range d.lps {
+		d.schedule(w0, &d.lps[i], LPID(i))
+	}
+
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, w := range d.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.loop()
+		}()
+	}
+	d.manage(ctx, start)
+	wg.Wait()
+	if d.err != nil {
+		return st, d.err
+	}
+	for _, w := range d.workers {
+		x := &w.stats
+		st.EventsProcessed += x.processed
+		st.EventsRolledBack += x.rolledBack
+		st.CoastForwardEvents += x.coastForward
+		st.PrimaryRollbacks += x.primary
+		st.SecondaryRollbacks += x.secondary
+		st.AntiMessagesSent += x.antiSent
+		st.CancelledEvents += x.annihil
+		st.PeakPendingEvents += w.pool.Peak()
+	}
+	st.EventsCommitted = st.EventsProcessed - st.EventsRolledBack
+	if n := st.PrimaryRollbacks + st.SecondaryRollbacks; n > 0 {
+		st.AverageRollbackLength = float64(st.EventsRolledBack) / float64(n)
+	}
+	st.GVTCycles = d.gvt.Rounds()
+	for i := range d.lps {
+		for _, k := range d.lps[i].keys {
+			if k.RecvTime > st.FinalTime {
+				st.FinalTime = k.RecvTime
+			}
+		}
+	}
+	return st, nil
+}
+
+// initLPs runs every LP's Init and saves its initial state.
+func (d *timeWarpDispatcher) initLPs(w *worker) (err error) {
+	s := d.sim
+	defer func() {
+		if r := recover(); r != nil {
+			err = recoverModel(r, s, w.ctx.self, 0, true)
+		}
+	}()
+	s.init = true
+	for i := range s.lps {
+		r := &s.lps[i]
+		w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = 0, 0, LPID(i), r
+		w.cause, w.coasting = event.Key{}, false
+		w.initSend = true
+		r.model.Init(&w.ctx)
+		w.initSend = false
+		if w.ctx.err != nil {
+			return w.ctx.err
+		}
+		d.lps[i].states.Init(r.model, coreOf(r))
+	}
+	s.init = false
+	return nil
+}
+
+// manage starts GVT rounds, watches for the end, cancellation and progress, and returns
+// when the run is over.
+func (d *timeWarpDispatcher) manage(ctx context.Context, start time.Time) {
+	s := d.sim
+	tick := time.NewTicker(d.cfg.GVTPeriod)
+	defer tick.Stop()
+	lastProgress := start
+	for !d.done.Load() {
+		select {
+		case <-ctx.Done():
+			d.fail(ctx.Err())
+			return
+		case <-tick.C:
+		}
+		d.gvt.Start()
+		if s.cfg.Progress != nil {
+			if now := time.Now(); now.Sub(lastProgress) >= s.cfg.ProgressInterval {
+				lastProgress = now
+				var n uint64
+				for _, w := range d.workers {
+					n += atomic.LoadUint64(&w.stats.processed)
+				}
+				s.cfg.Progress(Progress{Now: d.gvt.GVT(), EndTime: d.end, EventsProcessed: n,
+					Elapsed: now.Sub(start)})
+			}
+		}
+	}
+}
+
+// loop is a worker goroutine.
+func (w *worker) loop() {
+	d := w.d
+	defer func() {
+		if r := recover(); r != nil {
+			d.fail(recoverModel(r, d.sim, w.ctx.self, w.ctx.now, false))
+		}
+	}()
+	for !d.done.Load() {
+		w.reportGVT()
+		id, ok := w.take()
+		if !ok {
+			w.setIdle(true)
+			runtime.Gosched()
+			continue
+		}
+		w.setIdle(false)
+		w.run(id)
+		if w.ctx.err != nil {
+			d.fail(w.ctx.err)
+			return
+		}
+	}
+}
+
+// setIdle keeps the count of idle workers; when all are idle a GVT round starts at once,
+// so that the end is noticed without waiting for the next period.
+func (w *worker) setIdle(idle bool) {
+	if idle == w.idle {
+		return
+	}
+	w.idle = idle
+	if !idle {
+		w.d.idle.Add(-1)
+		return
+	}
+	if w.d.idle.Add(1) == int64(len(w.d.workers)) {
+		w.d.gvt.Start()
+	}
+}
+
+// reportGVT reports to a running GVT round if this worker has not yet.
+func (w *worker) reportGVT() {
+	d := w.d
+	r := d.gvt.Round()
+	if !w.tracker.Due(r) {
+		return
+	}
+	head := math.Inf(1)
+	w.sq.lock.Lock()
+	if e := w.sq.q.Peek(); e != nil {
+		head = e.RecvTime
+	}
+	w.sq.lock.Unlock()
+	if g, ok := d.gvt.Report(r, w.tracker.Take(r, head)); ok && g >= d.end {
+		d.done.Store(true)
+	}
+}
+
+// limit is the time at and above which no event may be processed now.
+func (d *timeWarpDispatcher) limit() Time {
+	if win := d.cfg.OptimismWindow; win > 0 {
+		return math.Min(d.end, d.gvt.GVT()+win)
+	}
+	return d.end
+}
+
+// take removes the least entry of the worker's schedule queue if it is below the limit,
+// and returns its LP.
+func (w *worker) take() (LPID, bool) {
+	lim := w.d.limit()
+	w.sq.lock.Lock()
+	e := w.sq.q.Peek()
+	if e == nil || e.RecvTime >= lim {
+		w.sq.lock.Unlock()
+		return 0, false
+	}
+	w.sq.q.Pop()
+	id := e.Receiver // read under the lock: the record may be recycled once it is out
+	w.sq.lock.Unlock()
+	return id, true
+}
+
+// run claims LP id, processes its least event (rolling back first if needed), and
+// releases it.
+func (w *worker) run(id LPID) {
+	d := w.d
+	t := &d.lps[id]
+	t.mu.Lock()
+	t.queued = false
+	t.busy = true
+	ev := t.input.PopMin()
+	if ev != nil && ev.RecvTime >= d.limit() {
+		// The queued event was annihilated after it was taken, and what is left is beyond
+		// the end (or the optimism window).
+		t.input.Push(ev)
+		ev = nil
+	}
+	t.mu.Unlock()
+	switch {
+	case ev == nil:
+	case ev.Anti:
+		// A pending anti-message always has its twin among the processed events: one
+		// that was pending annihilated on arrival, and one that a rollback put back
+		// annihilated then (see rollback). A pending event with the same key is a later
+		// re-send, which this anti-message must not touch.
+		k := twinKey(event.KeyOf(ev))
+		if !t.hasProcessed(k) {
+			panic(fmt.Sprintf("kernel: anti-message %+v for LP %d has no processed twin", k, id))
+		}
+		w.fossilCollect(t)
+		w.rollback(t, id, k, true)
+		w.stats.secondary++
+		w.pool.Put(ev)
+	default:
+		w.fossilCollect(t)
+		k := event.KeyOf(ev)
+		if n := len(t.keys); n > 0 && event.KeyLess(&k, &t.keys[n-1]) {
+			w.rollback(t, id, k, false)
+			w.stats.primary++
+		}
+		w.process(t, id, ev, k)
+	}
+	t.mu.Lock()
+	t.busy = false
+	d.schedule(w, t, id)
+	t.mu.Unlock()
+}
+
+// twinKey returns the key of the positive event that the anti-message with key k cancels.
+func twinKey(k event.Key) event.Key {
+	k.SeqSign |= 1
+	return k
+}
+
+// antiKey returns the key of the anti-message of the positive event with key k.
+func antiKey(k event.Key) event.Key {
+	k.SeqSign &^= 1
+	return k
+}
+
+// hasProcessed reports whether LP t has a processed event with key k (the worker owns t).
+func (t *twLP) hasProcessed(k event.Key) bool {
+	i, found := slices.BinarySearchFunc(t.keys, k, func(a, b event.Key) int {
+		switch {
+		case event.KeyLess(&a, &b):
+			return -1
+		case event.KeyLess(&b, &a):
+			return 1
+		}
+		return 0
+	})
+	_ = i
+	return found
+}
+
+// process runs the handler of event ev (key k) on LP t, which the worker owns.
+func (w *worker) process(t *twLP, id LPID, ev *event.Event, k event.Key) {
+	r := &w.d.sim.lps[id]
+	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
+	w.cause = k
+	r.model.Handle(&w.ctx, ev)
+	t.states.AfterEvent(k, r.model, coreOf(r))
+	t.processed = append(t.processed, ev)
+	t.keys = append(t.keys, k)
+	atomic.AddUint64(&w.stats.processed, 1)
+}
+
+// rollback undoes every processed event of LP t with key >= k: restores the latest saved
+// state before k, puts the undone events back into the input (dropping the one with key k
+// when it is the twin of an anti-message), cancels their outputs, and coasts forward.
+func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) {
+	r := &w.d.sim.lps[id]
+	core := coreOf(r)
+	restored, ok := t.states.Rollback(k, r.model, &core)
+	setCore(r, core)
+
+	// The first processed event with key >= k, and the first after the restored state.
+	i := len(t.keys)
+	for i > 0 && !event.KeyLess(&t.keys[i-1], &k) {
+		i--
+	}
+	from := 0
+	if ok {
+		for from < i && !event.KeyLess(&restored, &t.keys[from]) {
+			from++
+		}
+	}
+
+	// Undone events go back into the input before any anti-message is sent, so that an
+	// anti-message to this LP itself finds its twin there.
+	t.mu.Lock()
+	for j := i; j < len(t.processed); j++ {
+		e := t.processed[j]
+		if dropTwin && t.keys[j] == k {
+			w.pool.Put(e)
+			w.stats.annihil++
+		} else if anti := t.input.Take(antiKey(t.keys[j])); anti != nil {
+			// Its anti-message arrived while it was processed: they annihilate now,
+			// before a re-send with the same key can arrive and be mistaken for it.
+			w.pool.Put(anti)
+			w.pool.Put(e)
+			w.stats.annihil++
+		} else {
+			t.input.Push(e)
+			w.tracker.Made(e.RecvTime)
+		}
+		w.stats.rolledBack++
+		t.processed[j] = nil
+	}
+	t.mu.Unlock()
+	t.processed, t.keys = t.processed[:i], t.keys[:i]
+
+	w.outBuf = t.outputs.RollbackFrom(k, w.outBuf[:0])
+	for j := range w.outBuf {
+		anti := w.pool.Get()
+		*anti = w.outBuf[j]
+		anti.Anti = true
+		w.outBuf[j] = event.Event{}
+		w.stats.antiSent++
+		w.d.deliver(w, anti)
+	}
+
+	// Coast forward: re-execute the processed events between the restored state and k,
+	// without sending (their sends are still valid).
+	w.coasting = true
+	for j := from; j < i; j++ {
+		e := t.processed[j]
+		w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = e.RecvTime, e.Depth, id, r
+		r.model.Handle(&w.ctx, e)
+		t.states.AfterEvent(t.keys[j], r.model, coreOf(r))
+		w.stats.coastForward++
+	}
+	w.coasting = false
+}
+
+// fossilCollect drops LP t's history below GVT: old states, old output records and the
+// processed events that no remaining state needs for coast forward.
+func (w *worker) fossilCollect(t *twLP) {
+	g := w.d.gvt.GVT()
+	if g <= t.fossilGVT {
+		return
+	}
+	t.fossilGVT = g
+	t.states.FossilCollect(g)
+	t.outputs.FossilCollect(g)
+	oldest, ok := t.states.Oldest()
+	if !ok {
+		return
+	}
+	n := 0
+	for n < len(t.keys) && !event.KeyLess(&oldest, &t.keys[n]) {
+		w.pool.Put(t.processed[n])
+		n++
+	}
+	if n > 0 {
+		m := copy(t.processed, t.processed[n:])
+		clear(t.processed[m:])
+		t.processed = t.processed[:m]
+		t.keys = t.keys[:copy(t.keys, t.keys[n:])]
+	}
+}
+
+// send is the worker's sink: it makes the event, records it as an output of the event
+// being processed, and delivers it. While coasting forward, sends are dropped (the
+// originals are still valid); Init's sends are not recorded (nothing can cancel them).
+func (w *worker) send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
+	if w.coasting {
+		return
+	}
+	e := w.pool.Get()
+	*e = event.Event{RecvTime: at, SendTime: now, Seq: seq, Payload: payload, Words: ws,
+		Depth: depth, Sender: from, Receiver: to}
+	if !w.initSend {
+		w.d.lps[from].outputs.Record(w.cause, e)
+	}
+	w.d.deliver(w, e)
+}
+
+// deliver puts event e into its receiver's input: an anti-message whose twin is there
+// annihilates with it; otherwise the event waits, and the receiver is (re)scheduled if the
+// event is now its least and no worker owns it.
+func (d *timeWarpDispatcher) deliver(w *worker, e *event.Event) {
+	t := &d.lps[e.Receiver]
+	w.tracker.Made(e.RecvTime)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e.Anti {
+		twin := twinKey(event.KeyOf(e))
+		if p := t.input.Take(twin); p != nil {
+			// Take the twin out of the schedule queue before recycling its record: other
+			// workers read queued records.
+			if t.queued && t.schedKey == twin && d.unschedule(t, e.Receiver) {
+				d.schedule(w, t, e.Receiver)
+			}
+			w.pool.Put(p)
+			w.pool.Put(e)
+			w.stats.annihil++
+			return
+		}
+	}
+	k := event.KeyOf(e)
+	t.input.Push(e)
+	if t.busy {
+		return
+	}
+	if !t.queued {
+		d.schedule(w, t, e.Receiver)
+		return
+	}
+	if event.KeyLess(&k, &t.schedKey) {
+		if d.unschedule(t, e.Receiver) {
+			d.schedule(w, t, e.Receiver)
+		}
+	}
+}
+
+// unschedule removes LP t's entry from its schedule queue (t.mu held). It returns false
+// when a worker popped the entry and is about to claim the LP.
+func (d *timeWarpDispatcher) unschedule(t *twLP, id LPID) bool {
+	q := &d.queues[t.sched]
+	q.lock.Lock()
+	removed := q.q.Remove(id) != nil
+	q.lock.Unlock()
+	if removed {
+		t.queued = false
+	}
+	return removed
+}
+
+// schedule queues LP t's least input event if it has one and is neither queued nor owned
+// (t.mu held, or the run not started).
+func (d *timeWarpDispatcher) schedule(w *worker, t *twLP, id LPID) {
+	if t.busy || t.queued {
+		return
+	}
+	m := t.input.Min()
+	if m == nil {
+		return
+	}
+	q := &d.queues[t.sched]
+	q.lock.Lock()
+	q.q.Push(m)
+	q.lock.Unlock()
+	t.queued, t.schedKey = true, event.KeyOf(m)
+	w.tracker.Made(m.RecvTime)
+}
