@@ -43,6 +43,15 @@ type TimeWarpConfig struct {
 	// StateSavingPeriod saves each LP's state every that many events (default 16; 1 is
 	// copy state saving).
 	StateSavingPeriod int
+	// Cancellation is aggressive (default: anti-messages for every output of a rolled-back
+	// event at once) or lazy (hold them, and cancel only the outputs that re-execution
+	// does not regenerate identically).
+	Cancellation string
+	// CheckRollbacks is a debug mode: after every rollback the LP's restored state is
+	// compared with the state it had when first at that point, and a difference (a model
+	// that is not deterministic under re-execution) ends the run with an error naming the
+	// LP and the event.
+	CheckRollbacks bool
 	// OptimismWindow, when positive, keeps workers from processing events at or above
 	// GVT + OptimismWindow (bounded time warp).
 	OptimismWindow Time
