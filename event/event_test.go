@@ -111,3 +111,22 @@ func TestKeyOrderEqualsCompare(t *testing.T) {
 	ka, kp := KeyOf(&anti), KeyOf(&pos)
 	require.True(t, KeyLess(&ka, &kp))
 }
+
+func TestDepotBalancesPools(t *testing.T) {
+	var d Depot
+	a, b := Pool{Depot: &d}, Pool{Depot: &d}
+	// a allocates, b frees: without the depot b's free list would grow without bound
+	// and a would allocate forever.
+	for range 20 {
+		var evs []*Event
+		for range 1000 {
+			evs = append(evs, a.Get())
+		}
+		for _, e := range evs {
+			b.Put(e)
+		}
+	}
+	require.LessOrEqual(t, a.Allocated(), 2048+slabSize, "a reuses what b freed")
+	require.Less(t, len(b.free), 2*depotBatch)
+	require.Zero(t, b.Allocated())
+}

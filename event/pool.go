@@ -1,26 +1,73 @@
 package event
 
+import "sync"
+
 // slabSize is how many Event records the pool allocates at once.
 const slabSize = 512
 
 // Pool recycles Event records so that the hot path allocates nothing in steady state.
-// A Pool is not safe for concurrent use: each dispatcher or worker owns one.
+// A Pool is not safe for concurrent use: each dispatcher or worker owns one. Pools that
+// share a Depot pass records to each other through it (see Depot).
 type Pool struct {
 	free []*Event
-	// live counts records handed out and not yet returned.
+	// live counts records handed out and not yet returned to this pool (negative when it
+	// takes back records that other pools handed out).
 	live int
 	// peak is the largest live seen.
 	peak int
+	// allocated counts the records this pool created.
+	allocated int
+	// Depot, when set, balances free records with other pools.
+	Depot *Depot
+}
+
+// depotBatch is the number of records a pool hands to or takes from a depot at once.
+const depotBatch = 256
+
+// Depot balances event records among the pools of several workers. Records are often
+// freed by another worker than the one that allocated them (the receiver's, not the
+// sender's), so without balancing one pool's free list would grow while another kept
+// allocating. A pool holding more than two batches of free records hands one batch to
+// the depot; a pool that runs dry takes a batch before allocating. Safe for concurrent use.
+type Depot struct {
+	mu      sync.Mutex
+	batches [][]*Event
+}
+
+func (d *Depot) give(b []*Event) {
+	d.mu.Lock()
+	d.batches = append(d.batches, b)
+	d.mu.Unlock()
+}
+
+func (d *Depot) take() []*Event {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := len(d.batches)
+	if n == 0 {
+		return nil
+	}
+	b := d.batches[n-1]
+	d.batches[n-1] = nil
+	d.batches = d.batches[:n-1]
+	return b
 }
 
 // Get returns a zeroed Event record.
 func (p *Pool) Get() *Event {
 	n := len(p.free)
+	if n == 0 && p.Depot != nil {
+		if b := p.Depot.take(); b != nil {
+			p.free = append(p.free, b...)
+			n = len(p.free)
+		}
+	}
 	if n == 0 {
 		slab := make([]Event, slabSize)
 		for i := range slab {
 			p.free = append(p.free, &slab[i])
 		}
+		p.allocated += slabSize
 		n = len(p.free)
 	}
 	e := p.free[n-1]
@@ -37,7 +84,17 @@ func (p *Pool) Put(e *Event) {
 	*e = Event{}
 	p.free = append(p.free, e)
 	p.live--
+	if n := len(p.free); p.Depot != nil && n >= 2*depotBatch {
+		b := make([]*Event, depotBatch)
+		copy(b, p.free[n-depotBatch:])
+		clear(p.free[n-depotBatch:])
+		p.free = p.free[:n-depotBatch]
+		p.Depot.give(b)
+	}
 }
+
+// Allocated returns the number of records this pool created.
+func (p *Pool) Allocated() int { return p.allocated }
 
 // Live returns how many records are handed out and not yet returned.
 func (p *Pool) Live() int { return p.live }

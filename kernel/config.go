@@ -142,6 +142,9 @@ func (tw TimeWarpConfig) withDefaults() TimeWarpConfig {
 	if tw.GVTPeriod == 0 {
 		tw.GVTPeriod = 10 * time.Millisecond
 	}
+	if tw.Cancellation == "" {
+		tw.Cancellation = "aggressive"
+	}
 	return tw
 }
 
@@ -161,6 +164,8 @@ func (tw TimeWarpConfig) validate() error {
 		return fmt.Errorf("time-warp optimism window must be >= 0 (0: unbounded), got %v", tw.OptimismWindow)
 	case tw.GVTPeriod < 0:
 		return fmt.Errorf("time-warp GVT period must be positive, got %v", tw.GVTPeriod)
+	case d.Cancellation != "aggressive" && d.Cancellation != "lazy":
+		return fmt.Errorf("unknown time-warp cancellation %q (want aggressive or lazy)", tw.Cancellation)
 	}
 	if _, err := ltsf.New(d.QueueType, 0); err != nil {
 		return fmt.Errorf("time-warp queue type: %w", err)

@@ -39,7 +39,8 @@ type Stats struct {
 	Efficiency               float64 `json:"efficiency"`
 	WallSeconds              float64 `json:"wall_seconds"`
 	CommittedEventsPerSecond float64 `json:"committed_events_per_second"`
-	// PeakPendingEvents is the largest number of events pending at once.
+	// PeakPendingEvents is the largest number of events pending at once (sequential), or
+	// the number of event records allocated, an upper bound of it (time warp).
 	PeakPendingEvents int `json:"peak_pending_events"`
 	// PeakMemoryBytes is the peak resident memory of the process (Linux VmHWM), or the
 	// Go runtime's memory obtained from the OS where that is unavailable.

@@ -134,8 +134,10 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 		}
 		t.outputs = outputmgr.NewQueue()
 	}
+	depot := new(event.Depot)
 	for w := range cfg.Workers {
 		wk := &worker{d: d, id: w, sq: &d.queues[w%cfg.Schedulers], tracker: gvt.NewTracker()}
+		wk.pool.Depot = depot
 		wk.ctx = Context{out: wk, sim: s}
 		d.workers = append(d.workers, wk)
 	}
@@ -196,7 +198,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 		st.SecondaryRollbacks += x.secondary
 		st.AntiMessagesSent += x.antiSent
 		st.CancelledEvents += x.annihil
-		st.PeakPendingEvents += w.pool.Peak()
+		st.PeakPendingEvents += w.pool.Allocated()
 	}
 	st.EventsCommitted = st.EventsProcessed - st.EventsRolledBack
 	if n := st.PrimaryRollbacks + st.SecondaryRollbacks; n > 0 {
@@ -432,8 +434,15 @@ func (w *worker) process(t *twLP, id LPID, ev *event.Event, k event.Key) {
 	t.states.AfterEvent(k, r.model, coreOf(r))
 	t.processed = append(t.processed, ev)
 	t.keys = append(t.keys, k)
-	atomic.AddUint64(&w.stats.processed, 1)
+	if n := atomic.AddUint64(&w.stats.processed, 1); n%gvtEvents == 0 {
+		// Rounds also follow the work done, not only the clock: when the manager goroutine
+		// is starved of CPU, history below the next GVT would otherwise pile up.
+		w.d.gvt.Start()
+	}
 }
+
+// gvtEvents is the number of events a worker processes between GVT rounds it starts itself.
+const gvtEvents = 8192
 
 // rollback undoes every processed event of LP t with key >= k: restores the latest saved
 // state before k, puts the undone events back into the input (dropping the one with key k
@@ -527,6 +536,11 @@ func (w *worker) fossilCollect(t *twLP) {
 		clear(t.processed[m:])
 		t.processed = t.processed[:m]
 		t.keys = t.keys[:copy(t.keys, t.keys[n:])]
+		if c := cap(t.processed); c > 256 && m < c/8 {
+			// A burst grew the history far beyond what it holds now: give the memory back.
+			t.processed = append(make([]*event.Event, 0, 2*m+8), t.processed...)
+			t.keys = append(make([]event.Key, 0, 2*m+8), t.keys...)
+		}
 	}
 }
 

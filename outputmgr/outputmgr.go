@@ -174,6 +174,24 @@ func (q *Queue) FossilCollect(gvt event.Time) {
 		q.head = (q.head + 1) & (len(q.buf) - 1)
 		q.n--
 	}
+	q.shrink()
+}
+
+// shrink gives back the memory of a ring that a burst grew far beyond what it holds now,
+// so that a long run's memory follows its pending work, not its largest burst.
+func (q *Queue) shrink() {
+	size := len(q.buf)
+	if size <= 64 || q.n >= size/8 {
+		return
+	}
+	for size > 16 && q.n < size/4 {
+		size /= 2
+	}
+	buf := make([]record, size)
+	for i := range q.n {
+		buf[i] = *q.at(i)
+	}
+	q.buf, q.head = buf, 0
 }
 
 // held is one output held by Lazy.

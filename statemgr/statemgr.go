@@ -244,6 +244,29 @@ func (q *Queue) FossilCollect(gvt event.Time) {
 	}
 	q.head = (q.head + i) & (len(q.buf) - 1)
 	q.n -= i
+	q.shrink()
+}
+
+// shrink gives back the memory that a burst of saved states left behind (a ring and a free
+// list far larger than what the queue holds now), so that a long run's memory follows its
+// pending work, not its largest burst.
+func (q *Queue) shrink() {
+	if keep := q.n + 8; len(q.free) > 2*keep {
+		clear(q.free[keep:])
+		q.free = q.free[:keep]
+	}
+	size := len(q.buf)
+	if size <= 64 || q.n >= size/8 {
+		return
+	}
+	for size > 8 && q.n < size/4 {
+		size /= 2
+	}
+	buf := make([]entry, size)
+	for i := range q.n {
+		buf[i] = *q.at(i)
+	}
+	q.buf, q.head = buf, 0
 }
 
 // Oldest returns the key of the oldest saved state, with ok false when it is the initial

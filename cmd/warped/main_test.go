@@ -50,6 +50,23 @@ func TestRunModels(t *testing.T) {
 	require.Empty(t, errOut, "no progress line when stderr is not a terminal")
 }
 
+func TestTimeWarpMatchesSequential(t *testing.T) {
+	for _, m := range [][]string{
+		{"phold", "--lps", "64", "--max-sim-time", "20"},
+		{"pcs", "--num-cells-x", "4", "--num-cells-y", "4", "--max-sim-time", "100"},
+	} {
+		code, out, errOut := warped(append(m, "--simulation-type", "sequential")...)
+		require.Equal(t, 0, code, errOut)
+		want := digestOf(t, out)
+		code, out, errOut = warped(append(m, "--time-warp-worker-threads", "3", "--time-warp-scheduler-count", "2",
+			"--time-warp-state-saving-period", "3", "--time-warp-queue-type", "ladder")...)
+		require.Equal(t, 0, code, errOut)
+		require.Equal(t, want, digestOf(t, out), "time warp (the default) commits the sequential result")
+		require.Contains(t, out, "Simulation of "+m[0]+" complete (time-warp)")
+		require.Contains(t, out, "GVT cycles:")
+	}
+}
+
 func TestProgressOnRequest(t *testing.T) {
 	code, _, errOut := warped("phold", "--lps", "64", "--max-sim-time", "20", "--progress")
 	require.Equal(t, 0, code)
@@ -79,6 +96,15 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"pcs", "--num-cells-x", "0"}, "--num-cells-x must be at least 1"},
 		{[]string{"pcs", "--simulation-type", "quantum"}, `unknown simulation type "quantum"`},
 		{[]string{"nosuchmodel"}, `unknown command or model "nosuchmodel"`},
+		{[]string{"phold", "--time-warp-worker-threads", "0"}, "--time-warp-worker-threads must be at least 1"},
+		{[]string{"phold", "--time-warp-scheduler-count", "0"}, "--time-warp-scheduler-count must be at least 1"},
+		{[]string{"phold", "--time-warp-worker-threads", "2", "--time-warp-scheduler-count", "3"}, "must not exceed the worker threads"},
+		{[]string{"phold", "--time-warp-state-saving-period", "0"}, "--time-warp-state-saving-period must be at least 1"},
+		{[]string{"phold", "--time-warp-queue-type", "fifo"}, `unknown queue type "fifo"`},
+		{[]string{"phold", "--time-warp-lock-type", "spin"}, `unknown lock type "spin"`},
+		{[]string{"phold", "--time-warp-cancellation", "eager"}, `unknown time-warp cancellation "eager"`},
+		{[]string{"phold", "--time-warp-optimism-window", "-1"}, "optimism window must be >= 0"},
+		{[]string{"phold", "--time-warp-gvt-calculation-period", "0"}, "--time-warp-gvt-calculation-period must be a positive number"},
 		{[]string{"help", "nosuchmodel"}, `unknown model "nosuchmodel"`},
 		{[]string{"phold", "--config", filepath.Join(dir, "missing.json")}, "cannot read --config"},
 		{[]string{"phold", "--config", badJSON}, "is not a JSON object"},

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +29,13 @@ type options struct {
 	dumpConfig bool
 	statsFile  string
 	progress   progressMode
+
+	workers, schedulers, period int
+	queueType, lockType         string
+	cancellation                string
+	window                      float64
+	gvtPeriodMS                 float64
+	checkRollbacks              bool
 }
 
 // progressMode is auto, on or off; a bare --progress means on.
@@ -58,7 +66,16 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	fs.SetOutput(io.Discard)
 	o.progress = "auto"
 	fs.Float64Var(&o.maxSimTime, "max-sim-time", m.endTime, "end time: events before it are processed")
-	fs.StringVar(&o.simType, "simulation-type", kernel.Sequential, "dispatcher: "+strings.Join(kernel.Types(), " or "))
+	fs.StringVar(&o.simType, "simulation-type", kernel.TimeWarp, "dispatcher: "+strings.Join(kernel.Types(), " or "))
+	fs.IntVar(&o.workers, "time-warp-worker-threads", runtime.NumCPU(), "time warp: worker goroutines")
+	fs.IntVar(&o.schedulers, "time-warp-scheduler-count", 1, "time warp: schedule queues (at most the worker threads)")
+	fs.StringVar(&o.queueType, "time-warp-queue-type", "heap", "time warp: schedule queue: heap, splay or ladder")
+	fs.StringVar(&o.lockType, "time-warp-lock-type", "ticket", "time warp: schedule queue lock: ticket or mutex")
+	fs.IntVar(&o.period, "time-warp-state-saving-period", 16, "time warp: save each LP's state every N events (1: copy state saving)")
+	fs.StringVar(&o.cancellation, "time-warp-cancellation", "aggressive", "time warp: aggressive or lazy cancellation")
+	fs.Float64Var(&o.window, "time-warp-optimism-window", 0, "time warp: never process events at or above GVT + W (0: unbounded)")
+	fs.Float64Var(&o.gvtPeriodMS, "time-warp-gvt-calculation-period", 10, "time warp: milliseconds between GVT rounds")
+	fs.BoolVar(&o.checkRollbacks, "time-warp-check-rollbacks", false, "time warp: debug mode: check that re-executed events rebuild the same state")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed for every LP's generator")
 	fs.StringVar(&o.config, "config", "", "read flags from this JSON file (the command line overrides it)")
 	fs.BoolVar(&o.dumpConfig, "dump-config", false, "print the effective configuration as JSON and exit")
@@ -103,11 +120,27 @@ func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Wr
 		stdout.Write(out)
 		return exitOK
 	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"time-warp-worker-threads", o.workers}, {"time-warp-scheduler-count", o.schedulers},
+		{"time-warp-state-saving-period", o.period}} {
+		if c.v < 1 {
+			return usageErr("--%s must be at least 1, got %d", c.name, c.v)
+		}
+	}
+	if !(o.gvtPeriodMS > 0) || math.IsInf(o.gvtPeriodMS, 0) {
+		return usageErr("--time-warp-gvt-calculation-period must be a positive number of milliseconds, got %v", o.gvtPeriodMS)
+	}
 	lps, err := build()
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	cfg := kernel.Config{MaxSimTime: o.maxSimTime, Type: o.simType, Seed: o.seed}
+	cfg := kernel.Config{MaxSimTime: o.maxSimTime, Type: o.simType, Seed: o.seed,
+		TimeWarp: kernel.TimeWarpConfig{Workers: o.workers, Schedulers: o.schedulers,
+			QueueType: o.queueType, LockType: o.lockType, StateSavingPeriod: o.period,
+			Cancellation: o.cancellation, CheckRollbacks: o.checkRollbacks,
+			OptimismWindow: o.window, GVTPeriod: time.Duration(o.gvtPeriodMS * float64(time.Millisecond))}}
 	if showProgress(o.progress, stderr) {
 		cfg.Progress = progressPrinter(stderr)
 		cfg.ProgressInterval = 500 * time.Millisecond
@@ -271,6 +304,15 @@ func printResults(w io.Writer, m *model, simType string, r kernel.Result, result
 		line("Efficiency", "n/a (no events before the end time)")
 	}
 	line("Final event time", "%.6g", r.FinalTime)
+	if simType == kernel.TimeWarp {
+		line("Primary rollbacks", "%d", r.PrimaryRollbacks)
+		line("Secondary rollbacks", "%d", r.SecondaryRollbacks)
+		line("Average rollback length", "%.2f", r.AverageRollbackLength)
+		line("Anti-messages sent", "%d", r.AntiMessagesSent)
+		line("Cancelled events", "%d", r.CancelledEvents)
+		line("Coast-forward events", "%d", r.CoastForwardEvents)
+		line("GVT cycles", "%d", r.GVTCycles)
+	}
 	line("Wall time", "%.3f s", r.WallSeconds)
 	line("Committed events/s", "%.4g", r.CommittedEventsPerSecond)
 	line("Peak pending events", "%d", r.PeakPendingEvents)
