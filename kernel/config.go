@@ -48,9 +48,12 @@ type TimeWarpConfig struct {
 	// does not regenerate identically).
 	Cancellation string
 	// CheckRollbacks is a debug mode: after every rollback the LP's restored state is
-	// compared with the state it had when first at that point, and a difference (a model
-	// that is not deterministic under re-execution) ends the run with an error naming the
-	// LP and the event.
+	// compared with the state it had when first at that point, and each re-executed event
+	// must rebuild the state and sends it first produced; a difference (a model that is not
+	// deterministic under re-execution, or whose Snapshot shares memory with its state)
+	// ends the run with an error naming the LP and the event. It also checks some of the
+	// dispatcher's own invariants (no event sent below GVT, no LP released holding lazy
+	// outputs below its pending events).
 	CheckRollbacks bool
 	// OptimismWindow, when positive, keeps workers from processing events at or above
 	// GVT + OptimismWindow (bounded time warp).

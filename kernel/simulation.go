@@ -60,6 +60,9 @@ type Stats struct {
 	AntiMessagesSent uint64 `json:"anti_messages_sent"`
 	// CancelledEvents counts events annihilated by their anti-messages.
 	CancelledEvents uint64 `json:"cancelled_events"`
+	// SuppressedSends counts sends that lazy cancellation found identical to a held output
+	// and did not send again.
+	SuppressedSends uint64 `json:"suppressed_sends"`
 	// CoastForwardEvents counts events re-executed to rebuild state after a rollback.
 	CoastForwardEvents uint64 `json:"coast_forward_events"`
 	// GVTCycles counts completed GVT rounds.

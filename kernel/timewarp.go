@@ -2,8 +2,10 @@ package kernel
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"runtime"
 	"slices"
@@ -41,6 +43,38 @@ import (
 // a rollback, reschedulings) count in its next report. The run ends when GVT reaches the
 // end time (GVT is infinite when nothing is pending). A GVT round starts every GVTPeriod
 // and as soon as every worker is idle.
+//
+// Cancellation is aggressive (a rollback sends the anti-messages of the undone events'
+// outputs at once) or lazy (an outputmgr.Lazy per LP holds them, and re-execution decides;
+// see the protocol in package outputmgr). Lazy cancellation, as implemented here:
+//
+//   - Rollback to k: lazy.HoldFrom(outputs, k) instead of sending anti-messages.
+//   - Send while processing event c (not coasting, not Init): record the output, then
+//     lazy.Regenerated(c, e): first the anti-messages of the returned clashes, then e itself
+//     unless it is suppressed (its identical original is still live at the receiver).
+//   - Before processing an event with key k: cancel lazy.Expire(k) (harmless, and it
+//     settles at once the outputs whose cause was annihilated behind the LP's back).
+//   - Release (see release): under the LP's mutex, cancel lazy.Expire(n) for the LP's least
+//     pending key n, or lazy.Drain() when nothing is pending; the anti-messages go out with
+//     the mutex released, and the check repeats (an anti-message to the LP itself, or a
+//     concurrent annihilation, can change n) until nothing more expires; the LP is then
+//     released and rescheduled under that same lock. So an unowned LP's held outputs all
+//     have causes at or after its least pending event, whose schedule entry (at most their
+//     receive times, since no event is sent into its cause's past) keeps GVT at or below
+//     the times of their anti-messages.
+//   - The one thing that raises an unowned LP's least pending event is an anti-message
+//     annihilating it (deliver). If the LP holds outputs, the worker delivering the
+//     anti-message claims the LP instead of rescheduling it, and releases it as above
+//     once it has released its own LP (worker.claimed). Until then the anti-message's time,
+//     which is at most the LP's pending events and held outputs, is in the worker's report.
+//   - At the end nothing is held: an LP holding outputs has a pending event below the end
+//     time (the cause of a held output is processed, so below the end), so GVT cannot
+//     reach the end while it does (run checks this).
+//
+// CheckRollbacks keeps, for every processed event, a digest of the LP's state (model state,
+// generator and sequence number) after it and one of the sends it made. After a rollback
+// the restored state must match the digest recorded for it, and each coast-forward event
+// must reproduce its recorded digests; otherwise the run fails naming the LP and the event.
 
 // twLP is the time-warp dispatcher's per-LP record.
 type twLP struct {
@@ -57,8 +91,25 @@ type twLP struct {
 	states    *statemgr.Queue
 	outputs   *outputmgr.Queue
 	fossilGVT event.Time // the GVT of the last fossil collection
+	// lazy holds rolled-back outputs (lazy cancellation only, else nil).
+	lazy *outputmgr.Lazy
+	// holding (guarded by mu) is set when the LP was released holding outputs.
+	holding bool
+
+	// CheckRollbacks only, owned like processed: checks[i] is the digest recorded after
+	// processed[i], base the state digest before processed[0] (after Init, or after the
+	// last event that fossil collection dropped), and checkSnap a scratch snapshot.
+	checks    []twDigest
+	base      uint64
+	checkSnap any
 
 	sched int // index of the LP's schedule queue
+}
+
+// twDigest is what CheckRollbacks records for a processed event: a digest of the LP's
+// state after it and one of the sends it made.
+type twDigest struct {
+	state, sends uint64
 }
 
 // schedQueue is one schedule queue and its lock.
@@ -71,6 +122,7 @@ type schedQueue struct {
 type twStats struct {
 	processed, rolledBack, coastForward   uint64
 	primary, secondary, antiSent, annihil uint64
+	suppressed                            uint64 // lazy cancellation: regenerated sends not sent
 }
 
 // worker is one worker goroutine's own state.
@@ -89,6 +141,14 @@ type worker struct {
 	initSend bool
 	outBuf   []event.Event
 	idle     bool
+	// cancels receives the clashes of Regenerated (lazy cancellation).
+	cancels []event.Event
+	// claimed are LPs holding outputs whose least pending event this worker annihilated
+	// while no worker owned them: it owns them now and releases them after its own LP
+	// (see deliver).
+	claimed []LPID
+	// CheckRollbacks: the encoded sends of the event being handled, and scratch.
+	sendBytes, stateBytes []byte
 }
 
 // timeWarpDispatcher runs the LPs optimistically on several workers.
@@ -104,13 +164,38 @@ type timeWarpDispatcher struct {
 	done    atomic.Bool
 	errOnce sync.Once
 	err     error
+	// lazy is lazy cancellation; check is CheckRollbacks, with seed for its digests.
+	lazy  bool
+	check bool
+	seed  maphash.Seed
+	// suppressed counts the sends that lazy cancellation suppressed (set at the end).
+	suppressed uint64
+}
+
+// Cancellation kinds accepted in TimeWarpConfig.Cancellation ("" is aggressive).
+const (
+	cancelAggressive = "aggressive"
+	cancelLazy       = "lazy"
+)
+
+// checkCancellation reports an unknown cancellation kind.
+func checkCancellation(kind string) error {
+	switch kind {
+	case "", cancelAggressive, cancelLazy:
+		return nil
+	}
+	return fmt.Errorf("unknown time-warp cancellation %q (want aggressive or lazy)", kind)
 }
 
 func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 	cfg := s.cfg.TimeWarp.withDefaults()
+	if err := checkCancellation(cfg.Cancellation); err != nil {
+		return nil, err
+	}
 	d := &timeWarpDispatcher{sim: s, cfg: cfg, end: s.cfg.MaxSimTime,
 		lps: make([]twLP, len(s.lps)), queues: make([]schedQueue, cfg.Schedulers),
-		gvt: gvt.NewFujimoto(cfg.Workers)}
+		gvt: gvt.NewFujimoto(cfg.Workers), lazy: cfg.Cancellation == cancelLazy,
+		check: cfg.CheckRollbacks, seed: maphash.MakeSeed()}
 	for i := range d.queues {
 		q, err := ltsf.New(cfg.QueueType, len(s.lps))
 		if err != nil {
@@ -133,6 +218,9 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 			return nil, err
 		}
 		t.outputs = outputmgr.NewQueue()
+		if d.lazy {
+			t.lazy = outputmgr.NewLazy()
+		}
 	}
 	depot := new(event.Depot)
 	for w := range cfg.Workers {
@@ -189,7 +277,15 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 	if d.err != nil {
 		return st, d.err
 	}
+	for i := range d.lps {
+		if l := d.lps[i].lazy; l != nil && l.Len() > 0 {
+			// Cannot happen (see the package comment): an LP holding outputs keeps GVT
+			// below the end time.
+			return st, fmt.Errorf("kernel: LP %d still holds %d outputs at the end of the run (lazy cancellation bug)", i, l.Len())
+		}
+	}
 	for _, w := range d.workers {
+		d.suppressed += w.stats.suppressed
 		x := &w.stats
 		st.EventsProcessed += x.processed
 		st.EventsRolledBack += x.rolledBack
@@ -197,6 +293,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 		st.PrimaryRollbacks += x.primary
 		st.SecondaryRollbacks += x.secondary
 		st.AntiMessagesSent += x.antiSent
+		st.SuppressedSends += x.suppressed
 		st.CancelledEvents += x.annihil
 		st.PeakPendingEvents += w.pool.Allocated()
 	}
@@ -235,6 +332,9 @@ func (d *timeWarpDispatcher) initLPs(w *worker) (err error) {
 			return w.ctx.err
 		}
 		d.lps[i].states.Init(r.model, coreOf(r))
+		if d.check {
+			d.lps[i].base = w.stateDigest(&d.lps[i], r)
+		}
 	}
 	s.init = false
 	return nil
@@ -380,22 +480,83 @@ func (w *worker) run(id LPID) {
 			panic(fmt.Sprintf("kernel: anti-message %+v for LP %d has no processed twin", k, id))
 		}
 		w.fossilCollect(t)
-		w.rollback(t, id, k, true)
 		w.stats.secondary++
 		w.pool.Put(ev)
+		if !w.rollback(t, id, k, true) {
+			return // CheckRollbacks failed the run
+		}
 	default:
 		w.fossilCollect(t)
 		k := event.KeyOf(ev)
 		if n := len(t.keys); n > 0 && event.KeyLess(&k, &t.keys[n-1]) {
-			w.rollback(t, id, k, false)
 			w.stats.primary++
+			if !w.rollback(t, id, k, false) {
+				return // CheckRollbacks failed the run
+			}
+		}
+		if t.lazy != nil && t.lazy.Len() > 0 {
+			w.outBuf = t.lazy.Expire(k, w.outBuf[:0])
+			w.sendAntis(w.outBuf)
 		}
 		w.process(t, id, ev, k)
 	}
-	t.mu.Lock()
-	t.busy = false
-	d.schedule(w, t, id)
-	t.mu.Unlock()
+	w.release(t, id)
+	for n := len(w.claimed); n > 0; n = len(w.claimed) {
+		c := w.claimed[n-1]
+		w.claimed = w.claimed[:n-1]
+		w.release(&d.lps[c], c)
+	}
+}
+
+// release ends the worker's ownership of LP t and reschedules it. With lazy cancellation it
+// first cancels the held outputs that re-execution can no longer regenerate (those whose
+// cause is below the LP's least pending event, or all of them when nothing is pending),
+// and repeats until nothing more expires: sending the anti-messages (without the LP's
+// mutex, since one may go to the LP itself) can change the least pending event, and so
+// can other workers' anti-messages. The last check and the release happen under one
+// lock, so an unowned LP's held outputs never have a cause below its least pending event.
+func (w *worker) release(t *twLP, id LPID) {
+	for {
+		t.mu.Lock()
+		if t.lazy != nil {
+			if t.lazy.Len() > 0 {
+				if k, ok := t.input.MinKey(); ok {
+					w.outBuf = t.lazy.Expire(k, w.outBuf[:0])
+				} else {
+					w.outBuf = t.lazy.Drain(w.outBuf[:0])
+				}
+				if len(w.outBuf) > 0 {
+					t.mu.Unlock()
+					w.sendAntis(w.outBuf)
+					continue
+				}
+			}
+			t.holding = t.lazy.Len() > 0
+			if w.d.cfg.CheckRollbacks && t.holding {
+				if m := t.input.Min(); m == nil || t.lazy.MinRecvTime() < m.RecvTime {
+					panic(fmt.Sprintf("kernel: LP %d released holding outputs from time %v below its least pending event %+v",
+						id, t.lazy.MinRecvTime(), m))
+				}
+			}
+		}
+		t.busy = false
+		w.d.schedule(w, t, id)
+		t.mu.Unlock()
+		return
+	}
+}
+
+// sendAntis sends the anti-message of each event of es (copies of positive events as they
+// were sent) and clears es.
+func (w *worker) sendAntis(es []event.Event) {
+	for j := range es {
+		anti := w.pool.Get()
+		*anti = es[j]
+		anti.Anti = true
+		es[j] = event.Event{}
+		w.stats.antiSent++
+		w.d.deliver(w, anti)
+	}
 }
 
 // twinKey returns the key of the positive event that the anti-message with key k cancels.
@@ -430,8 +591,12 @@ func (w *worker) process(t *twLP, id LPID, ev *event.Event, k event.Key) {
 	r := &w.d.sim.lps[id]
 	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
 	w.cause = k
+	w.sendBytes = w.sendBytes[:0]
 	r.model.Handle(&w.ctx, ev)
 	t.states.AfterEvent(k, r.model, coreOf(r))
+	if w.d.check {
+		t.checks = append(t.checks, w.eventDigest(t, r))
+	}
 	t.processed = append(t.processed, ev)
 	t.keys = append(t.keys, k)
 	if n := atomic.AddUint64(&w.stats.processed, 1); n%gvtEvents == 0 {
@@ -446,9 +611,12 @@ const gvtEvents = 8192
 
 // rollback undoes every processed event of LP t with key >= k: restores the latest saved
 // state before k, puts the undone events back into the input (dropping the one with key k
-// when it is the twin of an anti-message), cancels their outputs, and coasts forward.
-func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) {
-	r := &w.d.sim.lps[id]
+// when it is the twin of an anti-message), cancels their outputs (or holds them, with lazy
+// cancellation), and coasts forward. It returns false when CheckRollbacks found the
+// restored or re-executed state different and failed the run.
+func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) bool {
+	d := w.d
+	r := &d.sim.lps[id]
 	core := coreOf(r)
 	restored, ok := t.states.Rollback(k, r.model, &core)
 	setCore(r, core)
@@ -488,28 +656,82 @@ func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) {
 	}
 	t.mu.Unlock()
 	t.processed, t.keys = t.processed[:i], t.keys[:i]
+	if d.check {
+		t.checks = t.checks[:i]
+		want := t.base
+		if from > 0 {
+			want = t.checks[from-1].state
+		}
+		if w.stateDigest(t, r) != want {
+			d.fail(d.restoreError(id, restored, ok))
+			return false
+		}
+	}
 
-	w.outBuf = t.outputs.RollbackFrom(k, w.outBuf[:0])
-	for j := range w.outBuf {
-		anti := w.pool.Get()
-		*anti = w.outBuf[j]
-		anti.Anti = true
-		w.outBuf[j] = event.Event{}
-		w.stats.antiSent++
-		w.d.deliver(w, anti)
+	if t.lazy != nil {
+		t.lazy.HoldFrom(t.outputs, k)
+	} else {
+		w.outBuf = t.outputs.RollbackFrom(k, w.outBuf[:0])
+		w.sendAntis(w.outBuf)
 	}
 
 	// Coast forward: re-execute the processed events between the restored state and k,
 	// without sending (their sends are still valid).
 	w.coasting = true
+	defer func() { w.coasting = false }()
 	for j := from; j < i; j++ {
 		e := t.processed[j]
 		w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = e.RecvTime, e.Depth, id, r
+		w.sendBytes = w.sendBytes[:0]
 		r.model.Handle(&w.ctx, e)
 		t.states.AfterEvent(t.keys[j], r.model, coreOf(r))
 		w.stats.coastForward++
+		if d.check && w.eventDigest(t, r) != t.checks[j] {
+			d.fail(fmt.Errorf("time-warp check: LP %q (id %d) differs after re-executing its event at "+
+				"time %v (from LP %d, sequence %d): the model is not deterministic under re-execution "+
+				"(does its handler read anything besides its state, the event and ctx.RNG()?)",
+				d.sim.nameOf(id), id, e.RecvTime, e.Sender, e.Seq))
+			return false
+		}
 	}
-	w.coasting = false
+	return true
+}
+
+// restoreError describes a restored state that differs from the state recorded when the LP
+// was first at that point.
+func (d *timeWarpDispatcher) restoreError(id LPID, restored event.Key, ok bool) error {
+	at := "its initial state"
+	if ok {
+		at = fmt.Sprintf("the state saved after its event at time %v (from LP %d, sequence %d)",
+			restored.RecvTime, restored.Sender, restored.SeqSign>>1)
+	}
+	return fmt.Errorf("time-warp check: LP %q (id %d) differs after restoring %s: its Snapshot "+
+		"and Restore do not reproduce the state (do they copy all of it, sharing no memory "+
+		"with the live state?)", d.sim.nameOf(id), id, at)
+}
+
+// stateDigest digests LP t's current state: its generator, sequence number and model state
+// (AppendState, or the canonical encoding of a snapshot).
+func (w *worker) stateDigest(t *twLP, r *lpRecord) uint64 {
+	b := binary.LittleEndian.AppendUint32(w.stateBytes[:0], r.rng.D)
+	for _, v := range r.rng.V {
+		b = binary.LittleEndian.AppendUint32(b, v)
+	}
+	b = binary.LittleEndian.AppendUint64(b, r.seq)
+	if a, ok := r.model.(StateAppender); ok {
+		b = a.AppendState(b)
+	} else {
+		t.checkSnap = r.model.Snapshot(t.checkSnap)
+		b = appendValue(b, t.checkSnap)
+	}
+	w.stateBytes = b
+	return maphash.Bytes(w.d.seed, b)
+}
+
+// eventDigest is what CheckRollbacks records after an event: the LP's state digest and a
+// digest of the sends the handler made (w.sendBytes).
+func (w *worker) eventDigest(t *twLP, r *lpRecord) twDigest {
+	return twDigest{state: w.stateDigest(t, r), sends: maphash.Bytes(w.d.seed, w.sendBytes)}
 }
 
 // fossilCollect drops LP t's history below GVT: old states, old output records and the
@@ -536,10 +758,17 @@ func (w *worker) fossilCollect(t *twLP) {
 		clear(t.processed[m:])
 		t.processed = t.processed[:m]
 		t.keys = t.keys[:copy(t.keys, t.keys[n:])]
+		if w.d.check {
+			t.base = t.checks[n-1].state
+			t.checks = t.checks[:copy(t.checks, t.checks[n:])]
+		}
 		if c := cap(t.processed); c > 256 && m < c/8 {
 			// A burst grew the history far beyond what it holds now: give the memory back.
 			t.processed = append(make([]*event.Event, 0, 2*m+8), t.processed...)
 			t.keys = append(make([]event.Key, 0, 2*m+8), t.keys...)
+			if w.d.check {
+				t.checks = append(make([]twDigest, 0, 2*m+8), t.checks...)
+			}
 		}
 	}
 }
@@ -547,24 +776,61 @@ func (w *worker) fossilCollect(t *twLP) {
 // send is the worker's sink: it makes the event, records it as an output of the event
 // being processed, and delivers it. While coasting forward, sends are dropped (the
 // originals are still valid); Init's sends are not recorded (nothing can cancel them).
+// With lazy cancellation a regenerated send identical to a held output of the same cause
+// is suppressed (the original is still live), and a held output that clashes with it (same
+// key and receiver, other content) is cancelled first.
 func (w *worker) send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
+	if w.d.check && !w.initSend {
+		w.appendSend(to, depth, seq, at, ws, payload)
+	}
 	if w.coasting {
 		return
 	}
 	e := w.pool.Get()
 	*e = event.Event{RecvTime: at, SendTime: now, Seq: seq, Payload: payload, Words: ws,
 		Depth: depth, Sender: from, Receiver: to}
-	if !w.initSend {
-		w.d.lps[from].outputs.Record(w.cause, e)
+	if w.initSend {
+		w.d.deliver(w, e)
+		return
+	}
+	t := &w.d.lps[from]
+	t.outputs.Record(w.cause, e)
+	if t.lazy != nil {
+		var suppress bool
+		w.cancels, suppress = t.lazy.Regenerated(w.cause, e, w.cancels[:0])
+		w.sendAntis(w.cancels)
+		if suppress {
+			w.stats.suppressed++
+			w.pool.Put(e)
+			return
+		}
 	}
 	w.d.deliver(w, e)
 }
 
+// appendSend encodes a send for CheckRollbacks' digest of the event being handled.
+func (w *worker) appendSend(to LPID, depth uint32, seq uint64, at Time, ws Words, payload any) {
+	b := binary.LittleEndian.AppendUint32(w.sendBytes, to)
+	b = binary.LittleEndian.AppendUint32(b, depth)
+	b = binary.LittleEndian.AppendUint64(b, seq)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(at))
+	for _, x := range ws {
+		b = binary.LittleEndian.AppendUint64(b, x)
+	}
+	w.sendBytes = appendValue(b, payload)
+}
+
 // deliver puts event e into its receiver's input: an anti-message whose twin is there
 // annihilates with it; otherwise the event waits, and the receiver is (re)scheduled if the
-// event is now its least and no worker owns it.
+// event is now its least and no worker owns it. An anti-message that annihilates the least
+// event of an unowned receiver holding outputs (lazy cancellation) makes worker w claim the
+// receiver: its held outputs may now have causes below its least pending event, which no
+// longer bounds them for GVT, so they must be expired first (see release).
 func (d *timeWarpDispatcher) deliver(w *worker, e *event.Event) {
 	t := &d.lps[e.Receiver]
+	if d.cfg.CheckRollbacks && e.RecvTime < d.gvt.GVT() {
+		panic(fmt.Sprintf("kernel: event %+v sent below GVT %v", *e, d.gvt.GVT()))
+	}
 	w.tracker.Made(e.RecvTime)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -574,7 +840,12 @@ func (d *timeWarpDispatcher) deliver(w *worker, e *event.Event) {
 			// Take the twin out of the schedule queue before recycling its record: other
 			// workers read queued records.
 			if t.queued && t.schedKey == twin && d.unschedule(t, e.Receiver) {
-				d.schedule(w, t, e.Receiver)
+				if t.holding {
+					t.busy = true
+					w.claimed = append(w.claimed, e.Receiver)
+				} else {
+					d.schedule(w, t, e.Receiver)
+				}
 			}
 			w.pool.Put(p)
 			w.pool.Put(e)

@@ -1,7 +1,9 @@
 package kernel_test
 
 import (
+	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,8 +52,34 @@ func smallModels(t *testing.T) []model {
 	}
 }
 
+// runTW runs a time-warp simulation and checks what every correct run leaves behind: no
+// held outputs, every LP released and queued exactly when it has pending events, no leaked
+// event record, and processed = committed + rolled back.
+func runTW(t *testing.T, cfg kernel.Config, lps []kernel.LogicalProcess) kernel.TimeWarpInternals {
+	t.Helper()
+	in, err := kernel.RunTimeWarpInternals(context.Background(), cfg, lps)
+	require.NoError(t, err)
+	requireSettled(t, in, cfg.TimeWarp.Cancellation == "lazy", len(lps))
+	return in
+}
+
+func requireSettled(t *testing.T, in kernel.TimeWarpInternals, lazy bool, lps int) {
+	t.Helper()
+	require.Zero(t, in.Held, "outputs still held at the end")
+	require.Zero(t, in.Unsettled, "LPs not released or wrongly queued at the end")
+	require.Zero(t, in.LeakedEvents, "event records leaked")
+	require.Equal(t, in.EventsProcessed, in.EventsCommitted+in.EventsRolledBack)
+	if lazy {
+		require.Equal(t, lps, in.LazyLPs)
+	} else {
+		require.Zero(t, in.LazyLPs)
+		require.Zero(t, in.Suppressed)
+	}
+}
+
 // TestDeterminismMatrix is the core oracle: every time-warp configuration commits exactly
-// what the sequential dispatcher commits, digest for digest.
+// what the sequential dispatcher commits, digest for digest. The configurations alternate
+// between aggressive and lazy cancellation, and some check every rollback.
 func TestDeterminismMatrix(t *testing.T) {
 	queues := []string{"heap", "splay", "ladder"}
 	locks := []string{"ticket", "mutex"}
@@ -74,13 +102,17 @@ func TestDeterminismMatrix(t *testing.T) {
 					if i%3 == 0 {
 						tw.OptimismWindow = m.end / 10
 					}
-					name := fmt.Sprintf("%s/w%d-s%d-%s-%s-p%d-win%v", m.name, workers, tw.Schedulers,
-						q, l, tw.StateSavingPeriod, tw.OptimismWindow)
+					tw.Cancellation = "aggressive"
+					if (i+i/4)%2 == 0 {
+						tw.Cancellation = "lazy"
+					}
+					tw.CheckRollbacks = i%5 == 2 || i%7 == 3
+					name := fmt.Sprintf("%s/w%d-s%d-%s-%s-p%d-win%v-%s-check%v", m.name, workers, tw.Schedulers,
+						q, l, tw.StateSavingPeriod, tw.OptimismWindow, tw.Cancellation, tw.CheckRollbacks)
 					t.Run(name, func(t *testing.T) {
-						r := run(t, kernel.Config{MaxSimTime: m.end, Seed: 5, Type: kernel.TimeWarp, TimeWarp: tw}, m.build())
+						r := runTW(t, kernel.Config{MaxSimTime: m.end, Seed: 5, Type: kernel.TimeWarp, TimeWarp: tw}, m.build())
 						require.Equal(t, seq.Digest, r.Digest)
 						require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
-						require.Equal(t, r.EventsProcessed, r.EventsCommitted+r.EventsRolledBack)
 					})
 				}
 			}
@@ -105,7 +137,7 @@ func TestRollbacksHappen(t *testing.T) {
 	seq := run(t, kernel.Config{MaxSimTime: 20, Seed: 9}, build())
 	var rolled, anti, coast uint64
 	for attempt := 0; attempt < 5 && (rolled == 0 || anti == 0 || coast == 0); attempt++ {
-		r := run(t, kernel.Config{MaxSimTime: 20, Seed: 9, Type: kernel.TimeWarp,
+		r := runTW(t, kernel.Config{MaxSimTime: 20, Seed: 9, Type: kernel.TimeWarp,
 			TimeWarp: kernel.TimeWarpConfig{Workers: 8, Schedulers: 2, StateSavingPeriod: 4}}, build())
 		require.Equal(t, seq.Digest, r.Digest)
 		rolled += r.EventsRolledBack
@@ -129,8 +161,244 @@ func TestTimeWarpConfigErrors(t *testing.T) {
 		{kernel.TimeWarpConfig{LockType: "spin"}, `unknown lock type "spin"`},
 		{kernel.TimeWarpConfig{StateSavingPeriod: -2}, "state-saving period must be at least 1"},
 		{kernel.TimeWarpConfig{OptimismWindow: -1}, "optimism window must be >= 0"},
+		{kernel.TimeWarpConfig{Cancellation: "eager"}, `unknown time-warp cancellation "eager" (want aggressive or lazy)`},
 	} {
 		_, err := kernel.New(kernel.Config{MaxSimTime: 5, Type: kernel.TimeWarp, TimeWarp: tc.tw}, lps)
 		require.ErrorContains(t, err, tc.want)
+	}
+}
+
+// rollbackHeavy is a configuration that rolls back a lot on small models: more workers
+// than cores, two schedule queues, and coast forward after most rollbacks.
+func rollbackHeavy(cancellation string, check bool) kernel.TimeWarpConfig {
+	return kernel.TimeWarpConfig{Workers: 8, Schedulers: 2, StateSavingPeriod: 4,
+		Cancellation: cancellation, CheckRollbacks: check}
+}
+
+// zeroLookaheadPHOLD is PHOLD at its most rollback-prone: zero lookahead, every event remote.
+func zeroLookaheadPHOLD(t *testing.T, lps, start int) func() []kernel.LogicalProcess {
+	return func() []kernel.LogicalProcess {
+		c := phold.DefaultConfig()
+		c.LPs = lps
+		c.Lookahead = 0
+		c.Remote = 1
+		c.StartEvents = start
+		m, err := phold.New(c)
+		require.NoError(t, err)
+		return m
+	}
+}
+
+// relay is a model on which lazy cancellation pays: tokens hop between random LPs and
+// drop notes on the way. A note changes its receiver's state but draws nothing and sends
+// nothing, so when a late note rolls an LP back, the tokens it re-executes regenerate
+// exactly the sends they made before, which lazy cancellation suppresses.
+type relay struct {
+	kernel.Plain[relayState]
+	id     kernel.LPID
+	tokens int
+}
+
+type relayState struct {
+	Tokens, Notes, Sum uint64
+}
+
+func (r *relay) Name() string { return fmt.Sprintf("relay%d", r.id) }
+
+func (r *relay) Init(ctx *kernel.Context) {
+	for range r.tokens {
+		ctx.SendWords(ctx.Self(), ctx.RNG().Exponential(1), kernel.Words{})
+	}
+}
+
+func (r *relay) Handle(ctx *kernel.Context, ev *kernel.Event) {
+	if ev.Words[0] == 1 { // a note
+		r.S.Notes++
+		r.S.Sum = r.S.Sum*31 + ev.Words[1] // order-sensitive
+		return
+	}
+	r.S.Tokens++
+	g := ctx.RNG()
+	n := uint64(ctx.NumLPs())
+	ctx.SendWords(kernel.LPID(g.Range(0, n-1)), ctx.Now()+g.Exponential(1), kernel.Words{})
+	ctx.SendWords(kernel.LPID(g.Range(0, n-1)), ctx.Now()+g.Exponential(0.5), kernel.Words{1, uint64(g.Next())})
+}
+
+func relays(n, tokens int) []kernel.LogicalProcess {
+	lps := make([]kernel.LogicalProcess, n)
+	for i := range lps {
+		lps[i] = &relay{id: kernel.LPID(i), tokens: tokens}
+	}
+	return lps
+}
+
+// TestLazyCancellationSuppresses runs lazy cancellation rollback-heavy on the relay model
+// and checks that regenerated sends are suppressed, that held outputs that were not
+// regenerated are cancelled, and that the result is the sequential one.
+func TestLazyCancellationSuppresses(t *testing.T) {
+	const end = 20
+	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 3}, relays(64, 4))
+	var suppressed, anti, rolled uint64
+	for attempt := 0; attempt < 10 && (suppressed == 0 || anti == 0 || rolled == 0); attempt++ {
+		in := runTW(t, kernel.Config{MaxSimTime: end, Seed: 3, TimeWarp: rollbackHeavy("lazy", false)}, relays(64, 4))
+		require.Equal(t, seq.Digest, in.Digest)
+		require.Equal(t, seq.EventsCommitted, in.EventsCommitted)
+		suppressed += in.Suppressed
+		anti += in.AntiMessagesSent
+		rolled += in.EventsRolledBack
+	}
+	require.NotZero(t, rolled, "no rollback happened")
+	require.NotZero(t, suppressed, "no send was suppressed")
+	require.NotZero(t, anti, "no held output was cancelled")
+}
+
+// TestLazyCancellationRollbacksHappen is TestRollbacksHappen with lazy cancellation, on
+// zero-lookahead PHOLD (a re-execution regenerates its sends only when the straggler that
+// caused the rollback is itself cancelled before it is processed) and PCS (whose events
+// carry payload words, so that a regenerated send may differ only in content).
+func TestLazyCancellationRollbacksHappen(t *testing.T) {
+	for _, m := range []struct {
+		name  string
+		end   float64
+		build func() []kernel.LogicalProcess
+	}{
+		{"phold", 20, zeroLookaheadPHOLD(t, 64, 8)},
+		{"pcs", 300, smallModels(t)[1].build},
+	} {
+		t.Run(m.name, func(t *testing.T) {
+			seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 9}, m.build())
+			var rolled, anti uint64
+			for attempt := 0; attempt < 10 && (rolled == 0 || anti == 0); attempt++ {
+				in := runTW(t, kernel.Config{MaxSimTime: m.end, Seed: 9, TimeWarp: rollbackHeavy("lazy", false)}, m.build())
+				require.Equal(t, seq.Digest, in.Digest)
+				rolled += in.EventsRolledBack
+				anti += in.AntiMessagesSent
+			}
+			require.NotZero(t, rolled, "no rollback happened")
+			require.NotZero(t, anti, "no anti-message was sent")
+		})
+	}
+}
+
+// noise is what the non-deterministic model reads: shared by all its LPs.
+var noise atomic.Uint64
+
+// noisy is PHOLD-like, but its handler also folds a shared counter into its state, so a
+// re-executed event leaves another state than the first time.
+type noisy struct {
+	kernel.Plain[struct{ Events, Noise uint64 }]
+	id kernel.LPID
+}
+
+func (n *noisy) Name() string { return fmt.Sprintf("noisy%d", n.id) }
+
+func (n *noisy) Init(ctx *kernel.Context) {
+	for range 8 {
+		ctx.SendWords(ctx.Self(), ctx.RNG().Exponential(1), kernel.Words{})
+	}
+}
+
+func (n *noisy) Handle(ctx *kernel.Context, _ *kernel.Event) {
+	n.S.Events++
+	n.S.Noise += noise.Add(1) // the bug: not a function of the state, the event and the RNG
+	g := ctx.RNG()
+	ctx.SendWords(kernel.LPID(g.Range(0, uint64(ctx.NumLPs()-1))), ctx.Now()+g.Exponential(1), kernel.Words{})
+}
+
+// aliasing keeps its state in a slice and its Snapshot returns that very slice, so saved
+// states change with the live one and a rollback restores the present.
+type aliasing struct {
+	counts []uint64
+	id     kernel.LPID
+}
+
+func (a *aliasing) Name() string         { return fmt.Sprintf("alias%d", a.id) }
+func (a *aliasing) Snapshot(dst any) any { return a.counts } // the bug: no copy
+func (a *aliasing) Restore(src any)      { a.counts = src.([]uint64) }
+
+func (a *aliasing) Init(ctx *kernel.Context) {
+	a.counts = make([]uint64, 4)
+	for range 8 {
+		ctx.SendWords(ctx.Self(), ctx.RNG().Exponential(1), kernel.Words{})
+	}
+}
+
+func (a *aliasing) Handle(ctx *kernel.Context, _ *kernel.Event) {
+	g := ctx.RNG()
+	a.counts[g.Range(0, 3)]++
+	ctx.SendWords(kernel.LPID(g.Range(0, uint64(ctx.NumLPs()-1))), ctx.Now()+g.Exponential(1), kernel.Words{})
+}
+
+// checkFails runs build rollback-heavy with CheckRollbacks until a run fails (a run without
+// a rollback that needs checking succeeds) and returns the error.
+func checkFails(t *testing.T, cancellation string, build func() []kernel.LogicalProcess) error {
+	t.Helper()
+	for attempt := 0; attempt < 20; attempt++ {
+		s, err := kernel.New(kernel.Config{MaxSimTime: 20, Seed: 4, Type: kernel.TimeWarp,
+			TimeWarp: rollbackHeavy(cancellation, true)}, build())
+		require.NoError(t, err)
+		if _, err = s.Run(context.Background()); err != nil {
+			return err
+		}
+	}
+	t.Fatal("no run failed the rollback check")
+	return nil
+}
+
+func TestCheckRollbacksCatchesNondeterminism(t *testing.T) {
+	build := func() []kernel.LogicalProcess {
+		lps := make([]kernel.LogicalProcess, 32)
+		for i := range lps {
+			lps[i] = &noisy{id: kernel.LPID(i)}
+		}
+		return lps
+	}
+	for _, c := range []string{"aggressive", "lazy"} {
+		t.Run(c, func(t *testing.T) {
+			err := checkFails(t, c, build)
+			require.Regexp(t, `^time-warp check: LP "noisy\d+" \(id \d+\) differs after re-executing its event at time \S+ \(from LP \d+, sequence \d+\): `+
+				`the model is not deterministic under re-execution \(does its handler read anything besides its state, the event and ctx.RNG\(\)\?\)$`, err.Error())
+		})
+	}
+}
+
+func TestCheckRollbacksCatchesSharedSnapshots(t *testing.T) {
+	build := func() []kernel.LogicalProcess {
+		lps := make([]kernel.LogicalProcess, 32)
+		for i := range lps {
+			lps[i] = &aliasing{id: kernel.LPID(i)}
+		}
+		return lps
+	}
+	err := checkFails(t, "aggressive", build)
+	require.Regexp(t, `^time-warp check: LP "alias\d+" \(id \d+\) differs after restoring (its initial state|the state saved after its event at time .*): `+
+		`its Snapshot and Restore do not reproduce the state`, err.Error())
+}
+
+// TestCheckRollbacksPassesDeterministicModels checks rollback-heavy runs of deterministic
+// models with CheckRollbacks on: they pass, commit the sequential result, and really
+// coast forward (so the check had work to do).
+func TestCheckRollbacksPassesDeterministicModels(t *testing.T) {
+	for _, m := range []struct {
+		name  string
+		end   float64
+		build func() []kernel.LogicalProcess
+	}{
+		{"phold", 20, zeroLookaheadPHOLD(t, 64, 8)},
+		{"pcs", 300, smallModels(t)[1].build},
+		{"relay", 20, func() []kernel.LogicalProcess { return relays(64, 4) }},
+	} {
+		for _, c := range []string{"aggressive", "lazy"} {
+			t.Run(m.name+"/"+c, func(t *testing.T) {
+				seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 11}, m.build())
+				var coast uint64
+				for attempt := 0; attempt < 10 && coast == 0; attempt++ {
+					in := runTW(t, kernel.Config{MaxSimTime: m.end, Seed: 11, TimeWarp: rollbackHeavy(c, true)}, m.build())
+					require.Equal(t, seq.Digest, in.Digest)
+					coast += in.CoastForwardEvents
+				}
+				require.NotZero(t, coast, "no coast forward happened")
+			})
+		}
 	}
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The full test suite: formatting, vet, and every package's tests under the race detector.
+# The full test suite: formatting, vet, every package's tests (plain and under the race
+# detector) and short fuzzing.
 # Later stages (MPI runs under mpirun, the determinism matrix) are added here as they land.
 # Usage: scripts/test.sh            (from anywhere inside the repository)
 set -euo pipefail
@@ -14,6 +15,11 @@ fi
 
 echo "== go vet"
 go vet ./...
+
+echo "== go test"
+# Plain runs first: some checks (peak memory, speed-sensitive ones) are meaningless under
+# the race detector and skip there.
+go test -count=1 -timeout 20m ./...
 
 echo "== go test -race"
 go test -race -count=1 -timeout 20m ./...

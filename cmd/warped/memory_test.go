@@ -46,6 +46,9 @@ func TestMemoryIsBoundedUnderTimeWarp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two simulations in child processes")
 	}
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory makes peak memory meaningless; plain go test checks it")
+	}
 	base := []string{"phold", "--lps", "4096", "--time-warp-worker-threads", "2",
 		"--time-warp-state-saving-period", "4"}
 	short := runInProcess(t, append(base, "--max-sim-time", "100")...)

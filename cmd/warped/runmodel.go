@@ -310,6 +310,7 @@ func printResults(w io.Writer, m *model, simType string, r kernel.Result, result
 		line("Average rollback length", "%.2f", r.AverageRollbackLength)
 		line("Anti-messages sent", "%d", r.AntiMessagesSent)
 		line("Cancelled events", "%d", r.CancelledEvents)
+		line("Suppressed sends (lazy)", "%d", r.SuppressedSends)
 		line("Coast-forward events", "%d", r.CoastForwardEvents)
 		line("GVT cycles", "%d", r.GVTCycles)
 	}

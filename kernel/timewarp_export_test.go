@@ -1,0 +1,57 @@
+package kernel
+
+import "context"
+
+// TimeWarpInternals is what the tests see of a finished time-warp run besides its Result.
+type TimeWarpInternals struct {
+	Result
+	// Suppressed counts the sends that lazy cancellation suppressed.
+	Suppressed uint64
+	// LazyLPs counts the LPs that have a lazy-cancellation holder.
+	LazyLPs int
+	// Held counts the outputs still held at the end (must be 0).
+	Held int
+	// Unsettled counts the LPs that are still owned, marked as holding outputs, or queued
+	// while nothing is pending or the reverse, at the end (must be 0).
+	Unsettled int
+	// LeakedEvents is the number of event records handed out by the workers' pools minus
+	// those the LPs still reference (pending or processed); 0 unless a record leaked.
+	LeakedEvents int
+}
+
+// RunTimeWarpInternals builds a simulation from cfg (Type is set to time warp) and lps,
+// runs it like Simulation.Run, and reports the dispatcher's internals.
+func RunTimeWarpInternals(ctx context.Context, cfg Config, lps []LogicalProcess) (TimeWarpInternals, error) {
+	cfg.Type = TimeWarp
+	s, err := New(cfg, lps)
+	if err != nil {
+		return TimeWarpInternals{}, err
+	}
+	s.ran = true
+	d, err := newTimeWarp(s)
+	if err != nil {
+		return TimeWarpInternals{}, err
+	}
+	st, err := d.run(ctx)
+	if err != nil {
+		return TimeWarpInternals{}, err
+	}
+	in := TimeWarpInternals{Result: Result{Stats: st, Digest: s.digest()}, Suppressed: d.suppressed}
+	live := 0
+	for _, w := range d.workers {
+		live += w.pool.Live()
+	}
+	for i := range d.lps {
+		t := &d.lps[i]
+		if t.lazy != nil {
+			in.LazyLPs++
+			in.Held += t.lazy.Len()
+		}
+		if t.busy || t.holding || t.queued != (t.input.Len() > 0) {
+			in.Unsettled++
+		}
+		live -= t.input.Len() + len(t.processed)
+	}
+	in.LeakedEvents = live
+	return in, nil
+}
