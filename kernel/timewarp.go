@@ -19,6 +19,7 @@ import (
 	"github.com/warpedgo/warped/ltsf"
 	"github.com/warpedgo/warped/outputmgr"
 	"github.com/warpedgo/warped/statemgr"
+	"github.com/warpedgo/warped/termination"
 )
 
 // The time-warp dispatcher (WARPED2's design inside one process).
@@ -160,7 +161,7 @@ type timeWarpDispatcher struct {
 	queues  []schedQueue
 	workers []*worker
 	gvt     *gvt.Fujimoto
-	idle    atomic.Int64 // workers currently idle
+	passive *termination.Workers
 	done    atomic.Bool
 	errOnce sync.Once
 	err     error
@@ -194,7 +195,7 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 	}
 	d := &timeWarpDispatcher{sim: s, cfg: cfg, end: s.cfg.MaxSimTime,
 		lps: make([]twLP, len(s.lps)), queues: make([]schedQueue, cfg.Schedulers),
-		gvt: gvt.NewFujimoto(cfg.Workers), lazy: cfg.Cancellation == cancelLazy,
+		gvt: gvt.NewFujimoto(cfg.Workers), passive: termination.NewWorkers(cfg.Workers), lazy: cfg.Cancellation == cancelLazy,
 		check: cfg.CheckRollbacks, seed: maphash.MakeSeed()}
 	for i := range d.queues {
 		q, err := ltsf.New(cfg.QueueType, len(s.lps))
@@ -402,10 +403,10 @@ func (w *worker) setIdle(idle bool) {
 	}
 	w.idle = idle
 	if !idle {
-		w.d.idle.Add(-1)
+		w.d.passive.Active()
 		return
 	}
-	if w.d.idle.Add(1) == int64(len(w.d.workers)) {
+	if w.d.passive.Passive() {
 		w.d.gvt.Start()
 	}
 }
