@@ -1,0 +1,29 @@
+package comm
+
+import "errors"
+
+// Transport moves byte messages between the ranks (processes) of one run. Messages between
+// one pair of ranks arrive in the order they were sent; nothing else is promised about
+// order. A Transport is used by one goroutine per rank (the process's manager goroutine):
+// the MPI implementation requires every call on the OS thread that created it.
+type Transport interface {
+	// Rank returns this process's rank, 0..Size()-1.
+	Rank() int
+	// Size returns the number of ranks.
+	Size() int
+	// Send queues msg for rank to and returns without waiting for delivery. The
+	// transport owns msg from then on; the caller must not change it.
+	Send(to int, msg []byte) error
+	// Poll returns one received message without blocking; ok is false when none is
+	// waiting. It also advances pending sends.
+	Poll() (from int, msg []byte, ok bool, err error)
+	// AllGather is a blocking collective: every rank contributes b and receives every
+	// rank's contribution in rank order. It is for setup (configuration agreement) and
+	// final statistics, not for the event traffic.
+	AllGather(b []byte) ([][]byte, error)
+	// Close flushes pending sends and releases the transport.
+	Close() error
+}
+
+// ErrClosed is returned by a Transport used after Close.
+var ErrClosed = errors.New("comm: transport closed")
