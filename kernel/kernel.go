@@ -7,10 +7,13 @@
 // sequence number and its event records, so all of them are saved, restored and pooled with
 // the LP, and a run is a deterministic function of the model, the seed and the end time.
 //
-// Simulation runs the LPs with a dispatcher chosen by Config.Type; the sequential
-// dispatcher processes every event in the total order of package event. The committed
-// result is summarised by a digest over every LP's final state in LP order: any two
-// dispatchers, configured in any way, must give the same digest.
+// Simulation runs the LPs with a dispatcher chosen by Config.Type. The sequential
+// dispatcher processes every event in the total order of package event, keeping pending
+// events by value in a calendar queue. The time-warp dispatcher runs them optimistically on
+// several worker goroutines (see timewarp.go: schedule queues, rollback with periodic state
+// saving and coast forward, aggressive or lazy cancellation, Fujimoto GVT, fossil
+// collection). The committed result is summarised by a digest over every LP's final state
+// in LP order: any two dispatchers, configured in any way, must give the same digest.
 //
 // This package re-exports the few types a model needs (Time, LPID, Event), so a model
 // imports kernel and nothing else of the machinery.
