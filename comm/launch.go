@@ -1,0 +1,83 @@
+package comm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// This file has no build tag: it holds what both builds share (the options of the MPI
+// transport and the detection of an MPI launcher, which reads only the environment and
+// never calls MPI).
+
+// MPIComm names the MPI communicator the kernel runs on. The zero value is
+// MPI_COMM_WORLD. Communicators cross language and package boundaries as Fortran
+// handles (MPI_Fint), the one portable integer form of a handle: a C host program passes
+// MPI_Comm_c2f(comm), a Fortran one its INTEGER communicator, mpi4py comm.py2f().
+type MPIComm struct {
+	fortran int32
+	set     bool
+}
+
+// CommFromFortran wraps the Fortran handle of a communicator (see MPIComm).
+func CommFromFortran(handle int32) MPIComm { return MPIComm{fortran: handle, set: true} }
+
+// CommWorld is MPI_COMM_WORLD, the default.
+var CommWorld = MPIComm{}
+
+// IsWorld reports whether c is MPI_COMM_WORLD (the zero value).
+func (c MPIComm) IsWorld() bool { return !c.set }
+
+// Fortran returns the Fortran handle given to CommFromFortran; ok is false for CommWorld.
+func (c MPIComm) Fortran() (handle int32, ok bool) { return c.fortran, c.set }
+
+// MPIOptions configures NewMPI.
+type MPIOptions struct {
+	// Comm is the communicator to run on; the zero value is MPI_COMM_WORLD. NewMPI
+	// duplicates it (MPI_Comm_dup), so the kernel's traffic never mixes with the
+	// host program's.
+	Comm MPIComm
+}
+
+// ErrNoMPI is returned by NewMPI in a binary built without the `mpi` build tag; the
+// error from CheckLaunch wraps it.
+var ErrNoMPI = errors.New("comm: warped was built without MPI support; rebuild with: go build -tags mpi ./cmd/warped (needs libopenmpi-dev or libmpich-dev)")
+
+// LaunchError says that a binary built without MPI was started as several ranks by an
+// MPI launcher. errors.Is(err, ErrNoMPI) holds for it.
+type LaunchError struct {
+	Ranks int // the number of ranks the launcher started
+}
+
+func (e *LaunchError) Error() string {
+	return fmt.Sprintf("warped was built without MPI support but was started as %d ranks by an MPI launcher; "+
+		"rebuild with: go build -tags mpi ./cmd/warped (needs libopenmpi-dev or libmpich-dev)", e.Ranks)
+}
+
+func (e *LaunchError) Unwrap() error { return ErrNoMPI }
+
+// launchSizeVars are the environment variables in which MPI launchers announce the size
+// of the job, most specific first: Open MPI's mpirun, MVAPICH2, PMI (MPICH's hydra,
+// Intel MPI, Slurm's srun --mpi=pmi2) and, last, MPICH's count of the ranks on this node
+// (a lower bound of the size).
+var launchSizeVars = []string{
+	"OMPI_COMM_WORLD_SIZE",
+	"MV2_COMM_WORLD_SIZE",
+	"PMI_SIZE",
+	"MPI_LOCALNRANKS",
+}
+
+// LaunchedRanks returns the number of ranks an MPI launcher (mpirun, mpiexec, srun with
+// PMI) says this process was started among, read from the environment without calling
+// MPI; 0 when no launcher's variables are set.
+func LaunchedRanks() int {
+	for _, v := range launchSizeVars {
+		if s, ok := os.LookupEnv(v); ok {
+			if n, err := strconv.Atoi(s); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return 0
+}

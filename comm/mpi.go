@@ -1,0 +1,438 @@
+//go:build mpi
+
+package comm
+
+// The project's own thin cgo binding to the system MPI C library.
+//
+// Build: go build -tags mpi            Open MPI, found by pkg-config ompi-c (libopenmpi-dev)
+//        go build -tags mpi,mpich      MPICH, found by pkg-config mpich (libmpich-dev)
+//        go build -tags mpi,mpicustom  any MPI, flags from the environment, e.g.
+//          CGO_CFLAGS="$(mpicc --showme:compile)" CGO_LDFLAGS="$(mpicc --showme:link)"
+//          (MPICH: mpicc -compile-info / -link-info, minus the compiler name)
+
+/*
+#cgo !mpich,!mpicustom pkg-config: ompi-c
+#cgo mpich,!mpicustom pkg-config: mpich
+#include <stdlib.h>
+#include <pthread.h>
+#include <mpi.h>
+
+// wp_mpi_dummy is the buffer of empty transfers (MPI wants a valid address).
+static void *wp_mpi_dummy(void) { static char d[1]; return d; }
+
+static int wp_mpi_state(int *initialized, int *finalized) {
+	int rc = MPI_Initialized(initialized);
+	if (rc != MPI_SUCCESS) return rc;
+	return MPI_Finalized(finalized);
+}
+
+static int wp_mpi_init(int *provided) {
+	return MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, provided);
+}
+
+static int wp_mpi_funneled(void) { return MPI_THREAD_FUNNELED; }
+static int wp_mpi_serialized(void) { return MPI_THREAD_SERIALIZED; }
+
+static MPI_Comm wp_mpi_world(void) { return MPI_COMM_WORLD; }
+
+// wp_mpi_f2c converts a Fortran handle; it returns 0 when the handle is MPI_COMM_NULL.
+static int wp_mpi_f2c(int f, MPI_Comm *c) {
+	*c = MPI_Comm_f2c((MPI_Fint)f);
+	return *c != MPI_COMM_NULL;
+}
+
+static int wp_mpi_errors_return(MPI_Comm c) {
+	return MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+}
+
+static int wp_mpi_isend(void *buf, int n, int to, int tag, MPI_Comm c, MPI_Request *r) {
+	return MPI_Isend(buf, n, MPI_BYTE, to, tag, c, r);
+}
+
+static int wp_mpi_testsome(int n, MPI_Request *reqs, int *outcount, int *idx) {
+	return MPI_Testsome(n, reqs, outcount, idx, MPI_STATUSES_IGNORE);
+}
+
+static int wp_mpi_waitall(int n, MPI_Request *reqs) {
+	return MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+}
+
+// wp_mpi_iprobe probes for a message with tag from any source; *stage is 1 when
+// MPI_Get_count failed rather than MPI_Iprobe.
+static int wp_mpi_iprobe(int tag, MPI_Comm c, int *flag, int *src, int *count, int *stage) {
+	MPI_Status st;
+	*stage = 0;
+	int rc = MPI_Iprobe(MPI_ANY_SOURCE, tag, c, flag, &st);
+	if (rc != MPI_SUCCESS || !*flag) return rc;
+	*src = st.MPI_SOURCE;
+	*stage = 1;
+	return MPI_Get_count(&st, MPI_BYTE, count);
+}
+
+static int wp_mpi_recv(void *buf, int n, int src, int tag, MPI_Comm c) {
+	return MPI_Recv(buf, n, MPI_BYTE, src, tag, c, MPI_STATUS_IGNORE);
+}
+
+static int wp_mpi_allgather_int(int v, int *out, MPI_Comm c) {
+	return MPI_Allgather(&v, 1, MPI_INT, out, 1, MPI_INT, c);
+}
+
+static int wp_mpi_allgatherv(void *sb, int sn, void *rb, int *counts, int *displs, MPI_Comm c) {
+	return MPI_Allgatherv(sb, sn, MPI_BYTE, rb, counts, displs, MPI_BYTE, c);
+}
+
+static void wp_mpi_errstr(int code, char *buf) {
+	int n = 0;
+	if (MPI_Error_string(code, buf, &n) != MPI_SUCCESS) n = 0;
+	buf[n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1] = 0;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"unsafe"
+)
+
+// MPIEnabled reports whether this binary was built with the `mpi` build tag.
+const MPIEnabled = true
+
+// CheckLaunch returns nil in a build with the `mpi` tag (see the build without it).
+func CheckLaunch() error { return nil }
+
+// mpiTag is the one tag of the kernel's messages; the communicator is the kernel's own
+// duplicate, so no other traffic can match it.
+const mpiTag = 7
+
+// MPI is the Transport between the ranks of an MPI communicator. Every method must be
+// called from the goroutine that called NewMPI, which NewMPI locks to its OS thread
+// (MPI_THREAD_FUNNELED); a call from another thread returns an error and does nothing.
+type MPI struct {
+	comm     C.MPI_Comm // the kernel's duplicate of the options' communicator
+	rank     int
+	size     int
+	thread   C.pthread_t
+	ownsInit bool // this transport called MPI_Init_thread, so Close finalizes
+	closed   bool
+
+	// Pending sends: reqs[i] is the request of the send from C memory bufs[i].
+	reqs []C.MPI_Request
+	bufs []unsafe.Pointer
+	idx  []C.int // scratch for MPI_Testsome
+}
+
+var _ Transport = (*MPI)(nil)
+
+// MPIError is a failed MPI call.
+type MPIError struct {
+	Call string // the MPI function, e.g. "MPI_Isend"
+	Code int    // its return code
+	Text string // MPI_Error_string of the code
+}
+
+func (e *MPIError) Error() string {
+	return fmt.Sprintf("comm: %s failed: %s (code %d)", e.Call, e.Text, e.Code)
+}
+
+func mpiErr(call string, rc C.int) error {
+	if rc == C.MPI_SUCCESS {
+		return nil
+	}
+	var buf [C.MPI_MAX_ERROR_STRING + 1]C.char
+	C.wp_mpi_errstr(rc, &buf[0])
+	return &MPIError{Call: call, Code: int(rc), Text: C.GoString(&buf[0])}
+}
+
+// NewMPI joins the MPI job. It locks the calling goroutine to its OS thread
+// (runtime.LockOSThread; Close unlocks it) and that goroutine must make every later call
+// on the transport: it is the one thread that calls MPI.
+//
+// If MPI is not initialized yet, NewMPI calls MPI_Init_thread asking for
+// MPI_THREAD_FUNNELED and fails if the library provides less; Close then calls
+// MPI_Finalize, after which MPI cannot be initialized again in this process. If a host
+// program already initialized MPI, NewMPI neither initializes it nor does Close
+// finalize it; the calling thread must then be the one that initialized MPI, or the
+// library must provide MPI_THREAD_SERIALIZED or more (and the host must not call MPI
+// while the kernel runs unless it provides MPI_THREAD_MULTIPLE).
+//
+// The transport runs on a duplicate (MPI_Comm_dup) of opts.Comm whose error handler is
+// MPI_ERRORS_RETURN, so failures come back as *MPIError naming the call.
+func NewMPI(opts MPIOptions) (m *MPI, err error) {
+	runtime.LockOSThread()
+	defer func() {
+		if err != nil {
+			runtime.UnlockOSThread()
+		}
+	}()
+
+	var initialized, finalized C.int
+	if err := mpiErr("MPI_Initialized/MPI_Finalized", C.wp_mpi_state(&initialized, &finalized)); err != nil {
+		return nil, err
+	}
+	if finalized != 0 {
+		return nil, errors.New("comm: MPI was already finalized in this process; it can be initialized only once")
+	}
+	m = &MPI{thread: C.pthread_self()}
+	if initialized == 0 {
+		var provided C.int
+		if err := mpiErr("MPI_Init_thread", C.wp_mpi_init(&provided)); err != nil {
+			return nil, err
+		}
+		m.ownsInit = true
+		if provided < C.wp_mpi_funneled() {
+			C.MPI_Finalize()
+			return nil, fmt.Errorf("comm: MPI_Init_thread provided thread level %d, below MPI_THREAD_FUNNELED", int(provided))
+		}
+	} else {
+		var provided, isMain C.int
+		if err := mpiErr("MPI_Query_thread", C.MPI_Query_thread(&provided)); err != nil {
+			return nil, err
+		}
+		if err := mpiErr("MPI_Is_thread_main", C.MPI_Is_thread_main(&isMain)); err != nil {
+			return nil, err
+		}
+		if isMain == 0 && provided < C.wp_mpi_serialized() {
+			return nil, fmt.Errorf("comm: MPI was initialized by the host program with thread level %d on another thread; "+
+				"call NewMPI on the thread that initialized MPI, or initialize with MPI_THREAD_SERIALIZED or more", int(provided))
+		}
+	}
+	fail := func(e error) (*MPI, error) {
+		if m.ownsInit {
+			C.MPI_Finalize()
+		}
+		return nil, e
+	}
+
+	parent := C.wp_mpi_world()
+	if h, ok := opts.Comm.Fortran(); ok {
+		if C.wp_mpi_f2c(C.int(h), &parent) == 0 {
+			return fail(fmt.Errorf("comm: Fortran communicator handle %d is MPI_COMM_NULL", h))
+		}
+	}
+	var dup C.MPI_Comm
+	if err := mpiErr("MPI_Comm_dup", C.MPI_Comm_dup(parent, &dup)); err != nil {
+		return fail(err)
+	}
+	m.comm = dup
+	if err := mpiErr("MPI_Comm_set_errhandler", C.wp_mpi_errors_return(dup)); err != nil {
+		C.MPI_Comm_free(&dup)
+		return fail(err)
+	}
+	var rank, size C.int
+	if err := mpiErr("MPI_Comm_rank", C.MPI_Comm_rank(dup, &rank)); err != nil {
+		C.MPI_Comm_free(&dup)
+		return fail(err)
+	}
+	if err := mpiErr("MPI_Comm_size", C.MPI_Comm_size(dup, &size)); err != nil {
+		C.MPI_Comm_free(&dup)
+		return fail(err)
+	}
+	m.rank, m.size = int(rank), int(size)
+	return m, nil
+}
+
+// check refuses calls after Close and from a thread other than NewMPI's.
+func (m *MPI) check() error {
+	if m.closed {
+		return ErrClosed
+	}
+	if C.pthread_equal(C.pthread_self(), m.thread) == 0 {
+		return errors.New("comm: MPI transport used from a thread other than the one that called NewMPI")
+	}
+	return nil
+}
+
+// Rank returns this process's rank in the communicator.
+func (m *MPI) Rank() int { return m.rank }
+
+// Size returns the number of ranks in the communicator.
+func (m *MPI) Size() int { return m.size }
+
+// Send starts a non-blocking send (MPI_Isend) of a copy of msg, made in C memory and
+// freed when Poll or Close sees the send complete. Messages are limited to 2^31-1 bytes.
+func (m *MPI) Send(to int, msg []byte) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	if to < 0 || to >= m.size {
+		return fmt.Errorf("comm: send to rank %d of %d", to, m.size)
+	}
+	if len(msg) > math.MaxInt32 {
+		return fmt.Errorf("comm: message of %d bytes exceeds the MPI limit of %d", len(msg), math.MaxInt32)
+	}
+	buf := C.malloc(C.size_t(len(msg)) + 1) // +1: never malloc(0)
+	if buf == nil {
+		return fmt.Errorf("comm: out of C memory for a %d-byte message", len(msg))
+	}
+	if len(msg) > 0 {
+		copy(unsafe.Slice((*byte)(buf), len(msg)), msg)
+	}
+	var req C.MPI_Request
+	if err := mpiErr("MPI_Isend", C.wp_mpi_isend(buf, C.int(len(msg)), C.int(to), mpiTag, m.comm, &req)); err != nil {
+		C.free(buf)
+		return err
+	}
+	m.reqs = append(m.reqs, req)
+	m.bufs = append(m.bufs, buf)
+	return nil
+}
+
+// progress frees the buffers of completed sends (MPI_Testsome).
+func (m *MPI) progress() error {
+	n := len(m.reqs)
+	if n == 0 {
+		return nil
+	}
+	if cap(m.idx) < n {
+		m.idx = make([]C.int, n)
+	}
+	idx := m.idx[:n]
+	var out C.int
+	if err := mpiErr("MPI_Testsome", C.wp_mpi_testsome(C.int(n), &m.reqs[0], &out, &idx[0])); err != nil {
+		return err
+	}
+	if out <= 0 { // 0, or MPI_UNDEFINED (cannot happen: every request is active)
+		return nil
+	}
+	for _, i := range idx[:out] {
+		C.free(m.bufs[i])
+		m.bufs[i] = nil
+	}
+	// Compact, keeping the order of the pending sends.
+	k := 0
+	for i := range m.reqs {
+		if m.bufs[i] != nil {
+			m.reqs[k], m.bufs[k] = m.reqs[i], m.bufs[i]
+			k++
+		}
+	}
+	clear(m.bufs[k:])
+	m.reqs, m.bufs = m.reqs[:k], m.bufs[:k]
+	return nil
+}
+
+// Pending returns the number of sends not yet seen complete.
+func (m *MPI) Pending() int { return len(m.reqs) }
+
+// Poll advances pending sends, then receives one waiting message if there is one
+// (MPI_Iprobe from any source, MPI_Get_count, MPI_Recv into a new Go slice).
+func (m *MPI) Poll() (from int, msg []byte, ok bool, err error) {
+	if err := m.check(); err != nil {
+		return 0, nil, false, err
+	}
+	if err := m.progress(); err != nil {
+		return 0, nil, false, err
+	}
+	var flag, src, count, stage C.int
+	if rc := C.wp_mpi_iprobe(mpiTag, m.comm, &flag, &src, &count, &stage); rc != C.MPI_SUCCESS {
+		call := "MPI_Iprobe"
+		if stage == 1 {
+			call = "MPI_Get_count"
+		}
+		return 0, nil, false, mpiErr(call, rc)
+	}
+	if flag == 0 {
+		return 0, nil, false, nil
+	}
+	if count < 0 {
+		return 0, nil, false, fmt.Errorf("comm: MPI_Get_count returned %d", int(count))
+	}
+	msg = make([]byte, int(count))
+	p := C.wp_mpi_dummy()
+	if count > 0 {
+		p = unsafe.Pointer(&msg[0])
+	}
+	// The probed message is the first from src with this tag, and only this thread
+	// receives, so this MPI_Recv matches exactly it.
+	if err := mpiErr("MPI_Recv", C.wp_mpi_recv(p, count, src, mpiTag, m.comm)); err != nil {
+		return 0, nil, false, err
+	}
+	return int(src), msg, true, nil
+}
+
+// AllGather gathers every rank's b in rank order: MPI_Allgather of the sizes, then
+// MPI_Allgatherv of the bytes. The total must stay under 2^31 bytes. It does not
+// advance pending sends beyond what MPI does on its own.
+func (m *MPI) AllGather(b []byte) ([][]byte, error) {
+	if err := m.check(); err != nil {
+		return nil, err
+	}
+	if len(b) > math.MaxInt32 {
+		return nil, fmt.Errorf("comm: AllGather of %d bytes exceeds the MPI limit", len(b))
+	}
+	counts := make([]C.int, m.size)
+	if err := mpiErr("MPI_Allgather", C.wp_mpi_allgather_int(C.int(len(b)), &counts[0], m.comm)); err != nil {
+		return nil, err
+	}
+	displs := make([]C.int, m.size)
+	total := 0
+	for i, c := range counts {
+		displs[i] = C.int(total)
+		total += int(c)
+		if total > math.MaxInt32 {
+			return nil, fmt.Errorf("comm: AllGather of %d bytes in all exceeds the MPI limit", total)
+		}
+	}
+	all := make([]byte, total)
+	sp, rp := C.wp_mpi_dummy(), C.wp_mpi_dummy()
+	if len(b) > 0 {
+		sp = unsafe.Pointer(&b[0])
+	}
+	if total > 0 {
+		rp = unsafe.Pointer(&all[0])
+	}
+	if err := mpiErr("MPI_Allgatherv", C.wp_mpi_allgatherv(sp, C.int(len(b)), rp, &counts[0], &displs[0], m.comm)); err != nil {
+		return nil, err
+	}
+	out := make([][]byte, m.size)
+	for i := range out {
+		d := int(displs[i])
+		out[i] = all[d : d+int(counts[i]) : d+int(counts[i])]
+	}
+	return out, nil
+}
+
+// Close waits for the pending sends (MPI_Waitall: the receivers must keep polling until
+// they have everything, or this blocks), frees the duplicated communicator, finalizes
+// MPI if NewMPI initialized it, and unlocks the goroutine from its thread. Messages sent
+// to this rank and not yet received are dropped.
+func (m *MPI) Close() error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	m.closed = true
+	var first error
+	if n := len(m.reqs); n > 0 {
+		first = mpiErr("MPI_Waitall", C.wp_mpi_waitall(C.int(n), &m.reqs[0]))
+		if first == nil { // after a failure MPI may still read them: leak rather than free
+			for _, b := range m.bufs {
+				C.free(b)
+			}
+		}
+		m.reqs, m.bufs = nil, nil
+	}
+	if err := mpiErr("MPI_Comm_free", C.MPI_Comm_free(&m.comm)); err != nil && first == nil {
+		first = err
+	}
+	if m.ownsInit {
+		if err := mpiErr("MPI_Finalize", C.MPI_Finalize()); err != nil && first == nil {
+			first = err
+		}
+	}
+	runtime.UnlockOSThread()
+	return first
+}
+
+// Abort ends every rank of the communicator with code (MPI_Abort). Use it when one
+// rank fails and the others could wait for it forever. It does not return.
+func (m *MPI) Abort(code int) {
+	if m == nil || m.closed {
+		os.Exit(code)
+	}
+	C.MPI_Abort(m.comm, C.int(code))
+	panic("comm: MPI_Abort returned")
+}

@@ -1,0 +1,84 @@
+package comm
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+// clearLaunchEnv removes every launcher variable for the test's duration.
+func clearLaunchEnv(t *testing.T) {
+	for _, v := range launchSizeVars {
+		t.Setenv(v, "") // restores the old value after the test
+		os.Unsetenv(v)
+	}
+}
+
+func TestLaunchedRanks(t *testing.T) {
+	clearLaunchEnv(t)
+	if n := LaunchedRanks(); n != 0 {
+		t.Fatalf("LaunchedRanks() = %d with no launcher variables, want 0", n)
+	}
+	if err := CheckLaunch(); err != nil {
+		t.Fatalf("CheckLaunch() = %v with no launcher, want nil", err)
+	}
+	for _, v := range launchSizeVars {
+		t.Setenv(v, "3")
+		if n := LaunchedRanks(); n != 3 {
+			t.Errorf("LaunchedRanks() = %d with %s=3, want 3", n, v)
+		}
+		os.Unsetenv(v)
+	}
+	t.Setenv("PMI_SIZE", "junk")
+	if n := LaunchedRanks(); n != 0 {
+		t.Errorf("LaunchedRanks() = %d with PMI_SIZE=junk, want 0", n)
+	}
+}
+
+func TestCheckLaunch(t *testing.T) {
+	clearLaunchEnv(t)
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "1")
+	if err := CheckLaunch(); err != nil {
+		t.Fatalf("CheckLaunch() = %v for one rank, want nil", err)
+	}
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "4")
+	err := CheckLaunch()
+	if MPIEnabled {
+		if err != nil {
+			t.Fatalf("CheckLaunch() = %v in an mpi build, want nil", err)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatal("CheckLaunch() = nil for 4 ranks without MPI, want an error")
+	}
+	want := "warped was built without MPI support but was started as 4 ranks by an MPI launcher; " +
+		"rebuild with: go build -tags mpi ./cmd/warped (needs libopenmpi-dev or libmpich-dev)"
+	if err.Error() != want {
+		t.Errorf("CheckLaunch() = %q, want %q", err, want)
+	}
+	if !errors.Is(err, ErrNoMPI) {
+		t.Error("CheckLaunch's error does not wrap ErrNoMPI")
+	}
+}
+
+func TestNewMPIWithoutTag(t *testing.T) {
+	if MPIEnabled {
+		t.Skip("built with -tags mpi: TestMPI covers NewMPI")
+	}
+	m, err := NewMPI(MPIOptions{})
+	if m != nil || !errors.Is(err, ErrNoMPI) || !strings.Contains(err.Error(), "-tags mpi") {
+		t.Fatalf("NewMPI() = %v, %v; want nil, ErrNoMPI", m, err)
+	}
+}
+
+func TestCommFromFortran(t *testing.T) {
+	if !CommWorld.IsWorld() || !(MPIOptions{}).Comm.IsWorld() {
+		t.Fatal("the zero MPIComm is not MPI_COMM_WORLD")
+	}
+	c := CommFromFortran(0)
+	if h, ok := c.Fortran(); c.IsWorld() || !ok || h != 0 {
+		t.Fatalf("CommFromFortran(0) = %+v", c)
+	}
+}
