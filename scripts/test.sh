@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The full test suite: formatting, vet, every package's tests (plain and under the race
 # detector) and short fuzzing.
-# Later stages (MPI runs under mpirun, the determinism matrix) are added here as they land.
+# MPI runs need OpenMPI (or MPICH) installed; without it they are skipped, saying so.
 # Usage: scripts/test.sh            (from anywhere inside the repository)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,5 +31,8 @@ for f in $(grep -rlE --include='*_test.go' '^func Fuzz' .); do
     go test -run XXX -fuzz "^${fn}\$" -fuzztime 5s "./$(dirname "${f#./}")"
   done
 done
+
+echo "== MPI transport under mpirun"
+scripts/mpi-test.sh
 
 echo "== all tests passed"

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/comm"
 )
 
 // warped runs the command with args and returns its exit status, stdout and stderr.
@@ -175,6 +177,19 @@ func TestStatsFile(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Dir(path))
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "no temporary file is left behind")
+}
+
+func TestLaunchedByMPIWithoutMPISupport(t *testing.T) {
+	if comm.MPIEnabled {
+		t.Skip("built with MPI support")
+	}
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "2")
+	code, out, errOut := warped("phold", "--lps", "8", "--max-sim-time", "5")
+	require.Equal(t, 2, code)
+	require.Empty(t, out)
+	require.Contains(t, errOut, "built without MPI support but was started as 2 ranks")
+	require.Contains(t, errOut, "go build -tags mpi ./cmd/warped")
+	require.Equal(t, 1, strings.Count(errOut, "\n"))
 }
 
 func TestHelpAndVersion(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/kernel"
 )
 
@@ -87,6 +88,12 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 
 // runModel parses the model's flags, runs it and prints the results.
 func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Writer) int {
+	if err := comm.CheckLaunch(); err != nil {
+		// Started as several ranks by mpirun, but built without MPI: every rank would
+		// run the whole model alone.
+		fmt.Fprintf(stderr, "warped %s: %v\n", m.name, err)
+		return exitUsage
+	}
 	var o options
 	fs, build := newFlagSet(m, &o)
 	usageErr := func(format string, a ...any) int {
