@@ -94,6 +94,12 @@ func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "warped %s: %v\n", m.name, err)
 		return exitUsage
 	}
+	if n := comm.LaunchedRanks(); n > 1 {
+		// The MPI transport exists, but no dispatcher uses it yet: refuse rather than run
+		// the whole model once in every rank.
+		fmt.Fprintf(stderr, "warped %s: started as %d MPI ranks, but runs across processes are not supported yet; run one process (without mpirun)\n", m.name, n)
+		return exitUsage
+	}
 	var o options
 	fs, build := newFlagSet(m, &o)
 	usageErr := func(format string, a ...any) int {
