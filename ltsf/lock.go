@@ -8,7 +8,7 @@ import (
 )
 
 // ticketSpins is how many times Lock polls before it starts yielding the processor.
-const ticketSpins = 64
+const ticketSpins = 1024
 
 // TicketLock is a FIFO-fair ticket spinlock: Lock takes the next ticket and waits until
 // it is served, Unlock serves the next ticket. The waiter next in line spins briefly
