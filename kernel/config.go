@@ -26,6 +26,15 @@ const (
 	TimeWarp = "time-warp"
 )
 
+// State-saving types accepted in TimeWarpConfig.StateSaving ("" is periodic).
+const (
+	// StateSavingPeriodic saves copies of each LP's state and coasts forward after a
+	// rollback.
+	StateSavingPeriodic = "periodic"
+	// StateSavingReverse rolls LPs back with reverse computation (see Reverser).
+	StateSavingReverse = "reverse"
+)
+
 // Types lists the accepted simulation types.
 func Types() []string { return []string{Sequential, TimeWarp} }
 
@@ -41,8 +50,14 @@ type TimeWarpConfig struct {
 	// LockType guards the schedule queues: ticket or mutex (default ticket).
 	LockType string
 	// StateSavingPeriod saves each LP's state every that many events (default 16; 1 is
-	// copy state saving).
+	// copy state saving). Periodic state saving only.
 	StateSavingPeriod int
+	// StateSaving is how a rollback restores an LP's state: periodic (default: saved
+	// copies, every StateSavingPeriod events, then coast forward) or reverse (reverse
+	// computation: the LP's Reverse undoes each rolled-back event, newest first, and the
+	// kernel rewinds its generator and send sequence number; nothing is saved). Reverse
+	// needs every LP to implement Reverser.
+	StateSaving string
 	// Cancellation is aggressive (default: anti-messages for every output of a rolled-back
 	// event at once) or lazy (hold them, and cancel only the outputs that re-execution
 	// does not regenerate identically).
@@ -51,7 +66,9 @@ type TimeWarpConfig struct {
 	// compared with the state it had when first at that point, and each re-executed event
 	// must rebuild the state and sends it first produced; a difference (a model that is not
 	// deterministic under re-execution, or whose Snapshot shares memory with its state)
-	// ends the run with an error naming the LP and the event. It also checks some of the
+	// ends the run with an error naming the LP and the event. With reverse computation, the
+	// state after reversing events must be the state the LP had before them (a Reverse
+	// that does not undo exactly what Handle did fails the run). It also checks some of the
 	// dispatcher's own invariants (no event sent below GVT, no LP released holding lazy
 	// outputs below its pending events).
 	CheckRollbacks bool
@@ -148,6 +165,9 @@ func (tw TimeWarpConfig) withDefaults() TimeWarpConfig {
 	if tw.Cancellation == "" {
 		tw.Cancellation = "aggressive"
 	}
+	if tw.StateSaving == "" {
+		tw.StateSaving = StateSavingPeriodic
+	}
 	return tw
 }
 
@@ -169,6 +189,8 @@ func (tw TimeWarpConfig) validate() error {
 		return fmt.Errorf("time-warp GVT period must be positive, got %v", tw.GVTPeriod)
 	case d.Cancellation != "aggressive" && d.Cancellation != "lazy":
 		return fmt.Errorf("unknown time-warp cancellation %q (want aggressive or lazy)", tw.Cancellation)
+	case d.StateSaving != StateSavingPeriodic && d.StateSaving != StateSavingReverse:
+		return fmt.Errorf("unknown time-warp state-saving type %q (want periodic or reverse)", tw.StateSaving)
 	}
 	if _, err := ltsf.New(d.QueueType, 0); err != nil {
 		return fmt.Errorf("time-warp queue type: %w", err)

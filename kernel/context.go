@@ -26,6 +26,8 @@ type Context struct {
 	out   sink
 	sim   *Simulation
 	err   error
+	// reversing is set while a Reverser's Reverse runs: it must not send.
+	reversing bool
 }
 
 // Now returns the current virtual time: the receive time of the event being handled, or 0
@@ -63,6 +65,8 @@ func (c *Context) check(to LPID, at Time) bool {
 	switch {
 	case c.err != nil:
 		return false
+	case c.reversing:
+		panic(fmt.Sprintf("LP %q sent an event from Reverse; Reverse must not send", c.lp.model.Name()))
 	case !(at >= c.now): // also catches NaN
 		c.err = &SendError{From: c.self, FromName: c.lp.model.Name(), Now: c.now, To: to,
 			ToName: c.sim.nameOf(to), At: at}

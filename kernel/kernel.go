@@ -11,8 +11,8 @@
 // dispatcher processes every event in the total order of package event, keeping pending
 // events by value in a calendar queue. The time-warp dispatcher runs them optimistically on
 // several worker goroutines (see timewarp.go: schedule queues, rollback with periodic state
-// saving and coast forward, aggressive or lazy cancellation, Fujimoto GVT, fossil
-// collection). The committed result is summarised by a digest over every LP's final state
+// saving and coast forward or with reverse computation (Reverser), aggressive or lazy
+// cancellation, Fujimoto GVT, fossil collection). The committed result is summarised by a digest over every LP's final state
 // in LP order: any two dispatchers, configured in any way, must give the same digest.
 //
 // This package re-exports the few types a model needs (Time, LPID, Event), so a model
@@ -76,4 +76,21 @@ type LogicalProcess interface {
 type StateAppender interface {
 	// AppendState appends a deterministic encoding of the LP's state to b.
 	AppendState(b []byte) []byte
+}
+
+// Reverser is implemented by LPs that support reverse computation
+// (TimeWarpConfig.StateSaving "reverse"): instead of restoring a saved copy of the LP's
+// state, a rollback calls Reverse for each rolled-back event, newest first.
+//
+// Reverse must undo exactly what Handle did to the LP's own state (the state that Snapshot
+// exposes) for the same event. The kernel restores the rest itself: it counts the draws
+// each event makes from ctx.RNG() and the events it sends, and rewinds the generator and
+// the send sequence number. Reverse sees the context as Handle saw it: Now() and Self()
+// are those of the event, and ctx.RNG() is the generator as Handle found it (already
+// rewound), so Reverse may draw from it to replay Handle's draws and recompute what Handle
+// decided; the kernel resets the generator after Reverse returns, whatever Reverse drew.
+// Handle must therefore only draw from ctx.RNG(), never replace it. Reverse must not send
+// (a send from Reverse is a model panic).
+type Reverser interface {
+	Reverse(ctx *Context, ev *Event)
 }

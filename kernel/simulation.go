@@ -116,6 +116,11 @@ func New(cfg Config, lps []LogicalProcess) (*Simulation, error) {
 				checked[t] = true
 			}
 		}
+		if cfg.Type == TimeWarp && cfg.TimeWarp.StateSaving == StateSavingReverse {
+			if _, ok := lp.(Reverser); !ok {
+				return nil, fmt.Errorf("time-warp state-saving type reverse needs every LP to implement Reverse; LP %q (id %d) does not", name, i)
+			}
+		}
 		s.lps[i] = lpRecord{model: lp, rng: rng.New(cfg.Seed, uint64(i))}
 	}
 	return s, nil

@@ -18,6 +18,7 @@ import (
 	"github.com/warpedgo/warped/gvt"
 	"github.com/warpedgo/warped/ltsf"
 	"github.com/warpedgo/warped/outputmgr"
+	"github.com/warpedgo/warped/rng"
 	"github.com/warpedgo/warped/statemgr"
 	"github.com/warpedgo/warped/termination"
 )
@@ -38,6 +39,15 @@ import (
 // its outputs), then releases the LP: fossil-collects it below GVT and reschedules its
 // next event. Sends go straight into the receiver's input (under its mutex); an
 // anti-message that finds its twin there annihilates it.
+//
+// With reverse computation (StateSaving "reverse"), nothing is saved: processing an event
+// records beside its key the number of draws its handler made from the LP's generator
+// (rng.Draws) and the LP's send sequence number before it, and a rollback to k undoes the
+// processed events with keys >= k from the newest down (see reverseEvent: rewind the
+// generator, restore the sequence number, call the model's Reverse), leaving the LP exactly
+// as it was before the first of them, so there is no coast forward. Fossil collection drops
+// the processed events below GVT, which no rollback can reach. Everything else (returning
+// events to the input, anti-messages, cancellation) is the same.
 //
 // GVT is Fujimoto's shared-memory algorithm (package gvt): each worker reports before
 // taking an event; events a worker makes visible (sends, anti-messages, events put back by
@@ -89,7 +99,10 @@ type twLP struct {
 	// Owned by the worker that owns the LP (busy), or by the run before it starts:
 	processed []*event.Event // processed events in key order
 	keys      []event.Key    // their keys
-	states    *statemgr.Queue
+	// undo (reverse computation only) says, for each processed event, how to restore the
+	// LP's generator and sequence number to what they were before it.
+	undo      []twUndo
+	states    *statemgr.Queue // periodic state saving only, else nil
 	outputs   *outputmgr.Queue
 	fossilGVT event.Time // the GVT of the last fossil collection
 	// lazy holds rolled-back outputs (lazy cancellation only, else nil).
@@ -105,6 +118,13 @@ type twLP struct {
 	checkSnap any
 
 	sched int // index of the LP's schedule queue
+}
+
+// twUndo is what reverse computation records for a processed event: the number of draws
+// its handler made from the LP's generator and the LP's send sequence number before it.
+type twUndo struct {
+	draws uint32
+	seq   uint64
 }
 
 // twDigest is what CheckRollbacks records for a processed event: a digest of the LP's
@@ -169,6 +189,8 @@ type timeWarpDispatcher struct {
 	lazy  bool
 	check bool
 	seed  maphash.Seed
+	// reverse is reverse computation (StateSaving "reverse") instead of periodic state saving.
+	reverse bool
 	// suppressed counts the sends that lazy cancellation suppressed (set at the end).
 	suppressed uint64
 }
@@ -196,7 +218,7 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 	d := &timeWarpDispatcher{sim: s, cfg: cfg, end: s.cfg.MaxSimTime,
 		lps: make([]twLP, len(s.lps)), queues: make([]schedQueue, cfg.Schedulers),
 		gvt: gvt.NewFujimoto(cfg.Workers), passive: termination.NewWorkers(cfg.Workers), lazy: cfg.Cancellation == cancelLazy,
-		check: cfg.CheckRollbacks, seed: maphash.MakeSeed()}
+		check: cfg.CheckRollbacks, seed: maphash.MakeSeed(), reverse: cfg.StateSaving == StateSavingReverse}
 	for i := range d.queues {
 		q, err := ltsf.New(cfg.QueueType, len(s.lps))
 		if err != nil {
@@ -214,10 +236,12 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 		t := &d.lps[i]
 		t.input = pend[i]
 		t.sched = i % cfg.Schedulers
-		var err error
-		if t.states, err = statemgr.NewQueue(cfg.StateSavingPeriod); err != nil {
-			return nil, err
-		}
+		if !d.reverse {
+			var err error
+			if t.states, err = statemgr.NewQueue(cfg.StateSavingPeriod); err != nil {
+				return nil, err
+			}
+		} // else New checked that every LP implements Reverser
 		t.outputs = outputmgr.NewQueue()
 		if d.lazy {
 			t.lazy = outputmgr.NewLazy()
@@ -332,7 +356,9 @@ func (d *timeWarpDispatcher) initLPs(w *worker) (err error) {
 		if w.ctx.err != nil {
 			return w.ctx.err
 		}
-		d.lps[i].states.Init(r.model, coreOf(r))
+		if d.lps[i].states != nil {
+			d.lps[i].states.Init(r.model, coreOf(r))
+		}
 		if d.check {
 			d.lps[i].base = w.stateDigest(&d.lps[i], r)
 		}
@@ -593,8 +619,13 @@ func (w *worker) process(t *twLP, id LPID, ev *event.Event, k event.Key) {
 	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
 	w.cause = k
 	w.sendBytes = w.sendBytes[:0]
+	g, seq := r.rng, r.seq
 	r.model.Handle(&w.ctx, ev)
-	t.states.AfterEvent(k, r.model, coreOf(r))
+	if t.states != nil {
+		t.states.AfterEvent(k, r.model, coreOf(r))
+	} else {
+		t.undo = append(t.undo, twUndo{draws: rng.Draws(g, r.rng), seq: seq})
+	}
 	if w.d.check {
 		t.checks = append(t.checks, w.eventDigest(t, r))
 	}
@@ -611,26 +642,36 @@ func (w *worker) process(t *twLP, id LPID, ev *event.Event, k event.Key) {
 const gvtEvents = 8192
 
 // rollback undoes every processed event of LP t with key >= k: restores the latest saved
-// state before k, puts the undone events back into the input (dropping the one with key k
-// when it is the twin of an anti-message), cancels their outputs (or holds them, with lazy
-// cancellation), and coasts forward. It returns false when CheckRollbacks found the
-// restored or re-executed state different and failed the run.
+// state before k (or, with reverse computation, reverses those events newest first), puts
+// the undone events back into the input (dropping the one with key k when it is the twin
+// of an anti-message), cancels their outputs (or holds them, with lazy cancellation), and
+// coasts forward (periodic state saving only). It returns false when CheckRollbacks found
+// the restored or re-executed state different and failed the run.
 func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) bool {
 	d := w.d
 	r := &d.sim.lps[id]
-	core := coreOf(r)
-	restored, ok := t.states.Rollback(k, r.model, &core)
-	setCore(r, core)
 
-	// The first processed event with key >= k, and the first after the restored state.
+	// The first processed event with key >= k, and the first after the restored state
+	// (with reverse computation, the LP is restored to just before event i).
 	i := len(t.keys)
 	for i > 0 && !event.KeyLess(&t.keys[i-1], &k) {
 		i--
 	}
-	from := 0
-	if ok {
-		for from < i && !event.KeyLess(&restored, &t.keys[from]) {
-			from++
+	from := i
+	var restored event.Key
+	var ok bool
+	if d.reverse {
+		w.reverse(t, id, r, i)
+		t.undo = t.undo[:i]
+	} else {
+		core := coreOf(r)
+		restored, ok = t.states.Rollback(k, r.model, &core)
+		setCore(r, core)
+		from = 0
+		if ok {
+			for from < i && !event.KeyLess(&restored, &t.keys[from]) {
+				from++
+			}
 		}
 	}
 
@@ -664,7 +705,11 @@ func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) bool {
 			want = t.checks[from-1].state
 		}
 		if w.stateDigest(t, r) != want {
-			d.fail(d.restoreError(id, restored, ok))
+			if d.reverse {
+				d.fail(d.reverseError(id, k))
+			} else {
+				d.fail(d.restoreError(id, restored, ok))
+			}
 			return false
 		}
 	}
@@ -696,6 +741,41 @@ func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) bool {
 		}
 	}
 	return true
+}
+
+// reverse undoes LP t's processed events from the newest down to index i with the model's
+// Reverse (reverse computation).
+func (w *worker) reverse(t *twLP, id LPID, r *lpRecord, i int) {
+	rev := r.model.(Reverser)
+	for j := len(t.processed) - 1; j >= i; j-- {
+		e := t.processed[j]
+		w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = e.RecvTime, e.Depth, id, r
+		reverseEvent(&w.ctx, rev, e, t.undo[j])
+	}
+}
+
+// reverseEvent undoes event e, the last event that the LP of ctx processed, u being what was
+// recorded for it: it rewinds the LP's generator by e's draws and restores its sequence
+// number, so that Reverse sees the generator as Handle found it, calls Reverse, and resets
+// the generator and sequence number again (whatever Reverse drew). ctx's time and depth
+// must be e's.
+func reverseEvent(ctx *Context, rev Reverser, e *event.Event, u twUndo) {
+	r := ctx.lp
+	r.rng.Rewind(uint64(u.draws))
+	r.seq = u.seq
+	g := r.rng
+	ctx.reversing = true
+	rev.Reverse(ctx, e)
+	ctx.reversing = false
+	r.rng, r.seq = g, u.seq
+}
+
+// reverseError describes an LP whose state after reversing its events from key k differs
+// from the state it had before them.
+func (d *timeWarpDispatcher) reverseError(id LPID, k event.Key) error {
+	return fmt.Errorf("time-warp check: LP %q (id %d) differs after reversing its events from time %v "+
+		"(from LP %d, sequence %d): its Reverse does not undo exactly what Handle did",
+		d.sim.nameOf(id), id, k.RecvTime, k.Sender, k.SeqSign>>1)
 }
 
 // restoreError describes a restored state that differs from the state recorded when the LP
@@ -736,29 +816,40 @@ func (w *worker) eventDigest(t *twLP, r *lpRecord) twDigest {
 }
 
 // fossilCollect drops LP t's history below GVT: old states, old output records and the
-// processed events that no remaining state needs for coast forward.
+// processed events that no remaining state needs for coast forward (with reverse
+// computation, the processed events below GVT, which no rollback can reach).
 func (w *worker) fossilCollect(t *twLP) {
 	g := w.d.gvt.GVT()
 	if g <= t.fossilGVT {
 		return
 	}
 	t.fossilGVT = g
-	t.states.FossilCollect(g)
 	t.outputs.FossilCollect(g)
-	oldest, ok := t.states.Oldest()
-	if !ok {
-		return
-	}
 	n := 0
-	for n < len(t.keys) && !event.KeyLess(&oldest, &t.keys[n]) {
-		w.pool.Put(t.processed[n])
-		n++
+	if t.states == nil {
+		for n < len(t.keys) && t.keys[n].RecvTime < g {
+			w.pool.Put(t.processed[n])
+			n++
+		}
+	} else {
+		t.states.FossilCollect(g)
+		oldest, ok := t.states.Oldest()
+		if !ok {
+			return
+		}
+		for n < len(t.keys) && !event.KeyLess(&oldest, &t.keys[n]) {
+			w.pool.Put(t.processed[n])
+			n++
+		}
 	}
 	if n > 0 {
 		m := copy(t.processed, t.processed[n:])
 		clear(t.processed[m:])
 		t.processed = t.processed[:m]
 		t.keys = t.keys[:copy(t.keys, t.keys[n:])]
+		if t.states == nil {
+			t.undo = t.undo[:copy(t.undo, t.undo[n:])]
+		}
 		if w.d.check {
 			t.base = t.checks[n-1].state
 			t.checks = t.checks[:copy(t.checks, t.checks[n:])]
@@ -767,6 +858,9 @@ func (w *worker) fossilCollect(t *twLP) {
 			// A burst grew the history far beyond what it holds now: give the memory back.
 			t.processed = append(make([]*event.Event, 0, 2*m+8), t.processed...)
 			t.keys = append(make([]event.Key, 0, 2*m+8), t.keys...)
+			if t.states == nil {
+				t.undo = append(make([]twUndo, 0, 2*m+8), t.undo...)
+			}
 			if w.d.check {
 				t.checks = append(make([]twDigest, 0, 2*m+8), t.checks...)
 			}

@@ -1,6 +1,10 @@
 package kernel
 
-import "context"
+import (
+	"context"
+
+	"github.com/warpedgo/warped/rng"
+)
 
 // TimeWarpInternals is what the tests see of a finished time-warp run besides its Result.
 type TimeWarpInternals struct {
@@ -54,4 +58,29 @@ func RunTimeWarpInternals(ctx context.Context, cfg Config, lps []LogicalProcess)
 	}
 	in.LeakedEvents = live
 	return in, nil
+}
+
+// discardSink counts the sends it is given and drops them.
+type discardSink struct{ n int }
+
+func (d *discardSink) send(LPID, LPID, uint32, uint64, Time, Time, Words, any) { d.n++ }
+
+// HandleThenReverse handles ev on lp, as LP self of a simulation of n LPs whose generator
+// is g and whose send sequence number is seq, then undoes it exactly as the time-warp
+// dispatcher's reverse computation does (lp must implement Reverser). It returns the
+// generator and sequence number after Handle and after the rollback, and the number of
+// events Handle sent.
+func HandleThenReverse(lp LogicalProcess, self LPID, n int, g RNG, seq uint64, ev *Event) (handled, back RNG, seqHandled, seqBack uint64, sends int) {
+	sim := &Simulation{lps: make([]lpRecord, n)}
+	for i := range sim.lps {
+		sim.lps[i].model = lp
+	}
+	r := &sim.lps[self]
+	r.rng, r.seq = g, seq
+	out := &discardSink{}
+	ctx := Context{now: ev.RecvTime, depth: ev.Depth, self: self, lp: r, out: out, sim: sim}
+	lp.Handle(&ctx, ev)
+	handled, seqHandled = r.rng, r.seq
+	reverseEvent(&ctx, lp.(Reverser), ev, twUndo{draws: rng.Draws(g, r.rng), seq: seq})
+	return handled, r.rng, seqHandled, r.seq, out.n
 }

@@ -19,6 +19,8 @@ type model struct {
 	name  string
 	end   float64
 	build func() []kernel.LogicalProcess
+	// reversible: every LP implements kernel.Reverser.
+	reversible bool
 }
 
 func smallModels(t *testing.T) []model {
@@ -30,7 +32,7 @@ func smallModels(t *testing.T) []model {
 			lps, err := phold.New(c)
 			require.NoError(t, err)
 			return lps
-		}},
+		}, true},
 		{"pcs", 150, func() []kernel.LogicalProcess {
 			c := pcs.DefaultConfig()
 			c.CellsX, c.CellsY, c.Portables = 4, 4, 8
@@ -38,7 +40,7 @@ func smallModels(t *testing.T) []model {
 			lps, err := pcs.New(c)
 			require.NoError(t, err)
 			return lps
-		}},
+		}, false},
 		{"phold-zero-lookahead", 10, func() []kernel.LogicalProcess {
 			c := phold.DefaultConfig()
 			c.LPs = 32
@@ -48,7 +50,7 @@ func smallModels(t *testing.T) []model {
 			lps, err := phold.New(c)
 			require.NoError(t, err)
 			return lps
-		}},
+		}, true},
 	}
 }
 
@@ -79,7 +81,8 @@ func requireSettled(t *testing.T, in kernel.TimeWarpInternals, lazy bool, lps in
 
 // TestDeterminismMatrix is the core oracle: every time-warp configuration commits exactly
 // what the sequential dispatcher commits, digest for digest. The configurations alternate
-// between aggressive and lazy cancellation, and some check every rollback.
+// between aggressive and lazy cancellation and, for models whose LPs implement Reverse,
+// between periodic state saving and reverse computation; some check every rollback.
 func TestDeterminismMatrix(t *testing.T) {
 	queues := []string{"heap", "splay", "ladder"}
 	locks := []string{"ticket", "mutex"}
@@ -107,8 +110,12 @@ func TestDeterminismMatrix(t *testing.T) {
 						tw.Cancellation = "lazy"
 					}
 					tw.CheckRollbacks = i%5 == 2 || i%7 == 3
-					name := fmt.Sprintf("%s/w%d-s%d-%s-%s-p%d-win%v-%s-check%v", m.name, workers, tw.Schedulers,
-						q, l, tw.StateSavingPeriod, tw.OptimismWindow, tw.Cancellation, tw.CheckRollbacks)
+					tw.StateSaving = "periodic"
+					if m.reversible && (i/2+i/5)%2 == 0 {
+						tw.StateSaving = "reverse"
+					}
+					name := fmt.Sprintf("%s/w%d-s%d-%s-%s-%s-p%d-win%v-%s-check%v", m.name, workers, tw.Schedulers,
+						q, l, tw.StateSaving, tw.StateSavingPeriod, tw.OptimismWindow, tw.Cancellation, tw.CheckRollbacks)
 					t.Run(name, func(t *testing.T) {
 						r := runTW(t, kernel.Config{MaxSimTime: m.end, Seed: 5, Type: kernel.TimeWarp, TimeWarp: tw}, m.build())
 						require.Equal(t, seq.Digest, r.Digest)
@@ -162,6 +169,8 @@ func TestTimeWarpConfigErrors(t *testing.T) {
 		{kernel.TimeWarpConfig{StateSavingPeriod: -2}, "state-saving period must be at least 1"},
 		{kernel.TimeWarpConfig{OptimismWindow: -1}, "optimism window must be >= 0"},
 		{kernel.TimeWarpConfig{Cancellation: "eager"}, `unknown time-warp cancellation "eager" (want aggressive or lazy)`},
+		{kernel.TimeWarpConfig{StateSaving: "x"}, `unknown time-warp state-saving type "x" (want periodic or reverse)`},
+		{kernel.TimeWarpConfig{StateSaving: "reverse"}, `time-warp state-saving type reverse needs every LP to implement Reverse; LP "ping0" (id 0) does not`},
 	} {
 		_, err := kernel.New(kernel.Config{MaxSimTime: 5, Type: kernel.TimeWarp, TimeWarp: tc.tw}, lps)
 		require.ErrorContains(t, err, tc.want)

@@ -66,6 +66,12 @@ func TestTimeWarpMatchesSequential(t *testing.T) {
 		require.Equal(t, want, digestOf(t, out), "time warp (the default) commits the sequential result")
 		require.Contains(t, out, "Simulation of "+m[0]+" complete (time-warp)")
 		require.Contains(t, out, "GVT cycles:")
+		if m[0] == "phold" {
+			code, out, errOut = warped(append(m, "--time-warp-worker-threads", "3",
+				"--time-warp-state-saving-type", "reverse")...)
+			require.Equal(t, 0, code, errOut)
+			require.Equal(t, want, digestOf(t, out), "reverse computation commits the sequential result")
+		}
 	}
 }
 
@@ -105,6 +111,8 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"phold", "--time-warp-queue-type", "fifo"}, `unknown queue type "fifo"`},
 		{[]string{"phold", "--time-warp-lock-type", "spin"}, `unknown lock type "spin"`},
 		{[]string{"phold", "--time-warp-cancellation", "eager"}, `unknown time-warp cancellation "eager"`},
+		{[]string{"phold", "--time-warp-state-saving-type", "copy"}, `unknown time-warp state-saving type "copy" (want periodic or reverse)`},
+		{[]string{"pcs", "--time-warp-state-saving-type", "reverse"}, "time-warp state-saving type reverse needs every LP to implement Reverse"},
 		{[]string{"phold", "--time-warp-optimism-window", "-1"}, "optimism window must be >= 0"},
 		{[]string{"phold", "--time-warp-gvt-calculation-period", "0"}, "--time-warp-gvt-calculation-period must be a positive number"},
 		{[]string{"help", "nosuchmodel"}, `unknown model "nosuchmodel"`},

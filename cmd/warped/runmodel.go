@@ -33,7 +33,7 @@ type options struct {
 
 	workers, schedulers, period int
 	queueType, lockType         string
-	cancellation                string
+	cancellation, stateSaving   string
 	window                      float64
 	gvtPeriodMS                 float64
 	checkRollbacks              bool
@@ -73,6 +73,7 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	fs.StringVar(&o.queueType, "time-warp-queue-type", "heap", "time warp: schedule queue: heap, splay or ladder")
 	fs.StringVar(&o.lockType, "time-warp-lock-type", "ticket", "time warp: schedule queue lock: ticket or mutex")
 	fs.IntVar(&o.period, "time-warp-state-saving-period", 16, "time warp: save each LP's state every N events (1: copy state saving)")
+	fs.StringVar(&o.stateSaving, "time-warp-state-saving-type", "periodic", "time warp: periodic state saving or reverse computation (every LP must implement Reverse)")
 	fs.StringVar(&o.cancellation, "time-warp-cancellation", "aggressive", "time warp: aggressive or lazy cancellation")
 	fs.Float64Var(&o.window, "time-warp-optimism-window", 0, "time warp: never process events at or above GVT + W (0: unbounded)")
 	fs.Float64Var(&o.gvtPeriodMS, "time-warp-gvt-calculation-period", 10, "time warp: milliseconds between GVT rounds")
@@ -152,6 +153,7 @@ func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Wr
 	cfg := kernel.Config{MaxSimTime: o.maxSimTime, Type: o.simType, Seed: o.seed,
 		TimeWarp: kernel.TimeWarpConfig{Workers: o.workers, Schedulers: o.schedulers,
 			QueueType: o.queueType, LockType: o.lockType, StateSavingPeriod: o.period,
+			StateSaving:  o.stateSaving,
 			Cancellation: o.cancellation, CheckRollbacks: o.checkRollbacks,
 			OptimismWindow: o.window, GVTPeriod: time.Duration(o.gvtPeriodMS * float64(time.Millisecond))}}
 	if showProgress(o.progress, stderr) {

@@ -6,6 +6,9 @@
 // Mean - Lookahead. Grain adds a fixed amount of deterministic busy work per event (that
 // many XORWOW steps on a copy of the LP's generator, folded into the state), for studying
 // event granularity without changing the event pattern.
+//
+// PHOLD implements kernel.Reverser, so it runs with reverse computation as well as with
+// periodic state saving.
 package phold
 
 import (
@@ -14,6 +17,8 @@ import (
 
 	"github.com/warpedgo/warped/kernel"
 )
+
+var _ kernel.Reverser = (*LP)(nil)
 
 // Config holds PHOLD's parameters.
 type Config struct {
@@ -122,6 +127,23 @@ func (lp *LP) Handle(ctx *kernel.Context, _ *kernel.Event) {
 		s.Remote++
 	}
 	ctx.SendWords(dest, ctx.Now()+lp.delay(g), kernel.Words{})
+}
+
+// Reverse undoes Handle for reverse computation. PHOLD's state is its counters and the work
+// fold; it records nothing extra: ctx.RNG() is the generator as Handle found it (the kernel
+// rewinds it before Reverse and resets it after), so Reverse replays Handle's draws on it
+// to find out whether the event was remote, and XORs the same work again (XOR is its own
+// inverse).
+func (lp *LP) Reverse(ctx *kernel.Context, _ *kernel.Event) {
+	s := &lp.S
+	g := ctx.RNG()
+	s.Events--
+	if n := lp.cfg.Grain; n > 0 {
+		s.Work ^= Work(*g, n)
+	}
+	if g.Uniform() <= lp.cfg.Remote {
+		s.Remote--
+	}
 }
 
 // Work is PHOLD's busy work: n steps of a copy of g, XOR-folded. It leaves the LP's own
