@@ -109,13 +109,6 @@ func compareTail(a, b *Event) int {
 	return 1
 }
 
-// SameKey reports whether a and b denote the same event, ignoring the sign: an
-// anti-message and the positive twin it cancels have the same key.
-func SameKey(a, b *Event) bool {
-	return a.Sender == b.Sender && a.Seq == b.Seq && a.RecvTime == b.RecvTime &&
-		a.SendTime == b.SendTime && a.Depth == b.Depth && a.Receiver == b.Receiver
-}
-
 // Key is an event's whole sort key in a compact form that queues keep inline in their
 // entries, so that ordering never touches the event records: integer-time models tie on
 // receive time constantly, and comparisons that dereference two scattered records are what

@@ -10,11 +10,6 @@ const slabSize = 512
 // share a Depot pass records to each other through it (see Depot).
 type Pool struct {
 	free []*Event
-	// live counts records handed out and not yet returned to this pool (negative when it
-	// takes back records that other pools handed out).
-	live int
-	// peak is the largest live seen.
-	peak int
 	// allocated counts the records this pool created.
 	allocated int
 	// Depot, when set, balances free records with other pools.
@@ -72,10 +67,6 @@ func (p *Pool) Get() *Event {
 	}
 	e := p.free[n-1]
 	p.free = p.free[:n-1]
-	p.live++
-	if p.live > p.peak {
-		p.peak = p.live
-	}
 	return e
 }
 
@@ -83,7 +74,6 @@ func (p *Pool) Get() *Event {
 func (p *Pool) Put(e *Event) {
 	*e = Event{}
 	p.free = append(p.free, e)
-	p.live--
 	if n := len(p.free); p.Depot != nil && n >= 2*depotBatch {
 		b := make([]*Event, depotBatch)
 		copy(b, p.free[n-depotBatch:])
@@ -96,8 +86,16 @@ func (p *Pool) Put(e *Event) {
 // Allocated returns the number of records this pool created.
 func (p *Pool) Allocated() int { return p.allocated }
 
-// Live returns how many records are handed out and not yet returned.
-func (p *Pool) Live() int { return p.live }
+// Free returns the number of records waiting in this pool.
+func (p *Pool) Free() int { return len(p.free) }
 
-// Peak returns the largest number of records that were live at once.
-func (p *Pool) Peak() int { return p.peak }
+// Len returns the number of records waiting in the depot.
+func (d *Depot) Len() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, b := range d.batches {
+		n += len(b)
+	}
+	return n
+}

@@ -68,18 +68,6 @@ func (p *Pending) PopMin() *event.Event {
 	return p.removeAt(0)
 }
 
-// Remove removes e and reports whether it was pending. It searches the LP's entries, so
-// it is for the rare removal of an event that is not the least (a cancellation).
-func (p *Pending) Remove(e *event.Event) bool {
-	for i := range p.a {
-		if p.a[i].ev == e {
-			p.removeAt(i)
-			return true
-		}
-	}
-	return false
-}
-
 // Take removes and returns the pending event with key k, or nil when there is none. It
 // searches the LP's entries, so it is for the rare case of a cancellation.
 func (p *Pending) Take(k event.Key) *event.Event {
@@ -89,13 +77,6 @@ func (p *Pending) Take(k event.Key) *event.Event {
 		}
 	}
 	return nil
-}
-
-// Each calls f for every pending event, in no particular order.
-func (p *Pending) Each(f func(*event.Event)) {
-	for i := range p.a {
-		f(p.a[i].ev)
-	}
 }
 
 func (p *Pending) removeAt(i int) *event.Event {

@@ -41,10 +41,12 @@ func RunTimeWarpInternals(ctx context.Context, cfg Config, lps []LogicalProcess)
 		return TimeWarpInternals{}, err
 	}
 	in := TimeWarpInternals{Result: Result{Stats: st, Digest: s.digest()}, Suppressed: d.suppressed}
+	// Records in use: those created, less those waiting in the pools and the depot.
 	live := 0
 	for _, w := range d.workers {
-		live += w.pool.Live()
+		live += w.pool.Allocated() - w.pool.Free()
 	}
+	live -= d.workers[0].pool.Depot.Len()
 	for i := range d.lps {
 		t := &d.lps[i]
 		if t.lazy != nil {

@@ -58,21 +58,6 @@ func (h *Heap) Pop() *event.Event {
 	return h.removeAt(0)
 }
 
-// ReplaceMin removes the least event and adds e in one step (one sift instead of two). It
-// is Pop followed by Push(e), for a dispatcher that reschedules the LP it just ran.
-func (h *Heap) ReplaceMin(e *event.Event) {
-	if len(h.a) == 0 {
-		h.Push(e)
-		return
-	}
-	old := h.a[0].lp
-	h.pos[old] = -1
-	h.ev[old] = nil
-	h.ev[e.Receiver] = e
-	h.a[0] = entry{event.KeyOf(e), e.Receiver}
-	h.down(0)
-}
-
 // Remove removes and returns the event held for lp, or nil.
 func (h *Heap) Remove(lp event.LPID) *event.Event {
 	i := h.pos[lp]

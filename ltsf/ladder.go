@@ -228,14 +228,6 @@ func (l *Ladder) reset() {
 	l.bh, l.bot, l.botIns = 0, l.bot[:0], 0
 }
 
-// ReplaceMin removes the least event and adds e: Pop followed by Push(e), as Heap's
-// ReplaceMin, for a dispatcher that reschedules the LP it just ran. e.Receiver may be the
-// LP of the least event.
-func (l *Ladder) ReplaceMin(e *event.Event) {
-	l.Pop()
-	l.Push(e)
-}
-
 // Remove removes and returns the event held for lp, or nil.
 func (l *Ladder) Remove(lp event.LPID) *event.Event {
 	nx := &l.nodes[lp]

@@ -34,8 +34,7 @@
 //     in a list of their own until nothing finite is left) are handled.
 //
 // All three take Remove of any LP's event; the heap and the splay tree in O(log n), the
-// ladder in O(1) (O(log n) search and a short move when the event is in Bottom). Each
-// also has ReplaceMin (Pop then Push in one call), which is not part of Queue.
+// ladder in O(1) (O(log n) search and a short move when the event is in Bottom).
 //
 // New builds a queue by kind name for configuration; Kinds lists the names.
 //
@@ -66,9 +65,6 @@ type Queue interface {
 	Pop() *event.Event
 	// Peek returns the least event without removing it, or nil when the queue is empty.
 	Peek() *event.Event
-	// ReplaceMin removes the least event and adds e: Pop then Push(e), in one step where
-	// the implementation can (a dispatcher rescheduling the LP it just ran).
-	ReplaceMin(e *event.Event)
 	// Remove removes the event held for lp and returns it, or nil when there is none.
 	Remove(lp event.LPID) *event.Event
 	// Len returns the number of events held.

@@ -330,20 +330,13 @@ func (s *lockstep) remove(lp event.LPID) {
 	s.same(fmt.Sprintf("Remove(%d)", lp), s.ref.Remove(lp), func(q Queue) *event.Event { return q.Remove(lp) })
 }
 
-// replacer is a queue with ReplaceMin (Pop followed by Push in one step).
-type replacer interface{ ReplaceMin(e *event.Event) }
-
-// replaceMin does ReplaceMin(e), or Pop and Push on a queue without it.
+// replaceMin pops the least event and pushes e, as a dispatcher rescheduling the LP it ran.
 func (s *lockstep) replaceMin(e *event.Event) {
 	s.ref.Pop()
 	s.ref.Push(e)
 	for _, nq := range s.qs {
-		if r, ok := nq.q.(replacer); ok {
-			r.ReplaceMin(e)
-		} else {
-			nq.q.Pop()
-			nq.q.Push(e)
-		}
+		nq.q.Pop()
+		nq.q.Push(e)
 	}
 }
 
@@ -408,7 +401,7 @@ func runProperty(t *testing.T, seed uint64, mode genMode, numLPs, steps int) {
 		case op < pushBias+(100-pushBias)*9/10:
 			s.peek()
 		default:
-			// ReplaceMin, mostly for the LP of the least event (a dispatcher
+			// Pop and push again, mostly for the LP of the least event (a dispatcher
 			// rescheduling the LP it ran), sometimes for an LP without an event.
 			least := ref.Peek()
 			if least == nil {
@@ -500,14 +493,6 @@ func TestNew(t *testing.T) {
 		require.Same(t, e, q.Peek())
 		require.Equal(t, 1, q.Len())
 		require.Same(t, e, q.Pop())
-		r, ok := q.(replacer)
-		require.True(t, ok, kind)
-		r.ReplaceMin(e) // on an empty queue: a Push
-		require.Same(t, e, q.Peek())
-		f := &event.Event{RecvTime: 0.5, Receiver: 2}
-		r.ReplaceMin(f)
-		require.Equal(t, 1, q.Len())
-		require.Same(t, f, q.Pop())
 	}
 	q, err := New("calendar", 4)
 	require.Nil(t, q)
@@ -589,7 +574,7 @@ func FuzzQueues(f *testing.F) {
 					s.peek()
 					continue
 				}
-				// ReplaceMin for the LP of the least event, with a new time.
+				// Pop and push again for the LP of the least event, with a new time.
 				least := ref.Peek()
 				if least == nil {
 					continue

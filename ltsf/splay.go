@@ -116,16 +116,6 @@ func (s *Splay) Pop() *event.Event {
 	return s.popMin()
 }
 
-// ReplaceMin removes the least event and adds e: Pop followed by Push(e), as Heap's
-// ReplaceMin, for a dispatcher that reschedules the LP it just ran. e.Receiver may be the
-// LP of the least event.
-func (s *Splay) ReplaceMin(e *event.Event) {
-	if s.min >= 0 {
-		s.popMin()
-	}
-	s.Push(e)
-}
-
 // popMin unlinks the least node, which has no left child, and finds the next one.
 func (s *Splay) popMin() *event.Event {
 	nodes := s.nodes
