@@ -131,9 +131,13 @@ type TermToken struct {
 	Initiator int
 }
 
-// Terminate is a KindTerminate message: termination was detected; every rank stops,
-// gathers its statistics and closes. It has no fields.
-type Terminate struct{}
+// Terminate is a KindTerminate message: every rank stops. With an empty Err, termination
+// was detected and the ranks gather their results; otherwise the rank that sent it failed
+// and Err says why, and every rank ends its run with that error.
+type Terminate struct {
+	// Err is the failure that stops the run, or empty at a normal end.
+	Err string
+}
 
 // Stats is a KindStats message: named statistics of one rank, for example "events" or
 // "rollbacks". The names are the kernel's; the codec writes them sorted, so equal Stats
@@ -161,7 +165,7 @@ type Config struct {
 //	gvt-token:  [round, lap, colour, count, min, redmin]
 //	gvt-value:  [round, gvt]
 //	term-token: [round, sent, received, sticky, initiator]
-//	terminate:  (nothing)
+//	terminate:  err (a string, empty at a normal end)
 //	stats:      {name: value...}
 //	config:     bin
 //
@@ -251,8 +255,10 @@ func (c *Codec) AppendMessage(dst []byte, v any) ([]byte, error) {
 		return c.AppendTermToken(dst, m), nil
 	case TermToken:
 		return c.AppendTermToken(dst, &m), nil
-	case *Terminate, Terminate:
-		return c.AppendTerminate(dst), nil
+	case *Terminate:
+		return c.AppendTerminate(dst, m), nil
+	case Terminate:
+		return c.AppendTerminate(dst, &m), nil
 	case *Stats:
 		return c.AppendStats(dst, m)
 	case Stats:
@@ -367,9 +373,10 @@ func (c *Codec) AppendTermToken(dst []byte, t *TermToken) []byte {
 	return appendInt(dst, int64(t.Initiator))
 }
 
-// AppendTerminate appends the KindTerminate encoding (a single byte) to dst.
-func (c *Codec) AppendTerminate(dst []byte) []byte {
-	return append(dst, byte(KindTerminate))
+// AppendTerminate appends the KindTerminate encoding of t to dst.
+func (c *Codec) AppendTerminate(dst []byte, t *Terminate) []byte {
+	dst = append(dst, byte(KindTerminate))
+	return appendString(dst, t.Err)
 }
 
 // AppendStats appends the KindStats encoding of s to dst, names sorted.
@@ -441,7 +448,14 @@ func (c *Codec) Decode(msg []byte) (Kind, any, error) {
 	case KindTermToken:
 		v, err = c.decodeTermToken()
 	case KindTerminate:
-		v = &Terminate{}
+		var msg string
+		if _, err = checkValues(c.rest(), 1); err == nil {
+			msg, err = c.dec.DecodeString()
+		}
+		if err != nil {
+			err = fmt.Errorf("error text: %w", err)
+		}
+		v = &Terminate{Err: msg}
 	case KindStats:
 		v, err = c.decodeStats()
 	case KindConfig:
@@ -871,6 +885,21 @@ func appendTime(b []byte, t float64) []byte {
 		return appendInt(b, int64(t))
 	}
 	return binary.BigEndian.AppendUint64(append(b, 0xcb), math.Float64bits(t))
+}
+
+// appendString appends s as a msgpack string.
+func appendString(b []byte, s string) []byte {
+	switch n := len(s); {
+	case n < 32:
+		b = append(b, 0xa0|byte(n))
+	case n <= math.MaxUint8:
+		b = append(b, 0xd9, byte(n))
+	case n <= math.MaxUint16:
+		b = append(b, 0xda, byte(n>>8), byte(n))
+	default:
+		b = append(b, 0xdb, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	return append(b, s...)
 }
 
 func appendBool(b []byte, v bool) []byte {

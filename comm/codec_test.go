@@ -131,6 +131,7 @@ func allMessages() []any {
 		&TermToken{Round: 9, Sent: 1 << 50, Received: 3, Sticky: true, Initiator: 4},
 		&TermToken{},
 		&Terminate{},
+		&Terminate{Err: "rank 3: model panic in LP \"x\""},
 		&Stats{Values: map[string]float64{"events": 1e6, "rollbacks": 12, "efficiency": 0.93, "nan": math.NaN(), "": -0.5}},
 		&Stats{},
 		&Config{Data: []byte("lps=100 end=1000")},

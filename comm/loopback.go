@@ -30,6 +30,10 @@ type LoopbackOptions struct {
 	// Slow maps a rank to extra Poll calls that every message to it waits, on top of
 	// MaxDelay: a slow receiver.
 	Slow map[int]int
+	// SlowPairs maps a (sender, receiver) pair to extra Poll calls of the receiver that
+	// every message of that pair waits: a slow link, which messages on other paths
+	// overtake (for example a token that goes round the ring).
+	SlowPairs map[[2]int]int
 }
 
 // NewLoopback returns size transports, one per rank, connected in memory. Each is used
@@ -125,7 +129,7 @@ func (l *loopback) Send(to int, msg []byte) error {
 	seq := l.net.seq.Add(1)
 	dst.mu.Lock()
 	defer dst.mu.Unlock()
-	ready := dst.polls + 1 + dst.extra
+	ready := dst.polls + 1 + dst.extra + int64(l.net.opts.SlowPairs[[2]int{l.rank, to}])
 	if d := l.net.opts.MaxDelay; d > 0 {
 		ready += dst.rng.Int64N(int64(d) + 1)
 	}
@@ -233,4 +237,25 @@ func (l *loopback) Close() error {
 	n.closeOnce.Do(func() { close(n.anyClosed) })
 	n.gmu.Unlock()
 	return nil
+}
+
+// LoopbackWaitingEvents returns the number of event messages (KindEvents) sent to the
+// loopback rank t and not yet received: what an omniscient observer of a test sees in
+// flight. It returns -1 for a transport that is not a loopback rank.
+func LoopbackWaitingEvents(t Transport) int {
+	l, ok := t.(*loopback)
+	if !ok {
+		return -1
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for s := range l.from {
+		for _, q := range l.from[s].msgs[l.from[s].head:] {
+			if k, err := PeekKind(q.msg); err == nil && k == KindEvents {
+				n++
+			}
+		}
+	}
+	return n
 }

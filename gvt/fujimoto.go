@@ -21,6 +21,7 @@
 package gvt
 
 import (
+	"fmt"
 	"math"
 	"sync/atomic"
 
@@ -42,12 +43,28 @@ type Fujimoto struct {
 	gvt     atomic.Uint64
 	rounds  atomic.Uint64
 	workers int
+	// local marks a coordinator inside one process of a run across processes: a round's
+	// result is the process's local minimum (see Result), and GVT is set by SetGVT.
+	local bool
+	// result and resultRound are the last local round's minimum and number (local only).
+	result, resultRound atomic.Uint64
 }
 
 // NewFujimoto returns a coordinator for the given number of workers, with GVT 0.
 func NewFujimoto(workers int) *Fujimoto {
 	f := &Fujimoto{workers: workers}
 	f.gvt.Store(math.Float64bits(0))
+	return f
+}
+
+// NewFujimotoLocal returns a coordinator for one process of a run across processes: its
+// rounds compute the process's local minimum (Result), which the manager goroutine feeds
+// into Mattern's algorithm between processes, and GVT changes only through SetGVT. The
+// participants are the workers and the manager itself (which reports the events it
+// delivered from other processes).
+func NewFujimotoLocal(participants int) *Fujimoto {
+	f := NewFujimoto(participants)
+	f.local = true
 	return f
 }
 
@@ -96,6 +113,12 @@ func (f *Fujimoto) Report(round uint64, localMin event.Time) (gvt event.Time, ok
 		return 0, false
 	}
 	g := math.Float64frombits(f.min.Load())
+	if f.local {
+		f.result.Store(math.Float64bits(g))
+		f.resultRound.Store(round)
+		f.round.Store(0)
+		return g, true
+	}
 	if prev := math.Float64frombits(f.gvt.Load()); g < prev {
 		// A lower bound never needs to go down; a smaller result means the caller
 		// reported wrongly, which the kernel's tests check for.
@@ -105,6 +128,27 @@ func (f *Fujimoto) Report(round uint64, localMin event.Time) (gvt event.Time, ok
 	f.rounds.Add(1)
 	f.round.Store(0)
 	return g, true
+}
+
+// Result returns the local minimum computed by round (local coordinators only); ok is false
+// until that round has ended.
+func (f *Fujimoto) Result(round uint64) (min event.Time, ok bool) {
+	if f.resultRound.Load() != round {
+		return 0, false
+	}
+	return math.Float64frombits(f.result.Load()), true
+}
+
+// SetGVT sets the GVT that the processes agreed on (local coordinators only). A GVT never
+// decreases: a smaller value than the current one is an error (a protocol bug), and GVT
+// stays as it was.
+func (f *Fujimoto) SetGVT(g event.Time) error {
+	if prev := f.GVT(); g < prev || g != g {
+		return fmt.Errorf("gvt: GVT would decrease from %v to %v", prev, g)
+	}
+	f.gvt.Store(math.Float64bits(g))
+	f.rounds.Add(1)
+	return nil
 }
 
 // GVT returns the last computed GVT (0 before the first round ends).

@@ -2,6 +2,7 @@ package kernel_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/warpedgo/warped/kernel"
@@ -44,4 +45,53 @@ func BenchmarkSequentialPHOLD(b *testing.B) {
 // BenchmarkSequentialPCS runs PCS with WARPED2's defaults (100x100 cells) to end time 200.
 func BenchmarkSequentialPCS(b *testing.B) {
 	benchSequential(b, 200, func() ([]kernel.LogicalProcess, error) { return pcs.New(pcs.DefaultConfig()) })
+}
+
+// benchTimeWarp runs a model under time warp with tw once per iteration.
+func benchTimeWarp(b *testing.B, end float64, tw kernel.TimeWarpConfig, build func() ([]kernel.LogicalProcess, error)) {
+	b.ReportAllocs()
+	var events, processed uint64
+	var secs float64
+	for b.Loop() {
+		lps, err := build()
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 1, Type: kernel.TimeWarp, TimeWarp: tw}, lps)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := s.Run(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += r.EventsCommitted
+		processed += r.EventsProcessed
+		secs += r.WallSeconds
+	}
+	b.ReportMetric(float64(events)/secs/1e6, "Mevents/s")
+	b.ReportMetric(float64(events)/float64(processed)*100, "%efficiency")
+}
+
+// BenchmarkTimeWarpPHOLD runs the foundation issue's PHOLD configuration under time warp
+// with 1 and 2 workers (periodic state saving and reverse computation).
+func BenchmarkTimeWarpPHOLD(b *testing.B) {
+	build := func() ([]kernel.LogicalProcess, error) { return phold.New(phold.DefaultConfig()) }
+	for _, w := range []int{1, 2} {
+		for _, ss := range []string{"periodic", "reverse"} {
+			b.Run(fmt.Sprintf("workers=%d/%s", w, ss), func(b *testing.B) {
+				benchTimeWarp(b, 500, kernel.TimeWarpConfig{Workers: w, Schedulers: w, StateSaving: ss}, build)
+			})
+		}
+	}
+}
+
+// BenchmarkTimeWarpPCS runs PCS (100x100, end 200) under time warp with 2 workers.
+func BenchmarkTimeWarpPCS(b *testing.B) {
+	build := func() ([]kernel.LogicalProcess, error) { return pcs.New(pcs.DefaultConfig()) }
+	for _, w := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			benchTimeWarp(b, 200, kernel.TimeWarpConfig{Workers: w, Schedulers: w}, build)
+		})
+	}
 }

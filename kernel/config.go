@@ -9,6 +9,7 @@ import (
 
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/ltsf"
+	"github.com/warpedgo/warped/partition"
 )
 
 // Registry maps payload types to names so that payloads can cross processes.
@@ -78,7 +79,22 @@ type TimeWarpConfig struct {
 	// GVTPeriod is how often a GVT round starts (default 10 ms); rounds also start as
 	// soon as every worker is idle.
 	GVTPeriod time.Duration
+	// GVTMethod computes GVT between processes (runs across processes only): asynchronous
+	// (default: Mattern's token on the ring of processes, Fujimoto inside each) or
+	// synchronous (every process reads its counters and local minimum, and an all-gather
+	// combines them, repeated until no event is in flight).
+	GVTMethod string
+	// MaxAggregate is the most events sent to another process in one message (runs
+	// across processes only; default 256; 1 sends every event on its own). A batch is
+	// also sent when the workers go idle and at least every 200 microseconds.
+	MaxAggregate int
 }
+
+// GVT methods accepted in TimeWarpConfig.GVTMethod ("" is asynchronous).
+const (
+	GVTAsynchronous = "asynchronous"
+	GVTSynchronous  = "synchronous"
+)
 
 // Config configures a Simulation. The zero value is not valid: set MaxSimTime.
 type Config struct {
@@ -93,6 +109,22 @@ type Config struct {
 	TimeWarp TimeWarpConfig
 	// Payloads names the model's payload types (for runs across processes); may be nil.
 	Payloads *Registry
+	// Transport connects the processes of a run across processes (for example
+	// comm.NewMPI, or one of comm.NewLoopback's ranks); nil or a single rank runs in this
+	// process alone. Every rank builds the same model and calls Run with its own
+	// Transport, on the goroutine that created it (MPI calls must stay on that thread).
+	// Each rank runs the LPs that Partition gives it; at the end every rank gets every
+	// LP's final state, so the Result and the model's own results are the same on all.
+	Transport comm.Transport
+	// Partition assigns the LPs to processes and, inside a process, to schedule queues;
+	// nil means contiguous blocks (partition.Blocks). It must give every rank the same
+	// answer.
+	Partition partition.Partitioner
+	// Agree lists settings (name and value) that every process of a run across processes
+	// must share, besides the kernel's own (end time, seed, number of LPs, ...): before
+	// the run starts the ranks compare them, and a difference is an error on every rank
+	// that names the setting. The command-line program puts the model's flags here.
+	Agree map[string]string
 	// Progress, if set, is called from the dispatcher's goroutine about every
 	// ProgressInterval (default one second) while the run proceeds.
 	Progress func(Progress)
@@ -132,6 +164,9 @@ func (c *Config) Validate() error {
 	case c.ProgressInterval < 0:
 		return errors.New("progress interval must not be negative")
 	}
+	if c.Transport != nil && c.Transport.Size() > 1 && c.Type != TimeWarp {
+		return fmt.Errorf("a run across %d processes needs simulation type %s, not %q", c.Transport.Size(), TimeWarp, c.Type)
+	}
 	switch c.Type {
 	case "", Sequential:
 	case TimeWarp:
@@ -168,6 +203,12 @@ func (tw TimeWarpConfig) withDefaults() TimeWarpConfig {
 	if tw.StateSaving == "" {
 		tw.StateSaving = StateSavingPeriodic
 	}
+	if tw.GVTMethod == "" {
+		tw.GVTMethod = GVTAsynchronous
+	}
+	if tw.MaxAggregate == 0 {
+		tw.MaxAggregate = 256
+	}
 	return tw
 }
 
@@ -191,6 +232,10 @@ func (tw TimeWarpConfig) validate() error {
 		return fmt.Errorf("unknown time-warp cancellation %q (want aggressive or lazy)", tw.Cancellation)
 	case d.StateSaving != StateSavingPeriodic && d.StateSaving != StateSavingReverse:
 		return fmt.Errorf("unknown time-warp state-saving type %q (want periodic or reverse)", tw.StateSaving)
+	case d.GVTMethod != GVTAsynchronous && d.GVTMethod != GVTSynchronous:
+		return fmt.Errorf("unknown time-warp GVT calculation method %q (want asynchronous or synchronous)", tw.GVTMethod)
+	case tw.MaxAggregate < 0:
+		return fmt.Errorf("time-warp communication max aggregate must be at least 1 event, got %d", tw.MaxAggregate)
 	}
 	if _, err := ltsf.New(d.QueueType, 0); err != nil {
 		return fmt.Errorf("time-warp queue type: %w", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/warpedgo/warped/gvt"
 	"github.com/warpedgo/warped/ltsf"
 	"github.com/warpedgo/warped/outputmgr"
+	"github.com/warpedgo/warped/partition"
 	"github.com/warpedgo/warped/rng"
 	"github.com/warpedgo/warped/statemgr"
 	"github.com/warpedgo/warped/termination"
@@ -193,6 +194,10 @@ type timeWarpDispatcher struct {
 	reverse bool
 	// suppressed counts the sends that lazy cancellation suppressed (set at the end).
 	suppressed uint64
+	// local lists the LPs this process runs (all of them in a run in one process).
+	local []LPID
+	// dist is the machinery of a run across processes, or nil.
+	dist *distributed
 }
 
 // Cancellation kinds accepted in TimeWarpConfig.Cancellation ("" is aggressive).
@@ -230,12 +235,38 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 		}
 		d.queues[i] = schedQueue{lock: l, q: q}
 	}
-	pend := make([]eventset.Pending, len(s.lps))
+	part := s.cfg.Partition
+	if part == nil {
+		part = partition.Blocks{}
+	}
+	if tr := s.cfg.Transport; tr != nil && tr.Size() > 1 {
+		owner, err := partition.Check(part, len(s.lps), tr.Size())
+		if err != nil {
+			return nil, fmt.Errorf("partition LPs among processes: %w", err)
+		}
+		d.dist = newDistributed(d, tr, owner)
+		d.gvt = gvt.NewFujimotoLocal(cfg.Workers + 1) // the workers and the manager
+		for i, r := range owner {
+			if r == tr.Rank() {
+				d.local = append(d.local, LPID(i))
+			}
+		}
+	} else {
+		d.local = make([]LPID, len(s.lps))
+		for i := range d.local {
+			d.local[i] = LPID(i)
+		}
+	}
+	sched, err := partition.Check(part, len(d.local), cfg.Schedulers)
+	if err != nil {
+		return nil, fmt.Errorf("partition LPs among schedule queues: %w", err)
+	}
+	pend := make([]eventset.Pending, len(d.local))
 	eventset.Carve(pend, 4)
-	for i := range d.lps {
-		t := &d.lps[i]
-		t.input = pend[i]
-		t.sched = i % cfg.Schedulers
+	for j, id := range d.local {
+		t := &d.lps[id]
+		t.input = pend[j]
+		t.sched = sched[j]
 		if !d.reverse {
 			var err error
 			if t.states, err = statemgr.NewQueue(cfg.StateSavingPeriod); err != nil {
@@ -253,6 +284,14 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 		wk.pool.Depot = depot
 		wk.ctx = Context{out: wk, sim: s}
 		d.workers = append(d.workers, wk)
+	}
+	if d.dist != nil {
+		// The manager delivers the events that arrive from other processes as a worker
+		// without a schedule queue of its own.
+		mw := &worker{d: d, id: cfg.Workers, tracker: gvt.NewTracker()}
+		mw.pool.Depot = depot
+		mw.ctx = Context{out: mw, sim: s}
+		d.dist.mw = mw
 	}
 	return d, nil
 }
@@ -274,18 +313,21 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 	if err := d.initLPs(w0); err != nil {
 		return st, err
 	}
-	empty := true
-	for i := range d.lps {
-		if d.lps[i].input.Len() > 0 {
-			empty = false
-			break
+	made := 0
+	for _, id := range d.local {
+		made += d.lps[id].input.Len()
+	}
+	if d.dist != nil {
+		var err error
+		if made, err = d.dist.agree(made); err != nil {
+			return st, err
 		}
 	}
-	if empty {
+	if made == 0 {
 		return st, errors.New("no initial events: no LP sent an event from Init, so there is nothing to simulate")
 	}
-	for i := range d.lps {
-		d.schedule(w0, &d.lps[i], LPID(i))
+	for _, id := range d.local {
+		d.schedule(w0, &d.lps[id], id)
 	}
 
 	start := time.Now()
@@ -297,7 +339,11 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 			w.loop()
 		}()
 	}
-	d.manage(ctx, start)
+	if d.dist != nil {
+		d.dist.manage(ctx, start)
+	} else {
+		d.manage(ctx, start)
+	}
 	wg.Wait()
 	if d.err != nil {
 		return st, d.err
@@ -327,12 +373,15 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 		st.AverageRollbackLength = float64(st.EventsRolledBack) / float64(n)
 	}
 	st.GVTCycles = d.gvt.Rounds()
-	for i := range d.lps {
-		for _, k := range d.lps[i].keys {
+	for _, id := range d.local {
+		for _, k := range d.lps[id].keys {
 			if k.RecvTime > st.FinalTime {
 				st.FinalTime = k.RecvTime
 			}
 		}
+	}
+	if d.dist != nil {
+		return d.dist.gather(st)
 	}
 	return st, nil
 }
@@ -346,9 +395,9 @@ func (d *timeWarpDispatcher) initLPs(w *worker) (err error) {
 		}
 	}()
 	s.init = true
-	for i := range s.lps {
+	for _, i := range d.local {
 		r := &s.lps[i]
-		w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = 0, 0, LPID(i), r
+		w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = 0, 0, i, r
 		w.cause, w.coasting = event.Key{}, false
 		w.initSend = true
 		r.model.Init(&w.ctx)
@@ -412,7 +461,6 @@ func (w *worker) loop() {
 			runtime.Gosched()
 			continue
 		}
-		w.setIdle(false)
 		w.run(id)
 		if w.ctx.err != nil {
 			d.fail(w.ctx.err)
@@ -433,7 +481,15 @@ func (w *worker) setIdle(idle bool) {
 		return
 	}
 	if w.d.passive.Passive() {
-		w.d.gvt.Start()
+		w.d.startGVT()
+	}
+}
+
+// startGVT starts a Fujimoto round now, in a run in one process; across processes, rounds
+// follow Mattern's token (see distributed).
+func (d *timeWarpDispatcher) startGVT() {
+	if d.dist == nil {
+		d.gvt.Start()
 	}
 }
 
@@ -450,7 +506,7 @@ func (w *worker) reportGVT() {
 		head = e.RecvTime
 	}
 	w.sq.lock.Unlock()
-	if g, ok := d.gvt.Report(r, w.tracker.Take(r, head)); ok && g >= d.end {
+	if g, ok := d.gvt.Report(r, w.tracker.Take(r, head)); ok && g >= d.end && d.dist == nil {
 		d.done.Store(true)
 	}
 }
@@ -464,7 +520,9 @@ func (d *timeWarpDispatcher) limit() Time {
 }
 
 // take removes the least entry of the worker's schedule queue if it is below the limit,
-// and returns its LP.
+// and returns its LP. The worker becomes active before it removes the entry, under the
+// queue's lock, so that a manager checking for passivity (termination.Workers.Wakes)
+// cannot miss work in the hands of a worker it counted as passive.
 func (w *worker) take() (LPID, bool) {
 	lim := w.d.limit()
 	w.sq.lock.Lock()
@@ -473,6 +531,7 @@ func (w *worker) take() (LPID, bool) {
 		w.sq.lock.Unlock()
 		return 0, false
 	}
+	w.setIdle(false)
 	w.sq.q.Pop()
 	id := e.Receiver // read under the lock: the record may be recycled once it is out
 	w.sq.lock.Unlock()
@@ -616,6 +675,9 @@ func (t *twLP) hasProcessed(k event.Key) bool {
 // process runs the handler of event ev (key k) on LP t, which the worker owns.
 func (w *worker) process(t *twLP, id LPID, ev *event.Event, k event.Key) {
 	r := &w.d.sim.lps[id]
+	if w.d.check && ev.RecvTime < w.d.gvt.GVT() {
+		panic(fmt.Sprintf("kernel: LP %d processes an event at %v below GVT %v", id, ev.RecvTime, w.d.gvt.GVT()))
+	}
 	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
 	w.cause = k
 	w.sendBytes = w.sendBytes[:0]
@@ -634,7 +696,7 @@ func (w *worker) process(t *twLP, id LPID, ev *event.Event, k event.Key) {
 	if n := atomic.AddUint64(&w.stats.processed, 1); n%gvtEvents == 0 {
 		// Rounds also follow the work done, not only the clock: when the manager goroutine
 		// is starved of CPU, history below the next GVT would otherwise pile up.
-		w.d.gvt.Start()
+		w.d.startGVT()
 	}
 }
 
@@ -927,6 +989,10 @@ func (d *timeWarpDispatcher) deliver(w *worker, e *event.Event) {
 		panic(fmt.Sprintf("kernel: event %+v sent below GVT %v", *e, d.gvt.GVT()))
 	}
 	w.tracker.Made(e.RecvTime)
+	if d.dist != nil && !d.dist.isLocal(e.Receiver) {
+		d.dist.post(e)
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e.Anti {

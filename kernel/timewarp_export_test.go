@@ -86,3 +86,7 @@ func HandleThenReverse(lp LogicalProcess, self LPID, n int, g RNG, seq uint64, e
 	reverseEvent(&ctx, lp.(Reverser), ev, twUndo{draws: rng.Draws(g, r.rng), seq: seq})
 	return handled, r.rng, seqHandled, r.seq, out.n
 }
+
+// GVTLaps returns the most laps Mattern's GVT token needed in a round that this rank
+// started (rank 0 of a run across processes; 0 otherwise).
+func (s *Simulation) GVTLaps() uint32 { return s.gvtLaps }

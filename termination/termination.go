@@ -16,7 +16,10 @@ import "sync/atomic"
 // reports only its own transitions.
 type Workers struct {
 	passive atomic.Int64
-	total   int64
+	// wakes counts Active calls, so that an observer can tell that no worker became
+	// active between two of its reads (Wakes).
+	wakes atomic.Uint64
+	total int64
 }
 
 // NewWorkers returns a counter for total workers, all active.
@@ -27,7 +30,16 @@ func NewWorkers(total int) *Workers { return &Workers{total: int64(total)} }
 func (w *Workers) Passive() (all bool) { return w.passive.Add(1) == w.total }
 
 // Active records that a passive worker became active again.
-func (w *Workers) Active() { w.passive.Add(-1) }
+func (w *Workers) Active() {
+	w.wakes.Add(1)
+	w.passive.Add(-1)
+}
+
+// Wakes returns the number of times a worker became active. A manager that reads Wakes,
+// sees every worker passive and every schedule queue without work, and reads the same
+// Wakes again knows that no worker took work in between: a worker calls Active before it
+// removes an entry from its schedule queue.
+func (w *Workers) Wakes() uint64 { return w.wakes.Load() }
 
 // AllPassive reports whether every worker is passive right now.
 func (w *Workers) AllPassive() bool { return w.passive.Load() == w.total }

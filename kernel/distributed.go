@@ -1,0 +1,771 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/warpedgo/warped/comm"
+	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/gvt"
+	"github.com/warpedgo/warped/termination"
+)
+
+// A run across processes (Config.Transport with more than one rank).
+//
+// Every rank builds the whole model, runs the LPs that the partition gives it, and has one
+// manager goroutine (the goroutine that called Run, locked to its OS thread, the only one
+// that calls the transport). Workers hand events for LPs of other ranks to the manager
+// (post); the manager aggregates them per destination (comm.Aggregator, at most
+// MaxAggregate events a message, flushed when the workers go idle and at least every
+// flushEvery), polls the transport, and delivers the events that arrive as a worker of
+// its own (mw), so rollbacks and cancellation are those of a run in one process.
+//
+// GVT: Mattern's algorithm between processes (gvt.Mattern; rank 0 starts a round every
+// GVTPeriod), and inside each process a Fujimoto round whose participants are the workers
+// and the manager. A process's reading for the token is taken when the token is there:
+// the manager sends what it aggregated with the white colour, passes the cut, sends what
+// the workers had queued (now red), starts a local round and reports in it at once,
+// reading its white counter at that same instant; the local round's result is the local
+// minimum. The GVT a round finds is broadcast by rank 0; it drives fossil collection and
+// the progress line. With GVTMethod synchronous, every rank takes the same reading every
+// GVTPeriod and an all-gather combines them, repeated until no white event is in flight.
+//
+// Termination: Mattern's sticky flags (termination.Sticky). A rank is passive when its
+// workers are all passive, no schedule queue holds an event below the end time and nothing
+// waits to be sent; the token waits at a rank until it is. When a wave succeeds, its
+// initiator tells every rank to stop; every rank then sends every other rank the final
+// state of its LPs and its statistics (one all-gather), so all ranks end with the same
+// Result. A rank that fails tells every other rank, which stop with its error.
+
+// flushEvery is the longest an aggregated event waits before it is sent.
+const flushEvery = 200 * time.Microsecond
+
+// distributed is the state of a run across processes; the manager goroutine owns all of
+// it except out, which the workers fill under outMu.
+type distributed struct {
+	d          *timeWarpDispatcher
+	tr         comm.Transport
+	rank, size int
+	owner      []int32
+	codec      *comm.Codec
+	agg        *comm.Aggregator
+	mattern    *gvt.Mattern
+	sticky     *termination.Sticky
+	mw         *worker
+	sync       bool // GVTMethod synchronous
+
+	outMu sync.Mutex
+	out   []*event.Event // guarded by outMu: events for other ranks, in the order posted
+	spare []*event.Event // the manager's swap buffer
+
+	// The asynchronous GVT token at this rank, while the rank takes its reading.
+	tok      *gvt.Token
+	tokRound uint64 // the local Fujimoto round of the reading
+	tokWhite int64  // the white counter read with it
+	// Rank 0: a round is under way, and when the last one started.
+	gvtRunning bool
+	lastGVT    time.Time
+	// The termination token, while it waits here for the rank to be passive.
+	term *termination.Token
+	// Synchronous GVT: the lap under way.
+	syncRound  uint64
+	syncLap    bool   // a round is under way (its cut passed)
+	syncLocal  uint64 // its local Fujimoto round, 0 when none
+	syncWhite  int64
+	lastFlush  time.Time
+	peerFailed bool // the run failed on another rank: do not tell the others again
+	laps       uint32
+}
+
+func newDistributed(d *timeWarpDispatcher, tr comm.Transport, owner []int) *distributed {
+	m := &distributed{d: d, tr: tr, rank: tr.Rank(), size: tr.Size(),
+		owner: make([]int32, len(owner)), codec: comm.NewCodec(d.sim.cfg.Payloads),
+		mattern: gvt.NewMattern(), sticky: termination.NewSticky(tr.Rank(), tr.Size()),
+		sync: d.cfg.GVTMethod == GVTSynchronous}
+	for i, r := range owner {
+		m.owner[i] = int32(r)
+	}
+	m.agg = comm.NewAggregator(m.codec, m.size, d.cfg.MaxAggregate, 0)
+	if m.rank == 0 {
+		t := termination.FirstToken()
+		m.term = &t
+	}
+	return m
+}
+
+// isLocal reports whether this rank runs LP id.
+func (m *distributed) isLocal(id LPID) bool { return int(m.owner[id]) == m.rank }
+
+// post hands event e, for an LP of another rank, to the manager. Any goroutine may call it.
+func (m *distributed) post(e *event.Event) {
+	m.outMu.Lock()
+	m.out = append(m.out, e)
+	m.outMu.Unlock()
+}
+
+// agree compares the configuration of every rank and adds up the initial events (made,
+// this rank's count). Every rank gets the same answer, so all stop on a mismatch.
+func (m *distributed) agree(made int) (int, error) {
+	mine := m.settings()
+	var b []byte
+	b = strconv.AppendInt(b, int64(made), 10)
+	b = append(b, '\n')
+	for _, kv := range mine {
+		b = append(b, kv[0]+"="+kv[1]+"\n"...)
+	}
+	all, err := m.tr.AllGather(b)
+	if err != nil {
+		return 0, fmt.Errorf("compare configurations across processes: %w", err)
+	}
+	total := 0
+	for r, theirs := range all {
+		lines := splitLines(theirs)
+		if len(lines) == 0 {
+			return 0, fmt.Errorf("rank %d sent an empty configuration", r)
+		}
+		n, err := strconv.Atoi(lines[0])
+		if err != nil {
+			return 0, fmt.Errorf("rank %d sent a malformed configuration: %w", r, err)
+		}
+		total += n
+		if key, a, b, ok := firstDifference(mine, lines[1:]); ok {
+			return 0, fmt.Errorf("configuration differs between ranks: %s is %q on rank %d but %q on rank %d; "+
+				"start every rank with the same flags and configuration file", key, a, m.rank, b, r)
+		}
+	}
+	return total, nil
+}
+
+// settings are the key=value pairs every rank must share, sorted by key.
+func (m *distributed) settings() [][2]string {
+	s := m.d.sim
+	tw := m.d.cfg
+	kv := map[string]string{
+		"max-sim-time":                          strconv.FormatFloat(s.cfg.MaxSimTime, 'g', -1, 64),
+		"seed":                                  strconv.FormatUint(s.cfg.Seed, 10),
+		"number of LPs":                         strconv.Itoa(len(s.lps)),
+		"ranks":                                 strconv.Itoa(m.size),
+		"partitioning":                          fmt.Sprintf("%T", s.cfg.Partition),
+		"time-warp-gvt-calculation-method":      tw.GVTMethod,
+		"time-warp-cancellation":                tw.Cancellation,
+		"time-warp-state-saving-type":           tw.StateSaving,
+		"time-warp-optimism-window":             strconv.FormatFloat(tw.OptimismWindow, 'g', -1, 64),
+		"time-warp-check-rollbacks":             strconv.FormatBool(tw.CheckRollbacks),
+		"time-warp-communication-max-aggregate": strconv.Itoa(tw.MaxAggregate),
+		"time-warp-gvt-calculation-period (ms)": strconv.FormatFloat(float64(tw.GVTPeriod)/1e6, 'g', -1, 64),
+	}
+	for k, v := range s.cfg.Agree {
+		kv[k] = v
+	}
+	out := make([][2]string, 0, len(kv))
+	for k, v := range kv {
+		out = append(out, [2]string{k, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+// splitLines splits b at newlines, dropping a final empty line.
+func splitLines(b []byte) []string {
+	var out []string
+	for len(b) > 0 {
+		i := slices.Index(b, '\n')
+		if i < 0 {
+			out = append(out, string(b))
+			break
+		}
+		out = append(out, string(b[:i]))
+		b = b[i+1:]
+	}
+	return out
+}
+
+// firstDifference finds the first key whose value differs between mine and theirs
+// ("key=value" lines, sorted), or that only one side has.
+func firstDifference(mine [][2]string, theirs []string) (key, a, b string, ok bool) {
+	other := make(map[string]string, len(theirs))
+	for _, l := range theirs {
+		k, v, _ := cut(l, '=')
+		other[k] = v
+	}
+	for _, kv := range mine {
+		v, has := other[kv[0]]
+		if !has {
+			return kv[0], kv[1], "<unset>", true
+		}
+		if v != kv[1] {
+			return kv[0], kv[1], v, true
+		}
+		delete(other, kv[0])
+	}
+	for k, v := range other {
+		return k, "<unset>", v, true
+	}
+	return "", "", "", false
+}
+
+// cut splits s at the first sep.
+func cut(s string, sep byte) (before, after string, found bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == sep {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+// manage is the manager goroutine's loop: it returns when the run is over or failed.
+func (m *distributed) manage(ctx context.Context, start time.Time) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	d := m.d
+	s := d.sim
+	m.lastGVT, m.lastFlush = start, start
+	lastProgress := start
+	idle := 0
+	for !d.done.Load() {
+		busy := m.receive()
+		if m.drain() {
+			busy = true
+		}
+		now := time.Now()
+		if d.passive.AllPassive() || now.Sub(m.lastFlush) >= flushEvery {
+			m.flush()
+			m.lastFlush = now
+		}
+		if m.sync {
+			m.stepSync(now)
+		} else {
+			m.stepGVT(now)
+			m.stepTermination()
+		}
+		if err := ctx.Err(); err != nil {
+			d.fail(err)
+		}
+		if s.cfg.Progress != nil && m.rank == 0 && now.Sub(lastProgress) >= s.cfg.ProgressInterval {
+			lastProgress = now
+			var n uint64
+			for _, w := range d.workers {
+				n += atomic.LoadUint64(&w.stats.processed)
+			}
+			s.cfg.Progress(Progress{Now: d.gvt.GVT(), EndTime: d.end, EventsProcessed: n, Elapsed: now.Sub(start)})
+		}
+		// Back off when there is nothing to do, so that the workers keep the cores.
+		if busy {
+			idle = 0
+			continue
+		}
+		idle++
+		switch {
+		case idle < 64:
+			runtime.Gosched()
+		default:
+			time.Sleep(time.Duration(min(idle-63, 50)) * 10 * time.Microsecond)
+		}
+	}
+	if d.err != nil && !m.peerFailed && m.sync {
+		// The others meet this rank only in all-gathers: tell them there.
+		b, _ := msgpack.Marshal(&syncReading{Err: fmt.Sprintf("rank %d: %v", m.rank, d.err)})
+		_, _ = m.tr.AllGather(b)
+	} else if d.err != nil && !m.peerFailed {
+		// Tell the others why this rank stops, so that they stop too and show it.
+		msg := m.codec.AppendTerminate(nil, &comm.Terminate{Err: fmt.Sprintf("rank %d: %v", m.rank, d.err)})
+		for r := range m.size {
+			if r != m.rank {
+				_ = m.tr.Send(r, msg)
+			}
+		}
+	}
+}
+
+// fail ends the run with err on this rank and tells the others.
+func (m *distributed) fail(err error) { m.d.fail(err) }
+
+// failComm ends the run after the transport failed with err. A transport usually fails
+// because another rank failed and left, so the messages still waiting are searched for
+// that rank's reason, which is the error to show.
+func (m *distributed) failComm(err error) {
+	for range 1 << 16 {
+		_, msg, ok, perr := m.tr.Poll()
+		if perr != nil || !ok {
+			break
+		}
+		if k, v, derr := m.codec.Decode(msg); derr == nil && k == comm.KindTerminate {
+			if e := v.(*comm.Terminate).Err; e != "" {
+				m.peerFailed = true
+				m.d.fail(errors.New(e))
+				return
+			}
+		}
+	}
+	m.d.fail(err)
+}
+
+// receive handles the messages waiting in the transport; it reports whether there were any.
+func (m *distributed) receive() bool {
+	got := false
+	for range 256 {
+		from, msg, ok, err := m.tr.Poll()
+		if err != nil {
+			m.failComm(fmt.Errorf("receive from other processes: %w", err))
+			return got
+		}
+		if !ok {
+			return got
+		}
+		got = true
+		if err := m.handle(from, msg); err != nil {
+			m.fail(err)
+			return got
+		}
+		if m.d.done.Load() {
+			return got
+		}
+	}
+	return got
+}
+
+// handle acts on one message from rank from.
+func (m *distributed) handle(from int, msg []byte) error {
+	k, v, err := m.codec.Decode(msg)
+	if err != nil {
+		return fmt.Errorf("message from rank %d: %w", from, err)
+	}
+	switch k {
+	case comm.KindEvents:
+		b := v.(*comm.Batch)
+		m.mattern.Received(b.Colour, len(b.Events))
+		m.sticky.Received(len(b.Events))
+		mw := m.mw
+		for i := range b.Events {
+			ev := &b.Events[i]
+			if !m.isLocal(ev.Receiver) {
+				return fmt.Errorf("rank %d sent an event for LP %d, which rank %d runs", from, ev.Receiver, m.owner[ev.Receiver])
+			}
+			e := mw.pool.Get()
+			*e = *ev
+			*ev = event.Event{}
+			m.d.deliver(mw, e)
+		}
+		for n := len(mw.claimed); n > 0; n = len(mw.claimed) {
+			c := mw.claimed[n-1]
+			mw.claimed = mw.claimed[:n-1]
+			mw.release(&m.d.lps[c], c)
+		}
+	case comm.KindGVTToken:
+		t := v.(*comm.GVTToken)
+		tok := gvt.Token{Round: t.Round, Lap: t.Lap, Count: t.Count, Min: t.Min, RedMin: t.RedMin}
+		if m.rank == 0 {
+			g, done := m.mattern.Returned(&tok)
+			if done {
+				m.laps = max(m.laps, tok.Lap+1)
+				m.gvtRunning = false
+				m.setGVT(g)
+				msg := m.codec.AppendGVTValue(nil, &comm.GVTValue{Round: tok.Round, GVT: g})
+				for r := 1; r < m.size; r++ {
+					if err := m.tr.Send(r, msg); err != nil {
+						m.failComm(fmt.Errorf("send GVT to rank %d: %w", r, err))
+						return nil
+					}
+				}
+				return nil
+			}
+		}
+		m.beginReading(&tok)
+	case comm.KindGVTValue:
+		m.setGVT(v.(*comm.GVTValue).GVT)
+	case comm.KindTermToken:
+		t := v.(*comm.TermToken)
+		m.term = &termination.Token{Round: t.Round, Sent: t.Sent, Received: t.Received, Initiator: t.Initiator}
+	case comm.KindTerminate:
+		if e := v.(*comm.Terminate).Err; e != "" {
+			m.peerFailed = true
+			m.d.fail(errors.New(e))
+			return nil
+		}
+		m.d.done.Store(true)
+	default:
+		return fmt.Errorf("rank %d sent an unexpected %s message", from, k)
+	}
+	return nil
+}
+
+// setGVT installs a GVT agreed on by the processes.
+func (m *distributed) setGVT(g Time) {
+	if err := m.d.gvt.SetGVT(g); err != nil {
+		m.fail(fmt.Errorf("kernel: %w (GVT protocol bug)", err))
+	}
+}
+
+// drain moves the events the workers posted into the aggregator; it reports whether
+// there were any.
+func (m *distributed) drain() bool {
+	m.outMu.Lock()
+	out := m.out
+	m.out = m.spare[:0]
+	m.outMu.Unlock()
+	if len(out) == 0 {
+		m.spare = out
+		return false
+	}
+	colour := m.mattern.Colour()
+	for i, e := range out {
+		to := int(m.owner[e.Receiver])
+		if err := m.agg.Add(to, colour, e, m.emit); err != nil {
+			m.fail(err)
+		}
+		m.mattern.Sent(e.RecvTime)
+		m.sticky.Sent(1)
+		m.mw.pool.Put(e)
+		out[i] = nil
+	}
+	m.spare = out[:0]
+	return true
+}
+
+// emit sends one message to rank to.
+func (m *distributed) emit(to int, msg []byte) {
+	if err := m.tr.Send(to, msg); err != nil {
+		m.failComm(fmt.Errorf("send to rank %d: %w", to, err))
+	}
+}
+
+// flush sends every aggregated batch.
+func (m *distributed) flush() { m.agg.FlushAll(m.emit) }
+
+// cutAt passes the cut of round: what was aggregated white goes out first, then the
+// events the workers queued go out red.
+func (m *distributed) cutAt(round uint64) {
+	if m.mattern.Epoch() >= round {
+		return
+	}
+	m.flush()
+	m.mattern.Cut(round)
+	m.drain()
+	m.flush()
+}
+
+// read starts this rank's reading for a GVT round: a local Fujimoto round in which the
+// manager reports at once, with the white counter read at the same instant. It returns
+// the local round to wait for.
+func (m *distributed) read(round uint64) (local uint64, white int64) {
+	d := m.d
+	for !d.gvt.Start() {
+		// A round of ours is still running (cannot happen: the manager waits for each).
+		runtime.Gosched()
+	}
+	local = d.gvt.Round()
+	white = m.mattern.WhiteCount(round)
+	d.gvt.Report(local, m.mw.tracker.Take(local, math.Inf(1)))
+	return local, white
+}
+
+// beginReading takes this rank's reading for the token tok (keeping the token until the
+// local round ends; see stepGVT).
+func (m *distributed) beginReading(tok *gvt.Token) {
+	m.cutAt(tok.Round)
+	m.tok = tok
+	m.tokRound, m.tokWhite = m.read(tok.Round)
+}
+
+// stepGVT advances the asynchronous GVT protocol: rank 0 starts rounds, and a rank whose
+// reading is complete adds it to the token and passes it on.
+func (m *distributed) stepGVT(now time.Time) {
+	if m.rank == 0 && !m.gvtRunning && m.tok == nil && now.Sub(m.lastGVT) >= m.d.cfg.GVTPeriod {
+		m.gvtRunning = true
+		m.lastGVT = now
+		m.flush() // white, before the cut
+		tok := m.mattern.Start()
+		m.beginReading(&tok)
+	}
+	if m.tok == nil {
+		return
+	}
+	local, ok := m.d.gvt.Result(m.tokRound)
+	if !ok {
+		return
+	}
+	tok := m.tok
+	m.tok = nil
+	m.mattern.Add(tok, m.tokWhite, local)
+	next := (m.rank + 1) % m.size
+	msg := m.codec.AppendGVTToken(nil, &comm.GVTToken{Round: tok.Round, Lap: tok.Lap,
+		Colour: uint8((tok.Round - 1) & 1), Count: tok.Count, Min: tok.Min, RedMin: tok.RedMin})
+	if err := m.tr.Send(next, msg); err != nil {
+		m.failComm(fmt.Errorf("send GVT token to rank %d: %w", next, err))
+	}
+}
+
+// passive reports whether this rank has nothing to do and nothing to send: every worker
+// passive, no schedule queue holding an event below the end time, nothing posted or
+// aggregated, and no worker woke up while it looked.
+func (m *distributed) passive() bool {
+	d := m.d
+	wakes := d.passive.Wakes()
+	if !d.passive.AllPassive() {
+		return false
+	}
+	m.outMu.Lock()
+	posted := len(m.out)
+	m.outMu.Unlock()
+	if posted > 0 {
+		return false
+	}
+	for to := range m.size {
+		if m.agg.Pending(to) > 0 {
+			return false
+		}
+	}
+	for i := range d.queues {
+		q := &d.queues[i]
+		q.lock.Lock()
+		e := q.q.Peek()
+		work := e != nil && e.RecvTime < d.end
+		q.lock.Unlock()
+		if work {
+			return false
+		}
+	}
+	return d.passive.Wakes() == wakes
+}
+
+// stepTermination passes the termination token on once this rank is passive, or ends the
+// run when a wave succeeded here.
+func (m *distributed) stepTermination() {
+	if m.term == nil {
+		return
+	}
+	if !m.passive() {
+		m.sticky.Active()
+		return
+	}
+	next, done := m.sticky.Visit(*m.term)
+	m.term = nil
+	if done {
+		msg := m.codec.AppendTerminate(nil, &comm.Terminate{})
+		for r := range m.size {
+			if r != m.rank {
+				if err := m.tr.Send(r, msg); err != nil {
+					m.failComm(fmt.Errorf("send terminate to rank %d: %w", r, err))
+					return
+				}
+			}
+		}
+		m.d.done.Store(true)
+		return
+	}
+	msg := m.codec.AppendTermToken(nil, &comm.TermToken{Round: next.Round, Sent: next.Sent,
+		Received: next.Received, Sticky: true, Initiator: next.Initiator})
+	if err := m.tr.Send(m.sticky.Next(), msg); err != nil {
+		m.failComm(fmt.Errorf("send termination token: %w", err))
+	}
+}
+
+// syncReading is one rank's contribution to a synchronous GVT lap.
+type syncReading struct {
+	White   int64   `msgpack:"w"`
+	Min     float64 `msgpack:"m"`
+	RedMin  float64 `msgpack:"r"`
+	Passive bool    `msgpack:"p"` // passive now and clean since the last lap
+	Sent    uint64  `msgpack:"s"`
+	Recv    uint64  `msgpack:"v"`
+	Err     string  `msgpack:"e"`
+}
+
+// stepSync runs the synchronous GVT method: every GVTPeriod every rank passes the next
+// cut and takes its reading; once the local round is over, an all-gather combines the
+// readings. A lap whose white counters add up to zero gives GVT; otherwise the ranks read
+// again. Termination is decided in the same all-gather: every rank passive and clean since
+// the previous lap, and as many events received as sent.
+func (m *distributed) stepSync(now time.Time) {
+	d := m.d
+	if m.syncLocal == 0 {
+		if !m.syncLap {
+			// A new round: wait for the period, then pass its cut.
+			if now.Sub(m.lastGVT) < d.cfg.GVTPeriod {
+				return
+			}
+			m.lastGVT = now
+			m.syncRound = m.mattern.Epoch() + 1
+			m.cutAt(m.syncRound)
+			m.syncLap = true
+		}
+		m.syncLocal, m.syncWhite = m.read(m.syncRound)
+		return
+	}
+	local, ok := d.gvt.Result(m.syncLocal)
+	if !ok {
+		return
+	}
+	m.syncLocal = 0
+	r := syncReading{White: m.syncWhite, Min: local, RedMin: m.mattern.RedMin()}
+	r.Sent, r.Recv = m.sticky.Counts()
+	clean := m.passive() && !m.sticky.Dirty()
+	r.Passive = clean
+	m.sticky.Clear()
+	b, err := msgpack.Marshal(&r)
+	if err != nil {
+		m.fail(err)
+		return
+	}
+	all, err := m.tr.AllGather(b)
+	if err != nil {
+		m.fail(fmt.Errorf("synchronous GVT: %w", err))
+		return
+	}
+	var white int64
+	var sent, recv uint64
+	g := math.Inf(1)
+	done := true
+	for rank, rb := range all {
+		var x syncReading
+		if err := msgpack.Unmarshal(rb, &x); err != nil {
+			m.fail(fmt.Errorf("synchronous GVT: reading of rank %d: %w", rank, err))
+			return
+		}
+		if x.Err != "" {
+			m.peerFailed = true
+			m.fail(errors.New(x.Err))
+			return
+		}
+		white += x.White
+		g = min(g, x.Min, x.RedMin)
+		sent += x.Sent
+		recv += x.Recv
+		done = done && x.Passive
+	}
+	if white == 0 {
+		m.setGVT(g)
+		m.syncLap = false
+	}
+	if done && sent == recv {
+		d.done.Store(true)
+	}
+}
+
+// finalLP is one LP's final state as it crosses to the other ranks.
+type finalLP struct {
+	ID   uint32    `msgpack:"i"`
+	RNG  [6]uint32 `msgpack:"g"`
+	Seq  uint64    `msgpack:"q"`
+	Snap []byte    `msgpack:"s"`
+	// Digest is what the LP adds to the result digest, to check that Snap restored it.
+	Digest []byte `msgpack:"d"`
+}
+
+// finalRank is one rank's contribution to the final all-gather.
+type finalRank struct {
+	Stats  Stats     `msgpack:"t"`
+	Peak   uint64    `msgpack:"p"`
+	Rounds uint64    `msgpack:"r"`
+	LPs    []finalLP `msgpack:"l"`
+}
+
+// gather sends every rank the final state of this rank's LPs and its statistics, installs
+// the others' LPs, and returns the totals over all ranks.
+func (m *distributed) gather(mine Stats) (Stats, error) {
+	d := m.d
+	s := d.sim
+	fr := finalRank{Stats: mine, Peak: peakMemory(), Rounds: d.gvt.Rounds()}
+	var buf []byte
+	for _, id := range d.local {
+		r := &s.lps[id]
+		snap, err := msgpack.Marshal(r.model.Snapshot(nil))
+		if err != nil {
+			return Stats{}, fmt.Errorf("encode the final state of LP %q for the other ranks: %w", r.model.Name(), err)
+		}
+		buf = s.appendDigest(buf[:0], id)
+		fr.LPs = append(fr.LPs, finalLP{ID: id, RNG: [6]uint32{r.rng.D, r.rng.V[0], r.rng.V[1], r.rng.V[2], r.rng.V[3], r.rng.V[4]},
+			Seq: r.seq, Snap: snap, Digest: slices.Clone(buf)})
+	}
+	b, err := msgpack.Marshal(&fr)
+	if err != nil {
+		return Stats{}, fmt.Errorf("encode final results: %w", err)
+	}
+	all, err := m.tr.AllGather(b)
+	if err != nil {
+		return Stats{}, fmt.Errorf("gather final results: %w", err)
+	}
+	var st Stats
+	for rank, rb := range all {
+		var x finalRank
+		if err := msgpack.Unmarshal(rb, &x); err != nil {
+			return Stats{}, fmt.Errorf("final results of rank %d: %w", rank, err)
+		}
+		st.add(&x.Stats)
+		st.PeakMemoryBytes += x.Peak
+		st.GVTCycles = max(st.GVTCycles, x.Rounds)
+		if rank == m.rank {
+			continue
+		}
+		for _, f := range x.LPs {
+			if int(f.ID) >= len(s.lps) || int(m.owner[f.ID]) != rank {
+				return Stats{}, fmt.Errorf("rank %d sent the final state of LP %d, which it does not run", rank, f.ID)
+			}
+			if err := s.install(f, &buf); err != nil {
+				return Stats{}, err
+			}
+		}
+	}
+	s.gvtLaps = m.laps
+	if n := st.PrimaryRollbacks + st.SecondaryRollbacks; n > 0 {
+		st.AverageRollbackLength = float64(st.EventsRolledBack) / float64(n)
+	}
+	return st, nil
+}
+
+// add adds the counters of o to st (FinalTime: the later).
+func (st *Stats) add(o *Stats) {
+	st.EventsProcessed += o.EventsProcessed
+	st.EventsCommitted += o.EventsCommitted
+	st.EventsRolledBack += o.EventsRolledBack
+	st.CoastForwardEvents += o.CoastForwardEvents
+	st.PrimaryRollbacks += o.PrimaryRollbacks
+	st.SecondaryRollbacks += o.SecondaryRollbacks
+	st.AntiMessagesSent += o.AntiMessagesSent
+	st.SuppressedSends += o.SuppressedSends
+	st.CancelledEvents += o.CancelledEvents
+	st.PeakPendingEvents += o.PeakPendingEvents
+	st.FinalTime = max(st.FinalTime, o.FinalTime)
+}
+
+// install sets LP f.ID's final state from another rank and checks that it restored what
+// that rank digested.
+func (s *Simulation) install(f finalLP, buf *[]byte) error {
+	r := &s.lps[f.ID]
+	r.rng.D = f.RNG[0]
+	copy(r.rng.V[:], f.RNG[1:])
+	r.seq = f.Seq
+	snap := r.model.Snapshot(nil)
+	rv := reflect.ValueOf(snap)
+	if rv.Kind() == reflect.Pointer {
+		if err := msgpack.Unmarshal(f.Snap, snap); err != nil {
+			return fmt.Errorf("decode the final state of LP %q from another rank: %w", r.model.Name(), err)
+		}
+	} else {
+		p := reflect.New(rv.Type())
+		if err := msgpack.Unmarshal(f.Snap, p.Interface()); err != nil {
+			return fmt.Errorf("decode the final state of LP %q from another rank: %w", r.model.Name(), err)
+		}
+		snap = p.Elem().Interface()
+	}
+	r.model.Restore(snap)
+	*buf = s.appendDigest((*buf)[:0], f.ID)
+	if !slices.Equal(*buf, f.Digest) {
+		return fmt.Errorf("the final state of LP %q does not survive the trip between processes: its Snapshot "+
+			"value must encode with msgpack (exported fields, or msgpack's Marshaler/Unmarshaler)", r.model.Name())
+	}
+	return nil
+}

@@ -1,0 +1,232 @@
+package kernel_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/comm"
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/partition"
+)
+
+// runRanks runs one simulation per rank of a loopback network concurrently, each with a
+// freshly built model, and returns every rank's result and error.
+func runRanks(t *testing.T, ranks int, opts comm.LoopbackOptions, cfg kernel.Config,
+	build func(rank int) []kernel.LogicalProcess, sims []*kernel.Simulation) ([]kernel.Result, []error) {
+	t.Helper()
+	trs := comm.NewLoopback(ranks, opts)
+	res := make([]kernel.Result, ranks)
+	errs := make([]error, ranks)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	for r := range ranks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := cfg
+			c.Type = kernel.TimeWarp
+			c.Transport = trs[r]
+			s, err := kernel.New(c, build(r))
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			if sims != nil {
+				sims[r] = s
+			}
+			res[r], errs[r] = s.Run(ctx)
+			if errs[r] != nil {
+				trs[r].Close() // a failed rank leaves; collectives of the others must not wait for it
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		t.Fatalf("ranks did not finish: %v", ctx.Err())
+	}
+	ok := true
+	for r := range ranks {
+		ok = ok && errs[r] == nil
+	}
+	if ok {
+		// Termination is declared only when no event is in flight.
+		for r := range ranks {
+			require.Zero(t, comm.LoopbackWaitingEvents(trs[r]), "events still in flight to rank %d after termination", r)
+		}
+	}
+	for r := range ranks {
+		trs[r].Close()
+	}
+	return res, errs
+}
+
+func sequentialResult(t *testing.T, m model, seed uint64) kernel.Result {
+	t.Helper()
+	s, err := kernel.New(kernel.Config{MaxSimTime: m.end, Seed: seed}, m.build())
+	require.NoError(t, err)
+	r, err := s.Run(context.Background())
+	require.NoError(t, err)
+	return r
+}
+
+// TestAcrossProcessesMatchesSequential is the determinism matrix across processes: PHOLD
+// and PCS digests over loopback ranks equal the sequential digests for 2, 3 and 4 ranks
+// times 1 and 2 workers, with fault injection (delays, reordering across pairs, a slow
+// rank), both GVT methods and both partitioners.
+func TestAcrossProcessesMatchesSequential(t *testing.T) {
+	for _, m := range smallModels(t) {
+		want := sequentialResult(t, m, 7)
+		for _, ranks := range []int{2, 3, 4} {
+			for _, workers := range []int{1, 2} {
+				for _, method := range []string{kernel.GVTAsynchronous, kernel.GVTSynchronous} {
+					name := fmt.Sprintf("%s/ranks=%d/workers=%d/%s", m.name, ranks, workers, method)
+					t.Run(name, func(t *testing.T) {
+						var part partition.Partitioner = partition.Blocks{}
+						if workers == 2 {
+							part = partition.RoundRobin{Block: 3}
+						}
+						opts := comm.LoopbackOptions{Seed: uint64(ranks*10 + workers), MaxDelay: 5, Reorder: true,
+							Slow: map[int]int{ranks - 1: 3}}
+						cfg := kernel.Config{MaxSimTime: m.end, Seed: 7, Partition: part,
+							TimeWarp: kernel.TimeWarpConfig{Workers: workers, GVTMethod: method, GVTPeriod: 200_000,
+								MaxAggregate: 1 + ranks*workers%4, CheckRollbacks: true}}
+						res, errs := runRanks(t, ranks, opts, cfg, func(int) []kernel.LogicalProcess { return m.build() }, nil)
+						for r := range ranks {
+							require.NoError(t, errs[r], "rank %d", r)
+							require.Equal(t, want.Digest, res[r].Digest, "rank %d digest", r)
+							require.Equal(t, want.EventsCommitted, res[r].EventsCommitted, "rank %d committed", r)
+							require.Equal(t, res[r].EventsProcessed, res[r].EventsCommitted+res[r].EventsRolledBack)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestGVTTokenNeedsMoreLaps checks that with slow ranks and delays some GVT rounds need more
+// than two laps of the token (white events still in flight after the second), and that
+// such runs still end with the sequential result.
+func TestGVTTokenNeedsMoreLaps(t *testing.T) {
+	m := smallModels(t)[0]
+	want := sequentialResult(t, m, 3)
+	most := uint32(0)
+	for seed := range uint64(3) {
+		opts := comm.LoopbackOptions{Seed: seed, MaxDelay: 3, Reorder: true, SlowPairs: map[[2]int]int{{2, 1}: 400, {1, 0}: 200}}
+		cfg := kernel.Config{MaxSimTime: m.end, Seed: 3,
+			TimeWarp: kernel.TimeWarpConfig{Workers: 1, GVTPeriod: 50_000, CheckRollbacks: true}}
+		sims := make([]*kernel.Simulation, 3)
+		res, errs := runRanks(t, 3, opts, cfg, func(r int) []kernel.LogicalProcess { return m.build() }, sims)
+		for r := range 3 {
+			require.NoError(t, errs[r])
+			require.Equal(t, want.Digest, res[r].Digest)
+		}
+		most = max(most, sims[0].GVTLaps())
+		t.Logf("seed %d: most laps %d", seed, sims[0].GVTLaps())
+	}
+	require.Greater(t, most, uint32(2), "no GVT round needed more than two laps")
+}
+
+// TestRankFailureStopsEveryRank checks that a model panic on one rank ends the run on every
+// rank with that error, under both GVT methods, instead of hanging.
+func TestRankFailureStopsEveryRank(t *testing.T) {
+	for _, method := range []string{kernel.GVTAsynchronous, kernel.GVTSynchronous} {
+		t.Run(method, func(t *testing.T) {
+			cfg := kernel.Config{MaxSimTime: 50, Seed: 1, TimeWarp: kernel.TimeWarpConfig{Workers: 1, GVTMethod: method}}
+			res, errs := runRanks(t, 3, comm.LoopbackOptions{Seed: 1, MaxDelay: 3}, cfg,
+				func(rank int) []kernel.LogicalProcess { return ringLPs(12, 20) }, nil)
+			_ = res
+			for r := range 3 {
+				require.Error(t, errs[r], "rank %d", r)
+				require.Contains(t, errs[r].Error(), "boom at 20", "rank %d", r)
+			}
+		})
+	}
+}
+
+// TestConfigurationMismatchNamesTheKey checks that ranks started with different settings
+// all stop before running, naming the setting.
+func TestConfigurationMismatchNamesTheKey(t *testing.T) {
+	cfg := kernel.Config{MaxSimTime: 50, Seed: 1, TimeWarp: kernel.TimeWarpConfig{Workers: 1}}
+	trs := comm.NewLoopback(2, comm.LoopbackOptions{})
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := cfg
+			c.Type, c.Transport = kernel.TimeWarp, trs[r]
+			c.Agree = map[string]string{"lps": "12", "remote": fmt.Sprint(0.25 * float64(r+1))}
+			s, err := kernel.New(c, ringLPs(12, -1))
+			require.NoError(t, err)
+			_, errs[r] = s.Run(context.Background())
+		}()
+	}
+	wg.Wait()
+	for r := range 2 {
+		require.ErrorContains(t, errs[r], "configuration differs between ranks: remote is")
+	}
+}
+
+// TestRankWithoutLPs checks that a rank that runs no LP at all neither blocks the protocols
+// nor changes the result.
+func TestRankWithoutLPs(t *testing.T) {
+	m := smallModels(t)[0]
+	want := sequentialResult(t, m, 5)
+	for _, method := range []string{kernel.GVTAsynchronous, kernel.GVTSynchronous} {
+		cfg := kernel.Config{MaxSimTime: m.end, Seed: 5, Partition: allOnRank{0},
+			TimeWarp: kernel.TimeWarpConfig{Workers: 1, GVTMethod: method, GVTPeriod: 100_000}}
+		res, errs := runRanks(t, 3, comm.LoopbackOptions{Seed: 2, MaxDelay: 4}, cfg,
+			func(int) []kernel.LogicalProcess { return m.build() }, nil)
+		for r := range 3 {
+			require.NoError(t, errs[r])
+			require.Equal(t, want.Digest, res[r].Digest)
+		}
+	}
+}
+
+// allOnRank puts every LP into one part.
+type allOnRank struct{ part int }
+
+func (a allOnRank) Partition(n, parts int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = a.part
+	}
+	return out
+}
+
+// ringLP passes events around a ring of LPs; the last LP panics at time panicAt (never
+// when panicAt < 0).
+type ringLP struct {
+	kernel.Plain[struct{ Count int }]
+	id, n   int
+	panicAt float64
+}
+
+func ringLPs(n int, panicAt float64) []kernel.LogicalProcess {
+	lps := make([]kernel.LogicalProcess, n)
+	for i := range lps {
+		lps[i] = &ringLP{id: i, n: n, panicAt: panicAt}
+	}
+	return lps
+}
+
+func (l *ringLP) Name() string { return fmt.Sprint("ring", l.id) }
+
+func (l *ringLP) Init(ctx *kernel.Context) { ctx.SendWords(ctx.Self(), 1, kernel.Words{}) }
+
+func (l *ringLP) Handle(ctx *kernel.Context, _ *kernel.Event) {
+	if l.id == l.n-1 && ctx.Now() == l.panicAt {
+		panic(fmt.Sprintf("boom at %v", ctx.Now()))
+	}
+	l.S.Count++
+	ctx.SendWords(kernel.LPID((l.id+1)%l.n), ctx.Now()+1, kernel.Words{})
+}
