@@ -3,6 +3,7 @@ module github.com/warpedgo/warped
 go 1.26.8
 
 require (
+	github.com/ebitengine/purego v0.11.3
 	github.com/stretchr/testify v1.12.1
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 )

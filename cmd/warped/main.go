@@ -3,6 +3,7 @@
 //	warped phold [flags]   run PHOLD
 //	warped pcs [flags]     run the PCS cellular network model
 //	warped version         print the version
+//	warped devices         list the GPU offload backends and their devices
 //	warped help [model]    print usage, or a model's flags
 //
 // Every flag can also be given in a JSON file (--config FILE) under the same name; the
@@ -54,6 +55,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprint(stdout, usage())
 		return exitOK
+	case "devices":
+		return devicesCommand(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "warped %s\n", version)
 		return exitOK

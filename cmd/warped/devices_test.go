@@ -1,0 +1,37 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestDevicesCommand(t *testing.T) {
+	code, out, errOut := warped("devices")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "cpu: ")
+	require.Contains(t, out, "cuda")
+	require.Regexp(t, `cpu: .*\[available\]`, out)
+
+	dir := t.TempDir()
+	code, out, errOut = warped("devices", "--write-kernels", dir)
+	require.Equal(t, 0, code, errOut)
+	for _, f := range []string{"xorwow.cu", "phold.cu"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		require.Contains(t, string(b), "WarpedBatch")
+	}
+	require.Contains(t, out, "--fmad=false")
+
+	code, _, errOut = warped("devices", "--bogus")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "warped devices:")
+	code, _, errOut = warped("devices", "extra")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "unexpected argument")
+	code, out, _ = warped("devices", "-h")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "Usage: warped devices")
+}
