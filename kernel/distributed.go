@@ -49,6 +49,34 @@ import (
 // state of its LPs and its statistics (one all-gather), so all ranks end with the same
 // Result. A rank that fails tells every other rank, which stop with its error.
 
+// PeerError is the error of a rank whose run was stopped because another rank failed; its
+// text is that rank's error, prefixed by its rank.
+type PeerError struct{ Msg string }
+
+func (e *PeerError) Error() string { return e.Msg }
+
+// MismatchError says that the ranks of a run across processes were configured
+// differently; every rank gets the same one.
+type MismatchError struct {
+	Key          string
+	Mine, Theirs string
+	Rank, Other  int
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("configuration differs between ranks: %s is %q on rank %d but %q on rank %d; "+
+		"start every rank with the same flags and configuration file", e.Key, e.Mine, e.Rank, e.Theirs, e.Other)
+}
+
+// ReportedElsewhere reports whether err, returned by Run on a rank other than 0, is also
+// known to rank 0 (another rank's failure, or a configuration mismatch), so that only rank
+// 0 needs to show it.
+func ReportedElsewhere(err error) bool {
+	var p *PeerError
+	var m *MismatchError
+	return errors.As(err, &p) || errors.As(err, &m)
+}
+
 // flushEvery is the longest an aggregated event waits before it is sent.
 const flushEvery = 200 * time.Microsecond
 
@@ -118,11 +146,10 @@ func (m *distributed) post(e *event.Event) {
 // agree compares the configuration of every rank and adds up the initial events (made,
 // this rank's count). Every rank gets the same answer, so all stop on a mismatch.
 func (m *distributed) agree(made int) (int, error) {
-	mine := m.settings()
 	var b []byte
 	b = strconv.AppendInt(b, int64(made), 10)
 	b = append(b, '\n')
-	for _, kv := range mine {
+	for _, kv := range m.settings() {
 		b = append(b, kv[0]+"="+kv[1]+"\n"...)
 	}
 	all, err := m.tr.AllGather(b)
@@ -130,6 +157,7 @@ func (m *distributed) agree(made int) (int, error) {
 		return 0, fmt.Errorf("compare configurations across processes: %w", err)
 	}
 	total := 0
+	var base [][2]string // rank 0's settings: every rank compares every rank with them
 	for r, theirs := range all {
 		lines := splitLines(theirs)
 		if len(lines) == 0 {
@@ -140,9 +168,15 @@ func (m *distributed) agree(made int) (int, error) {
 			return 0, fmt.Errorf("rank %d sent a malformed configuration: %w", r, err)
 		}
 		total += n
-		if key, a, b, ok := firstDifference(mine, lines[1:]); ok {
-			return 0, fmt.Errorf("configuration differs between ranks: %s is %q on rank %d but %q on rank %d; "+
-				"start every rank with the same flags and configuration file", key, a, m.rank, b, r)
+		if r == 0 {
+			for _, l := range lines[1:] {
+				k, v, _ := cut(l, '=')
+				base = append(base, [2]string{k, v})
+			}
+			continue
+		}
+		if key, a, b, ok := firstDifference(base, lines[1:]); ok {
+			return 0, &MismatchError{Key: key, Mine: a, Theirs: b, Rank: 0, Other: r}
 		}
 	}
 	return total, nil
@@ -305,7 +339,7 @@ func (m *distributed) failComm(err error) {
 		if k, v, derr := m.codec.Decode(msg); derr == nil && k == comm.KindTerminate {
 			if e := v.(*comm.Terminate).Err; e != "" {
 				m.peerFailed = true
-				m.d.fail(errors.New(e))
+				m.d.fail(&PeerError{Msg: e})
 				return
 			}
 		}
@@ -392,7 +426,7 @@ func (m *distributed) handle(from int, msg []byte) error {
 	case comm.KindTerminate:
 		if e := v.(*comm.Terminate).Err; e != "" {
 			m.peerFailed = true
-			m.d.fail(errors.New(e))
+			m.d.fail(&PeerError{Msg: e})
 			return nil
 		}
 		m.d.done.Store(true)
@@ -637,7 +671,7 @@ func (m *distributed) stepSync(now time.Time) {
 		}
 		if x.Err != "" {
 			m.peerFailed = true
-			m.fail(errors.New(x.Err))
+			m.fail(&PeerError{Msg: x.Err})
 			return
 		}
 		white += x.White

@@ -6,6 +6,7 @@ import (
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/models/pcs"
 	"github.com/warpedgo/warped/models/phold"
+	"github.com/warpedgo/warped/partition"
 )
 
 // model is what the command needs to know about a bundled model.
@@ -15,8 +16,8 @@ type model struct {
 	// endTime is the default --max-sim-time.
 	endTime float64
 	// bind registers the model's flags on fs and returns a function that builds the LPs
-	// from the parsed values.
-	bind func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, error)
+	// from the parsed values, with the model's own partitioner (nil: contiguous blocks).
+	bind func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error)
 	// results returns the model's totals after a run, as labelled lines and JSON fields.
 	results func(lps []kernel.LogicalProcess) []result
 }
@@ -33,7 +34,7 @@ var models = []*model{
 		name:    "phold",
 		summary: "PHOLD synthetic benchmark (ROSS parameters)",
 		endTime: 500,
-		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, error) {
+		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := phold.DefaultConfig()
 			fs.IntVar(&c.LPs, "lps", c.LPs, "number of logical processes")
 			fs.Float64Var(&c.Remote, "remote", c.Remote, "probability that an event goes to a random LP")
@@ -41,7 +42,10 @@ var models = []*model{
 			fs.Float64Var(&c.Lookahead, "lookahead", c.Lookahead, "minimum delay between events")
 			fs.IntVar(&c.StartEvents, "start-events", c.StartEvents, "initial events per LP")
 			fs.IntVar(&c.Grain, "grain", c.Grain, "busy work per event, in generator steps")
-			return func() ([]kernel.LogicalProcess, error) { return phold.New(c) }
+			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				lps, err := phold.New(c)
+				return lps, nil, err
+			}
 		},
 		results: func(lps []kernel.LogicalProcess) []result {
 			r := phold.Summarize(lps)
@@ -55,7 +59,7 @@ var models = []*model{
 		name:    "pcs",
 		summary: "PCS cellular network (WARPED2 defaults)",
 		endTime: 200,
-		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, error) {
+		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := pcs.DefaultConfig()
 			fs.IntVar(&c.CellsX, "num-cells-x", c.CellsX, "width of the cell grid")
 			fs.IntVar(&c.CellsY, "num-cells-y", c.CellsY, "height of the cell grid")
@@ -64,7 +68,10 @@ var models = []*model{
 			fs.IntVar(&c.CallDuration, "call-duration", c.CallDuration, "mean call duration")
 			fs.IntVar(&c.MoveInterval, "move-interval", c.MoveInterval, "mean time between moves")
 			fs.IntVar(&c.Portables, "portable-count", c.Portables, "portables per cell")
-			return func() ([]kernel.LogicalProcess, error) { return pcs.New(c) }
+			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				lps, err := pcs.New(c)
+				return lps, c.Partitioner(), err
+			}
 		},
 		results: func(lps []kernel.LogicalProcess) []result {
 			r := pcs.Summarize(lps)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/partition"
 )
 
 // options are the kernel and output flags shared by every model.
@@ -37,6 +38,8 @@ type options struct {
 	window                      float64
 	gvtPeriodMS                 float64
 	checkRollbacks              bool
+	gvtMethod, partitioning     string
+	maxAggregate                int
 }
 
 // progressMode is auto, on or off; a bare --progress means on.
@@ -62,7 +65,7 @@ func (p *progressMode) Set(s string) error {
 var notInConfig = map[string]bool{"config": true, "dump-config": true}
 
 // newFlagSet returns the flag set of model m, with the kernel options bound to o.
-func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalProcess, error)) {
+func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalProcess, partition.Partitioner, error)) {
 	fs := flag.NewFlagSet("warped "+m.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	o.progress = "auto"
@@ -78,6 +81,9 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	fs.Float64Var(&o.window, "time-warp-optimism-window", 0, "time warp: never process events at or above GVT + W (0: unbounded)")
 	fs.Float64Var(&o.gvtPeriodMS, "time-warp-gvt-calculation-period", 10, "time warp: milliseconds between GVT rounds")
 	fs.BoolVar(&o.checkRollbacks, "time-warp-check-rollbacks", false, "time warp: debug mode: check that re-executed events rebuild the same state")
+	fs.StringVar(&o.gvtMethod, "time-warp-gvt-calculation-method", kernel.GVTAsynchronous, "time warp across processes: GVT by Mattern's token (asynchronous) or all-gather (synchronous)")
+	fs.IntVar(&o.maxAggregate, "time-warp-communication-max-aggregate", 256, "time warp across processes: most events in one message (1: no aggregation)")
+	fs.StringVar(&o.partitioning, "partitioning", "model", "LPs to processes and schedule queues: model (the model's own, else blocks), blocks or round-robin")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed for every LP's generator")
 	fs.StringVar(&o.config, "config", "", "read flags from this JSON file (the command line overrides it)")
 	fs.BoolVar(&o.dumpConfig, "dump-config", false, "print the effective configuration as JSON and exit")
@@ -93,12 +99,6 @@ func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Wr
 		// Started as several ranks by mpirun, but built without MPI: every rank would
 		// run the whole model alone.
 		fmt.Fprintf(stderr, "warped %s: %v\n", m.name, err)
-		return exitUsage
-	}
-	if n := comm.LaunchedRanks(); n > 1 {
-		// The MPI transport exists, but no dispatcher uses it yet: refuse rather than run
-		// the whole model once in every rank.
-		fmt.Fprintf(stderr, "warped %s: started as %d MPI ranks, but runs across processes are not supported yet; run one process (without mpirun)\n", m.name, n)
 		return exitUsage
 	}
 	var o options
@@ -138,7 +138,7 @@ func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Wr
 		name string
 		v    int
 	}{{"time-warp-worker-threads", o.workers}, {"time-warp-scheduler-count", o.schedulers},
-		{"time-warp-state-saving-period", o.period}} {
+		{"time-warp-state-saving-period", o.period}, {"time-warp-communication-max-aggregate", o.maxAggregate}} {
 		if c.v < 1 {
 			return usageErr("--%s must be at least 1, got %d", c.name, c.v)
 		}
@@ -146,16 +146,40 @@ func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Wr
 	if !(o.gvtPeriodMS > 0) || math.IsInf(o.gvtPeriodMS, 0) {
 		return usageErr("--time-warp-gvt-calculation-period must be a positive number of milliseconds, got %v", o.gvtPeriodMS)
 	}
-	lps, err := build()
+	lps, part, err := build()
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	switch o.partitioning {
+	case "model":
+	default:
+		if part, err = partition.Named(o.partitioning); err != nil {
+			return usageErr("--partitioning: %v (or model)", err)
+		}
+	}
+	// Under mpirun with several ranks, run across processes: this goroutine becomes the
+	// manager (NewMPI locks it to its OS thread, and Run must be called from it).
+	var tr comm.Transport
+	if comm.LaunchedRanks() > 1 {
+		mpi, err := comm.NewMPI(comm.MPIOptions{})
+		if err != nil {
+			fmt.Fprintf(stderr, "warped %s: %v\n", m.name, err)
+			return exitRun
+		}
+		defer mpi.Close()
+		if mpi.Rank() != 0 {
+			stdout, o.statsFile, o.progress = io.Discard, "", "off"
+		}
+		tr = mpi
+	}
 	cfg := kernel.Config{MaxSimTime: o.maxSimTime, Type: o.simType, Seed: o.seed,
+		Transport: tr, Partition: part, Agree: agreed(fs),
 		TimeWarp: kernel.TimeWarpConfig{Workers: o.workers, Schedulers: o.schedulers,
 			QueueType: o.queueType, LockType: o.lockType, StateSavingPeriod: o.period,
 			StateSaving:  o.stateSaving,
 			Cancellation: o.cancellation, CheckRollbacks: o.checkRollbacks,
-			OptimismWindow: o.window, GVTPeriod: time.Duration(o.gvtPeriodMS * float64(time.Millisecond))}}
+			OptimismWindow: o.window, GVTPeriod: time.Duration(o.gvtPeriodMS * float64(time.Millisecond)),
+			GVTMethod: o.gvtMethod, MaxAggregate: o.maxAggregate}}
 	if showProgress(o.progress, stderr) {
 		cfg.Progress = progressPrinter(stderr)
 		cfg.ProgressInterval = 500 * time.Millisecond
@@ -178,6 +202,9 @@ func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Wr
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	if err != nil {
+		if tr != nil && tr.Rank() != 0 && kernel.ReportedElsewhere(err) {
+			return exitRun // rank 0 shows it
+		}
 		fmt.Fprintf(stderr, "warped %s: run failed: %v\n", m.name, err)
 		var p *kernel.ModelPanicError
 		if errors.As(err, &p) {
@@ -194,6 +221,23 @@ func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Wr
 		}
 	}
 	return exitOK
+}
+
+// localFlags are the flags that may differ between the ranks of a run across processes:
+// they tune one process or name its output, and do not change the result.
+var localFlags = map[string]bool{"config": true, "dump-config": true, "stats-file": true, "progress": true,
+	"time-warp-worker-threads": true, "time-warp-scheduler-count": true, "time-warp-queue-type": true,
+	"time-warp-lock-type": true, "time-warp-state-saving-period": true}
+
+// agreed returns the flags every rank of a run across processes must share, by name.
+func agreed(fs *flag.FlagSet) map[string]string {
+	kv := map[string]string{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if !localFlags[f.Name] {
+			kv["--"+f.Name] = f.Value.String()
+		}
+	})
+	return kv
 }
 
 // applyConfigFile sets every flag named in the JSON object in path that the command line

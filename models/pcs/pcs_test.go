@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/partition"
 )
 
 func runPCS(t *testing.T, c Config, end float64, seed uint64) (kernel.Result, Results, []kernel.LogicalProcess) {
@@ -101,4 +102,23 @@ func TestRandomMoveStaysNear(t *testing.T) {
 	// 1 to 3 hops reach every cell within torus distance 3 (25 cells), and the start
 	// again (after out-and-back hops).
 	require.Len(t, seen, 25)
+}
+
+func TestPartitionerTilesTheTorus(t *testing.T) {
+	c := DefaultConfig()
+	c.CellsX, c.CellsY = 10, 6
+	for _, parts := range []int{1, 2, 3, 4, 6, 7} {
+		part, err := partition.Check(c.Partitioner(), 60, parts)
+		require.NoError(t, err)
+		sizes := partition.Sizes(part, parts)
+		for p, s := range sizes {
+			require.Positive(t, s, "parts=%d: part %d empty", parts, p)
+		}
+	}
+	// Four parts of a 10x6 grid: 2x2 tiles of 5x3 cells.
+	part := c.Partitioner().Partition(60, 4)
+	require.Equal(t, 0, part[0])
+	require.Equal(t, 1, part[5])
+	require.Equal(t, 2, part[3*10])
+	require.Equal(t, 3, part[59])
 }
