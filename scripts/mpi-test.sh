@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The MPI transport's tests under a real launcher: builds the comm test binary with
-# -tags mpi and runs TestMPI under mpirun with 2 and 4 ranks. Skips (exit 0) when MPI is
-# not installed.
+# -tags mpi and runs TestMPI under mpirun with 2 and 4 ranks; then builds warped with
+# -tags mpi and checks that PHOLD and PCS runs across 2 and 4 processes give the
+# sequential digest, and that ranks configured differently fail naming the setting.
+# Skips (exit 0) when MPI is not installed.
 # Usage: scripts/mpi-test.sh            (from anywhere inside the repository)
 # Picks Open MPI (pkg-config ompi-c), else MPICH (pkg-config mpich, tags mpi,mpich).
 set -euo pipefail
@@ -48,5 +50,47 @@ for np in 2 4; do
   (cd "$tmp" && timeout 180 mpirun "${extra[@]}" -np "$np" ./comm.test \
     -test.run 'TestMPI' -test.v -test.count=1 -test.timeout 150s)
 done
+
+echo "== go build -tags $tags ./cmd/warped"
+go build -tags "$tags" -o "$tmp/warped" ./cmd/warped
+
+# digest prints the digest line of a run's output.
+digest() { grep '^digest:' | awk '{print $2}'; }
+
+# Determinism across real processes: the digest of every time-warp run under mpirun must
+# equal the sequential digest. Small sizes: -np 4 is oversubscribed on 2 cores.
+check() { # model np workers method flags...
+  local model=$1 np=$2 workers=$3 method=$4
+  shift 4
+  local want got
+  want=$("$tmp/warped" "$model" --simulation-type sequential "$@" | digest)
+  got=$(cd "$tmp" && timeout 300 mpirun "${extra[@]}" -np "$np" ./warped "$model" \
+    --time-warp-worker-threads "$workers" --time-warp-gvt-calculation-method "$method" "$@" | digest)
+  if [[ -z "$want" || "$want" != "$got" ]]; then
+    echo "FAIL: $model -np $np workers=$workers $method $*: digest $got, sequential $want"
+    exit 1
+  fi
+  echo "ok: $model -np $np workers=$workers $method $* (digest ${got:0:16})"
+}
+for np in 2 4; do
+  for workers in 1 2; do
+    check phold "$np" "$workers" asynchronous --lps 512 --max-sim-time 40
+    check pcs "$np" "$workers" asynchronous --num-cells-x 16 --num-cells-y 16 --max-sim-time 100
+  done
+  check phold "$np" 1 synchronous --lps 512 --max-sim-time 40 --time-warp-state-saving-type reverse
+  check pcs "$np" 1 synchronous --num-cells-x 16 --num-cells-y 16 --max-sim-time 100 --time-warp-cancellation lazy
+done
+
+echo "== mpirun with different settings per rank must fail, naming the setting"
+set +e
+out=$(cd "$tmp" && timeout 120 mpirun "${extra[@]}" -np 1 ./warped phold --lps 64 --max-sim-time 5 --seed 1 : \
+  -np 1 ./warped phold --lps 64 --max-sim-time 5 --seed 2 2>&1)
+code=$?
+set -e
+if [[ $code -eq 0 ]] || ! grep -q 'configuration differs between ranks: --seed' <<<"$out"; then
+  echo "FAIL: mismatched ranks: exit $code, output: $out"
+  exit 1
+fi
+echo "ok: mismatch reported (exit $code)"
 
 echo "== MPI tests passed"
