@@ -303,7 +303,10 @@ func panicRange(lo, hi uint64) {
 // +0 when the draw gives Uniform() == 1. A negative mean gives a non-positive
 // result; no check is made.
 func (g *XORWOW) Exponential(mean float64) float64 {
-	return mean * (0 - Log(toUniform(g.Next())))
+	// The explicit conversion rounds the product, so that a caller's addition is never
+	// fused with it (Go may fuse a*b+c on arm64, ppc64 or GOAMD64=v3; CUDA code is compiled
+	// without fusion): draws are bit-identical on every platform and backend.
+	return float64(mean * (0 - Log(toUniform(g.Next()))))
 }
 
 // PTRSMean is the mean from which Poisson distributions are drawn by transformed
