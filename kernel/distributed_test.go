@@ -230,3 +230,16 @@ func (l *ringLP) Handle(ctx *kernel.Context, _ *kernel.Event) {
 	l.S.Count++
 	ctx.SendWords(kernel.LPID((l.id+1)%l.n), ctx.Now()+1, kernel.Words{})
 }
+
+// TestLocalTransportRunsInOneProcess checks that a single-rank transport runs the model as
+// a run without one does.
+func TestLocalTransportRunsInOneProcess(t *testing.T) {
+	m := smallModels(t)[1]
+	want := sequentialResult(t, m, 9)
+	s, err := kernel.New(kernel.Config{MaxSimTime: m.end, Seed: 9, Type: kernel.TimeWarp, Transport: comm.NewLocal(),
+		TimeWarp: kernel.TimeWarpConfig{Workers: 2}}, m.build())
+	require.NoError(t, err)
+	r, err := s.Run(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, want.Digest, r.Digest)
+}
