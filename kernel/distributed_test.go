@@ -14,6 +14,22 @@ import (
 	"github.com/warpedgo/warped/partition"
 )
 
+// The protocol properties are checked by observers that see every rank of a loopback run
+// (all ranks live in this test process), over many seeded runs with delays, reordering and
+// slow ranks and links:
+//
+//   - GVT never decreases: every rank installs each GVT with gvt.Fujimoto.SetGVT, which
+//     fails the run on a decrease;
+//   - GVT never exceeds the true minimum over unprocessed and in-flight events, and no
+//     event arrives below GVT: with CheckRollbacks (set in these tests) a rank panics,
+//     failing the run, when an event is delivered below its GVT or processed below it (an
+//     event below a GVT that exceeded the true minimum must do one or the other, or be
+//     annihilated by an anti-message that does);
+//   - termination only when nothing is pending or in flight: runRanks checks that no event
+//     message is left in the loopback network, and every rank must commit exactly the
+//     sequential number of events and reach the sequential digest;
+//   - more than two token laps in some runs: TestGVTTokenNeedsMoreLaps.
+
 // runRanks runs one simulation per rank of a loopback network concurrently, each with a
 // freshly built model, and returns every rank's result and error.
 func runRanks(t *testing.T, ranks int, opts comm.LoopbackOptions, cfg kernel.Config,
