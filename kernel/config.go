@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/warpedgo/warped/comm"
+	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/ltsf"
 	"github.com/warpedgo/warped/partition"
 )
@@ -88,7 +89,25 @@ type TimeWarpConfig struct {
 	// across processes only; default 256; 1 sends every event on its own). A batch is
 	// also sent when the workers go idle and at least every 200 microseconds.
 	MaxAggregate int
+
+	// Offload, when set, handles the events of LPs that implement Batcher in batches on
+	// this backend (see Batcher and offload.go); nil handles every event with Handle. The
+	// results are the same either way. The caller closes the backend after the run. In a
+	// run across processes each process has its own.
+	Offload gpuoffload.Backend
+	// BatchSize is the most events of one worker's batch (Offload only). 0 tunes it while
+	// the run proceeds: a hill climb over powers of two from 1 to 4096 on the measured
+	// event rate.
+	BatchSize int
+	// OffloadAuto (Offload only) lets the run decide from measured event rates whether
+	// batching pays and handle every event with Handle while it does not (re-checking now
+	// and then), and makes a backend error turn offload off, with Stats.OffloadNote saying
+	// why, instead of failing the run. It is what --gpu auto sets.
+	OffloadAuto bool
 }
+
+// MaxBatchSize is the largest TimeWarpConfig.BatchSize accepted.
+const MaxBatchSize = 1 << 20
 
 // GVT methods accepted in TimeWarpConfig.GVTMethod ("" is asynchronous).
 const (
@@ -236,6 +255,8 @@ func (tw TimeWarpConfig) validate() error {
 		return fmt.Errorf("unknown time-warp GVT calculation method %q (want asynchronous or synchronous)", tw.GVTMethod)
 	case tw.MaxAggregate < 0:
 		return fmt.Errorf("time-warp communication max aggregate must be at least 1 event, got %d", tw.MaxAggregate)
+	case tw.BatchSize < 0 || tw.BatchSize > MaxBatchSize:
+		return fmt.Errorf("time-warp offload batch size must be in [0, %d] (0: tuned), got %d", MaxBatchSize, tw.BatchSize)
 	}
 	if _, err := ltsf.New(d.QueueType, 0); err != nil {
 		return fmt.Errorf("time-warp queue type: %w", err)

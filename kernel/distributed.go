@@ -772,6 +772,11 @@ func (st *Stats) add(o *Stats) {
 	st.SuppressedSends += o.SuppressedSends
 	st.CancelledEvents += o.CancelledEvents
 	st.PeakPendingEvents += o.PeakPendingEvents
+	st.BatchedEvents += o.BatchedEvents
+	st.OffloadBatches += o.OffloadBatches
+	if st.OffloadNote == "" {
+		st.OffloadNote = o.OffloadNote
+	}
 	st.FinalTime = max(st.FinalTime, o.FinalTime)
 }
 

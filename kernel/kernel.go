@@ -12,7 +12,9 @@
 // events by value in a calendar queue. The time-warp dispatcher runs them optimistically on
 // several worker goroutines (see timewarp.go: schedule queues, rollback with periodic state
 // saving and coast forward or with reverse computation (Reverser), aggressive or lazy
-// cancellation, Fujimoto GVT, fossil collection). The committed result is summarised by a digest over every LP's final state
+// cancellation, Fujimoto GVT, fossil collection), optionally handling the events of LPs
+// that implement Batcher in batches on an offload backend (TimeWarpConfig.Offload, see
+// offload.go). The committed result is summarised by a digest over every LP's final state
 // in LP order: any two dispatchers, configured in any way, must give the same digest.
 //
 // This package re-exports the few types a model needs (Time, LPID, Event), so a model
@@ -21,6 +23,7 @@ package kernel
 
 import (
 	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/rng"
 )
 
@@ -93,4 +96,30 @@ type StateAppender interface {
 // (a send from Reverse is a model panic).
 type Reverser interface {
 	Reverse(ctx *Context, ev *Event)
+}
+
+// Batcher is implemented by LPs whose events can be handled in batches on an offload
+// backend (TimeWarpConfig.Offload, package gpuoffload): a time-warp worker collects ready
+// events of distinct LPs, runs the batch kernel over them, and commits each result through
+// the normal time-warp path (state saving or reverse-computation records, sends with their
+// sequence numbers, cancellation), exactly as if Handle had run.
+//
+// The kernel must be Handle's twin: for an event ev and an LP whose state PackState writes
+// and whose generator is the LP's own, it must leave the state words (as UnpackState reads
+// them) and the generator exactly as Handle leaves the LP's state and ctx.RNG(), and write
+// exactly the events Handle sends, in the same order (SendWords sends: receiver, time and
+// words; a batch cannot send a Go payload). Handle still runs where a batch does not: on
+// coast forward after a rollback, for an element that overflows its output slots, and
+// whenever offload is off; a model that breaks the twin property gives results that differ
+// from the sequential ones (CheckRollbacks catches it on re-execution).
+type Batcher interface {
+	// BatchKernel returns the kernel that handles ev, or nil when ev must be handled by
+	// Handle. Events that share a kernel go into the same batch; the kernel should be built
+	// once and returned by pointer every time.
+	BatchKernel(ev *Event) *gpuoffload.Kernel
+	// PackState writes the LP's state into dst (the kernel's StateWords words). The
+	// generator is not part of it: the kernel gets the LP's generator separately.
+	PackState(dst []uint64)
+	// UnpackState sets the LP's state from src, as PackState wrote it or the kernel left it.
+	UnpackState(src []uint64)
 }

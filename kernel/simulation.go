@@ -70,6 +70,17 @@ type Stats struct {
 	CoastForwardEvents uint64 `json:"coast_forward_events"`
 	// GVTCycles counts completed GVT rounds.
 	GVTCycles uint64 `json:"gvt_cycles"`
+
+	// Offload (TimeWarpConfig.Offload) only:
+
+	// BatchedEvents counts events handled in a batch on the offload backend (processed,
+	// like EventsProcessed: some may have been rolled back since).
+	BatchedEvents uint64 `json:"batched_events"`
+	// OffloadBatches counts the batches run on the offload backend.
+	OffloadBatches uint64 `json:"offload_batches"`
+	// OffloadNote says why offload was turned off during the run (a backend error with
+	// OffloadAuto), or is empty.
+	OffloadNote string `json:"offload_note,omitempty"`
 }
 
 // Result is what a completed run produced.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/eventset"
+	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/gvt"
 	"github.com/warpedgo/warped/ltsf"
 	"github.com/warpedgo/warped/outputmgr"
@@ -171,6 +172,9 @@ type worker struct {
 	claimed []LPID
 	// CheckRollbacks: the encoded sends of the event being handled, and scratch.
 	sendBytes, stateBytes []byte
+	// off is the worker's batched event handling (TimeWarpConfig.Offload; see offload.go),
+	// or nil.
+	off *offloader
 }
 
 // timeWarpDispatcher runs the LPs optimistically on several workers.
@@ -198,6 +202,8 @@ type timeWarpDispatcher struct {
 	local []LPID
 	// dist is the machinery of a run across processes, or nil.
 	dist *distributed
+	// offload is what the workers' offloaders share (see offload.go).
+	offload offloadShared
 }
 
 // Cancellation kinds accepted in TimeWarpConfig.Cancellation ("" is aggressive).
@@ -283,6 +289,9 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 		wk := &worker{d: d, id: w, sq: &d.queues[w%cfg.Schedulers], tracker: gvt.NewTracker()}
 		wk.pool.Depot = depot
 		wk.ctx = Context{out: wk, sim: s}
+		if cfg.Offload != nil {
+			wk.off = newOffloader(d) // offload.go
+		}
 		d.workers = append(d.workers, wk)
 	}
 	if d.dist != nil {
@@ -329,6 +338,9 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 	for _, id := range d.local {
 		d.schedule(w0, &d.lps[id], id)
 	}
+	if err := d.prepareOffload(); err != nil { // offload.go
+		return st, err
+	}
 
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -367,7 +379,12 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 		st.SuppressedSends += x.suppressed
 		st.CancelledEvents += x.annihil
 		st.PeakPendingEvents += w.pool.Allocated()
+		if o := w.off; o != nil {
+			st.BatchedEvents += o.batched
+			st.OffloadBatches += o.batches
+		}
 	}
+	st.OffloadNote = d.offload.note
 	st.EventsCommitted = st.EventsProcessed - st.EventsRolledBack
 	if n := st.PrimaryRollbacks + st.SecondaryRollbacks; n > 0 {
 		st.AverageRollbackLength = float64(st.EventsRolledBack) / float64(n)
@@ -453,7 +470,21 @@ func (w *worker) loop() {
 			d.fail(recoverModel(r, d.sim, w.ctx.self, w.ctx.now, false))
 		}
 	}()
+	if w.off != nil {
+		defer w.drainOffload() // no batch may stay in flight on the backend
+	}
 	for !d.done.Load() {
+		if w.off != nil {
+			// Batched event handling (offload.go): one batch step, or the unbatched step
+			// below while batching is off.
+			batched, ok := w.offloadStep()
+			if !ok {
+				return
+			}
+			if batched {
+				continue
+			}
+		}
 		w.reportGVT()
 		id, ok := w.take()
 		if !ok {
@@ -541,12 +572,29 @@ func (w *worker) take() (LPID, bool) {
 // run claims LP id, processes its least event (rolling back first if needed), and
 // releases it.
 func (w *worker) run(id LPID) {
+	t, ev, k, ok := w.claim(id)
+	if !ok {
+		return // CheckRollbacks failed the run
+	}
+	if ev != nil {
+		w.process(t, id, ev, k)
+	}
+	w.release(t, id)
+	w.releaseClaimed()
+}
+
+// claim claims LP id, whose schedule entry the worker took, and takes its least event,
+// rolling the LP back first if that event is a straggler, or if it is an anti-message whose
+// twin was processed (the anti-message is then used up). It returns the event to process
+// next, with its key, or nil when there is none; the worker owns the LP until it releases
+// it. ok is false when CheckRollbacks failed the run.
+func (w *worker) claim(id LPID) (t *twLP, ev *event.Event, k event.Key, ok bool) {
 	d := w.d
-	t := &d.lps[id]
+	t = &d.lps[id]
 	t.mu.Lock()
 	t.queued = false
 	t.busy = true
-	ev := t.input.PopMin()
+	ev = t.input.PopMin()
 	if ev != nil && ev.RecvTime >= d.limit() {
 		// The queued event was annihilated after it was taken, and what is left is beyond
 		// the end (or the optimism window).
@@ -561,32 +609,37 @@ func (w *worker) run(id LPID) {
 		// that was pending annihilated on arrival, and one that a rollback put back
 		// annihilated then (see rollback). A pending event with the same key is a later
 		// re-send, which this anti-message must not touch.
-		k := twinKey(event.KeyOf(ev))
-		if !t.hasProcessed(k) {
-			panic(fmt.Sprintf("kernel: anti-message %+v for LP %d has no processed twin", k, id))
+		twin := twinKey(event.KeyOf(ev))
+		if !t.hasProcessed(twin) {
+			panic(fmt.Sprintf("kernel: anti-message %+v for LP %d has no processed twin", twin, id))
 		}
 		w.fossilCollect(t)
 		w.stats.secondary++
 		w.pool.Put(ev)
-		if !w.rollback(t, id, k, true) {
-			return // CheckRollbacks failed the run
+		if !w.rollback(t, id, twin, true) {
+			return t, nil, twin, false
 		}
+		ev = nil
 	default:
 		w.fossilCollect(t)
-		k := event.KeyOf(ev)
+		k = event.KeyOf(ev)
 		if n := len(t.keys); n > 0 && event.KeyLess(&k, &t.keys[n-1]) {
 			w.stats.primary++
 			if !w.rollback(t, id, k, false) {
-				return // CheckRollbacks failed the run
+				return t, nil, k, false
 			}
 		}
 		if t.lazy != nil && t.lazy.Len() > 0 {
 			w.outBuf = t.lazy.Expire(k, w.outBuf[:0])
 			w.sendAntis(w.outBuf)
 		}
-		w.process(t, id, ev, k)
 	}
-	w.release(t, id)
+	return t, ev, k, true
+}
+
+// releaseClaimed releases the LPs that the worker claimed while delivering (see deliver).
+func (w *worker) releaseClaimed() {
+	d := w.d
 	for n := len(w.claimed); n > 0; n = len(w.claimed) {
 		c := w.claimed[n-1]
 		w.claimed = w.claimed[:n-1]
@@ -674,6 +727,13 @@ func (t *twLP) hasProcessed(k event.Key) bool {
 
 // process runs the handler of event ev (key k) on LP t, which the worker owns.
 func (w *worker) process(t *twLP, id LPID, ev *event.Event, k event.Key) {
+	w.processWith(t, id, ev, k, nil, 0)
+}
+
+// processWith is process. With a batch b, element i of b (ev handled by the LP's batch
+// kernel, see offload.go) takes the place of the model's Handle: its state, generator and
+// sends are applied instead; everything else is the same.
+func (w *worker) processWith(t *twLP, id LPID, ev *event.Event, k event.Key, b *gpuoffload.Batch, i int) {
 	r := &w.d.sim.lps[id]
 	if w.d.check && ev.RecvTime < w.d.gvt.GVT() {
 		panic(fmt.Sprintf("kernel: LP %d processes an event at %v below GVT %v", id, ev.RecvTime, w.d.gvt.GVT()))
@@ -682,7 +742,11 @@ func (w *worker) process(t *twLP, id LPID, ev *event.Event, k event.Key) {
 	w.cause = k
 	w.sendBytes = w.sendBytes[:0]
 	g, seq := r.rng, r.seq
-	r.model.Handle(&w.ctx, ev)
+	if b == nil {
+		r.model.Handle(&w.ctx, ev)
+	} else {
+		w.applyBatched(r, b, i) // offload.go
+	}
 	if t.states != nil {
 		t.states.AfterEvent(k, r.model, coreOf(r))
 	} else {

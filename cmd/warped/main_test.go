@@ -120,6 +120,8 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"phold", "--config", badJSON}, "is not a JSON object"},
 		{[]string{"phold", "--config", unknownKey}, `unknown key "colour"`},
 		{[]string{"phold", "--stats-file", filepath.Join(dir, "no", "such", "dir", "s.json")}, "cannot write --stats-file"},
+		{[]string{"phold", "--gpu", "maybe"}, `--gpu: unknown mode "maybe" (want off, on, auto, cpu)`},
+		{[]string{"phold", "--gpu-batch-size", "-1"}, "--gpu-batch-size must be in [0, 1048576] (0: tuned), got -1"},
 	} {
 		code, out, errOut := warped(tc.args...)
 		require.Equal(t, 2, code, "%v: %s", tc.args, errOut)
@@ -218,6 +220,10 @@ func TestHelpAndVersion(t *testing.T) {
 	code, out, _ = warped("phold", "-h")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "--grain")
+	require.Contains(t, out, "--gpu")
+	code, out, _ = warped("help")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "warped devices")
 	code, out, _ = warped("version")
 	require.Equal(t, 0, code)
 	require.Equal(t, "warped "+version+"\n", out)
@@ -237,4 +243,59 @@ func TestInterruptedRunExits1(t *testing.T) {
 	require.True(t, os.IsNotExist(err))
 	entries, _ := os.ReadDir(filepath.Dir(path))
 	require.Empty(t, entries)
+}
+
+// TestGPUFlags runs PHOLD with each --gpu mode: the CPU backend handles events in batches
+// (fixed or tuned size) with the sequential digest; off prints nothing about offload; auto
+// says once why it is off when CUDA does not open, and opens nothing for a model without
+// batch kernels; on fails when CUDA does not open.
+func TestGPUFlags(t *testing.T) {
+	m := []string{"phold", "--lps", "64", "--max-sim-time", "20", "--time-warp-worker-threads", "2"}
+	code, out, errOut := warped(append(m, "--simulation-type", "sequential", "--gpu", "cpu")...)
+	require.Equal(t, 0, code, errOut)
+	require.Empty(t, errOut, "no offload in a sequential run")
+	want := digestOf(t, out)
+
+	path := filepath.Join(t.TempDir(), "stats.json")
+	for _, size := range []string{"0", "7"} {
+		code, out, errOut = warped(append(m, "--gpu", "cpu", "--gpu-batch-size", size, "--stats-file", path)...)
+		require.Equal(t, 0, code, errOut)
+		require.Empty(t, errOut)
+		require.Equal(t, want, digestOf(t, out), "--gpu cpu --gpu-batch-size %s", size)
+		require.Regexp(t, `(?m)^  Batched events: +[1-9][0-9]* in [1-9][0-9]* batches on cpu$`, out)
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var kv map[string]any
+		require.NoError(t, json.Unmarshal(data, &kv))
+		require.Greater(t, kv["batched_events"], 0.0)
+		require.Greater(t, kv["offload_batches"], 0.0)
+	}
+
+	code, out, errOut = warped(append(m, "--gpu", "off")...)
+	require.Equal(t, 0, code, errOut)
+	require.Empty(t, errOut)
+	require.NotContains(t, out, "Batched events")
+	require.Equal(t, want, digestOf(t, out))
+
+	code, out, errOut = warped(append(m, "--gpu", "auto")...)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, want, digestOf(t, out))
+	if errOut != "" { // no CUDA here: said once, on one line
+		require.Regexp(t, `^warped phold: gpu offload off: [^\n]+\n$`, errOut)
+		require.NotContains(t, out, "Batched events")
+	} else {
+		require.Contains(t, out, "batches on cuda:")
+	}
+	code, _, errOut = warped("pcs", "--num-cells-x", "4", "--num-cells-y", "4", "--max-sim-time", "50", "--gpu", "auto")
+	require.Equal(t, 0, code, errOut)
+	require.Empty(t, errOut, "PCS has no batch kernels: auto opens nothing")
+
+	code, out, errOut = warped(append(m, "--gpu", "on")...)
+	if code == 0 {
+		require.Equal(t, want, digestOf(t, out))
+		require.Contains(t, out, "batches on cuda:")
+	} else {
+		require.Equal(t, 1, code)
+		require.Contains(t, errOut, "warped phold: --gpu on: ")
+	}
 }

@@ -12,12 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/warpedgo/warped/comm"
+	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/partition"
 )
@@ -40,6 +42,8 @@ type options struct {
 	checkRollbacks              bool
 	gvtMethod, partitioning     string
 	maxAggregate                int
+	gpu                         string
+	gpuBatchSize                int
 }
 
 // progressMode is auto, on or off; a bare --progress means on.
@@ -83,6 +87,8 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	fs.BoolVar(&o.checkRollbacks, "time-warp-check-rollbacks", false, "time warp: debug mode: check that re-executed events rebuild the same state")
 	fs.StringVar(&o.gvtMethod, "time-warp-gvt-calculation-method", kernel.GVTAsynchronous, "time warp across processes: GVT by Mattern's token (asynchronous) or all-gather (synchronous)")
 	fs.IntVar(&o.maxAggregate, "time-warp-communication-max-aggregate", 256, "time warp across processes: most events in one message (1: no aggregation)")
+	fs.StringVar(&o.gpu, "gpu", gpuoffload.ModeAuto, "time warp: batched event handling on an offload backend: off, on (CUDA, or fail), auto (CUDA if it opens, and while batching pays) or cpu (the CPU backend)")
+	fs.IntVar(&o.gpuBatchSize, "gpu-batch-size", 0, "time warp with --gpu: most events per batch (0: tuned while the run proceeds)")
 	fs.StringVar(&o.partitioning, "partitioning", "model", "LPs to processes and schedule queues: model (the model's own, else blocks), blocks or round-robin")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed for every LP's generator")
 	fs.StringVar(&o.config, "config", "", "read flags from this JSON file (the command line overrides it)")
@@ -146,6 +152,12 @@ func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Wr
 	if !(o.gvtPeriodMS > 0) || math.IsInf(o.gvtPeriodMS, 0) {
 		return usageErr("--time-warp-gvt-calculation-period must be a positive number of milliseconds, got %v", o.gvtPeriodMS)
 	}
+	if err := gpuoffload.CheckMode(o.gpu); err != nil {
+		return usageErr("--gpu: unknown mode %q (want %s)", o.gpu, strings.Join(gpuoffload.Modes(), ", "))
+	}
+	if o.gpuBatchSize < 0 || o.gpuBatchSize > kernel.MaxBatchSize {
+		return usageErr("--gpu-batch-size must be in [0, %d] (0: tuned), got %d", kernel.MaxBatchSize, o.gpuBatchSize)
+	}
 	lps, part, err := build()
 	if err != nil {
 		return usageErr("%v", err)
@@ -180,6 +192,21 @@ func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Wr
 			Cancellation: o.cancellation, CheckRollbacks: o.checkRollbacks,
 			OptimismWindow: o.window, GVTPeriod: time.Duration(o.gvtPeriodMS * float64(time.Millisecond)),
 			GVTMethod: o.gvtMethod, MaxAggregate: o.maxAggregate}}
+	offload, offloadNote := "", ""
+	if o.simType == kernel.TimeWarp {
+		be, note, err := openOffload(o.gpu, lps)
+		if err != nil {
+			fmt.Fprintf(stderr, "warped %s: %v\n", m.name, err)
+			return exitRun
+		}
+		offloadNote = note // printed once the configuration is known to be good
+		if be != nil {
+			defer be.Close()
+			offload = be.Name()
+			cfg.TimeWarp.Offload, cfg.TimeWarp.BatchSize = be, o.gpuBatchSize
+			cfg.TimeWarp.OffloadAuto = o.gpu == gpuoffload.ModeAuto
+		}
+	}
 	if showProgress(o.progress, stderr) {
 		cfg.Progress = progressPrinter(stderr)
 		cfg.ProgressInterval = 500 * time.Millisecond
@@ -197,6 +224,9 @@ func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Wr
 		}
 		defer stats.abort()
 	}
+	if offloadNote != "" && (tr == nil || tr.Rank() == 0) {
+		fmt.Fprintf(stderr, "warped %s: %s\n", m.name, offloadNote)
+	}
 	res, err := sim.Run(ctx)
 	if cfg.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
@@ -212,8 +242,11 @@ func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Wr
 		}
 		return exitRun
 	}
+	if res.OffloadNote != "" && (tr == nil || tr.Rank() == 0) {
+		fmt.Fprintf(stderr, "warped %s: %s\n", m.name, res.OffloadNote)
+	}
 	results := m.results(lps)
-	printResults(stdout, m, o.simType, res, results)
+	printResults(stdout, m, o.simType, offload, res, results)
 	if stats != nil {
 		if err := writeStats(stats, m, res, results, fs); err != nil {
 			fmt.Fprintf(stderr, "warped %s: writing --stats-file: %v\n", m.name, err)
@@ -227,7 +260,20 @@ func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Wr
 // they tune one process or name its output, and do not change the result.
 var localFlags = map[string]bool{"config": true, "dump-config": true, "stats-file": true, "progress": true,
 	"time-warp-worker-threads": true, "time-warp-scheduler-count": true, "time-warp-queue-type": true,
-	"time-warp-lock-type": true, "time-warp-state-saving-period": true}
+	"time-warp-lock-type": true, "time-warp-state-saving-period": true, "gpu": true, "gpu-batch-size": true}
+
+// openOffload opens the offload backend of --gpu mode for a time-warp run of lps. With
+// auto it opens nothing when no LP has batch kernels (kernel.Batcher), and returns a note
+// to print when CUDA does not open; with on, CUDA not opening is an error.
+func openOffload(mode string, lps []kernel.LogicalProcess) (gpuoffload.Backend, string, error) {
+	if mode == gpuoffload.ModeAuto && !slices.ContainsFunc(lps, func(lp kernel.LogicalProcess) bool {
+		_, ok := lp.(kernel.Batcher)
+		return ok
+	}) {
+		return nil, "", nil
+	}
+	return gpuoffload.Open(mode, gpuoffload.Options{})
+}
 
 // agreed returns the flags every rank of a run across processes must share, by name.
 func agreed(fs *flag.FlagSet) map[string]string {
@@ -348,8 +394,9 @@ func progressPrinter(w io.Writer) func(kernel.Progress) {
 	}
 }
 
-// printResults prints WARPED2-style totals, the model's results and the digest line.
-func printResults(w io.Writer, m *model, simType string, r kernel.Result, results []result) {
+// printResults prints WARPED2-style totals, the model's results and the digest line;
+// offload names the offload backend of the run, if any.
+func printResults(w io.Writer, m *model, simType, offload string, r kernel.Result, results []result) {
 	fmt.Fprintf(w, "Simulation of %s complete (%s)\n", m.name, simType)
 	line := func(label string, format string, a ...any) {
 		fmt.Fprintf(w, "  %-26s %s\n", label+":", fmt.Sprintf(format, a...))
@@ -372,6 +419,9 @@ func printResults(w io.Writer, m *model, simType string, r kernel.Result, result
 		line("Suppressed sends (lazy)", "%d", r.SuppressedSends)
 		line("Coast-forward events", "%d", r.CoastForwardEvents)
 		line("GVT cycles", "%d", r.GVTCycles)
+		if offload != "" {
+			line("Batched events", "%d in %d batches on %s", r.BatchedEvents, r.OffloadBatches, offload)
+		}
 	}
 	line("Wall time", "%.3f s", r.WallSeconds)
 	line("Committed events/s", "%.4g", r.CommittedEventsPerSecond)
@@ -451,7 +501,9 @@ func (a *atomicFile) abort() {
 func usage() string {
 	var b strings.Builder
 	b.WriteString("warped: a Time Warp parallel discrete-event simulation kernel\n\n")
-	b.WriteString("Usage:\n  warped <model> [flags]   run a model\n  warped help <model>      list a model's flags\n  warped version           print the version\n\nModels:\n")
+	b.WriteString("Usage:\n  warped <model> [flags]   run a model\n  warped help <model>      list a model's flags\n" +
+		"  warped devices           list the GPU offload backends and their devices\n" +
+		"  warped version           print the version\n\nModels:\n")
 	for _, m := range models {
 		fmt.Fprintf(&b, "  %-8s %s\n", m.name, m.summary)
 	}

@@ -34,6 +34,16 @@ func UnpackState(lp *LP, src []uint64) {
 	lp.S = State{Events: src[0], Remote: src[1], Work: uint32(src[2])}
 }
 
+// BatchKernel implements kernel.Batcher: every PHOLD event is handled by the model's batch
+// kernel (the package function BatchKernel for its configuration, built once by New).
+func (lp *LP) BatchKernel(*kernel.Event) *gpuoffload.Kernel { return lp.cfg.batch }
+
+// PackState implements kernel.Batcher with the package function PackState.
+func (lp *LP) PackState(dst []uint64) { PackState(lp, dst) }
+
+// UnpackState implements kernel.Batcher with the package function UnpackState.
+func (lp *LP) UnpackState(src []uint64) { UnpackState(lp, src) }
+
 // BatchKernel returns PHOLD's batch kernel for configuration c, which must be valid. For
 // each element it does exactly what (*LP).Handle does for one event of the LP in a
 // simulation of c.LPs LPs (as New makes): count the event, fold Grain steps of busy work
@@ -45,7 +55,7 @@ func UnpackState(lp *LP, src []uint64) {
 // package rng's arithmetic (warped.cuh), so the results are identical bit for bit.
 func BatchKernel(c Config) *gpuoffload.Kernel {
 	cfg := c
-	twin := &LP{cfg: &cfg}
+	twin := &LP{cfg: &model{Config: c}}
 	params := make([]uint64, numParams)
 	params[paramRemote] = math.Float64bits(c.Remote)
 	params[paramMean] = math.Float64bits(c.Mean)

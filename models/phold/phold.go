@@ -8,17 +8,22 @@
 // event granularity without changing the event pattern.
 //
 // PHOLD implements kernel.Reverser, so it runs with reverse computation as well as with
-// periodic state saving.
+// periodic state saving, and kernel.Batcher (see batch.go), so its events can be handled in
+// batches on an offload backend.
 package phold
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/kernel"
 )
 
-var _ kernel.Reverser = (*LP)(nil)
+var (
+	_ kernel.Reverser = (*LP)(nil)
+	_ kernel.Batcher  = (*LP)(nil)
+)
 
 // Config holds PHOLD's parameters.
 type Config struct {
@@ -79,8 +84,15 @@ type State struct {
 // LP is one PHOLD logical process.
 type LP struct {
 	kernel.Plain[State]
-	cfg *Config
+	cfg *model
 	id  kernel.LPID
+}
+
+// model is what the LPs of one PHOLD model share: the configuration and the batch kernel
+// (built once, see BatchKernel).
+type model struct {
+	Config
+	batch *gpuoffload.Kernel
 }
 
 // New returns the LPs of a PHOLD model.
@@ -88,11 +100,11 @@ func New(c Config) ([]kernel.LogicalProcess, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	cfg := c
+	m := &model{Config: c, batch: BatchKernel(c)}
 	lps := make([]kernel.LogicalProcess, c.LPs)
 	recs := make([]LP, c.LPs)
 	for i := range recs {
-		recs[i] = LP{cfg: &cfg, id: kernel.LPID(i)}
+		recs[i] = LP{cfg: m, id: kernel.LPID(i)}
 		lps[i] = &recs[i]
 	}
 	return lps, nil

@@ -1,0 +1,665 @@
+package kernel
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/gpuoffload"
+)
+
+// Batched event handling on an offload backend (TimeWarpConfig.Offload).
+//
+// A worker with batching on takes up to its batch size of entries from its schedule queue
+// at once (distinct LPs: a queue holds one entry per LP) and claims each LP exactly as the
+// unbatched loop does (claim: stragglers and anti-messages roll the LP back first). An
+// event whose LP implements Batcher and has a kernel for it is held, with its LP; any other
+// event is processed at once with Handle and its LP released. The held events are packed
+// into one gpuoffload.Batch per kernel (LP id, time, payload words, the LP's generator and
+// PackState's words) and submitted to the backend. While the batch runs, the worker fills
+// and submits the next one in its other slot, then waits for the first and commits it:
+// each element, in the order taken, goes through processWith, which applies the kernel's
+// result (generator, UnpackState, and its outputs sent through the Context like Handle's
+// sends) where process would call Handle, so state saving, reverse-computation records,
+// sequence numbers, output queues, lazy cancellation and CheckRollbacks' digests are the
+// same as for an event handled by Handle. An element that overflowed its output slots, or
+// whose batch failed, is processed with Handle instead (the LP's state is untouched until
+// then). Each LP is released once its event is committed. Rollback and coast forward always
+// use Handle (the kernel is Handle's twin, see Batcher).
+//
+// Holding LPs across a GVT report would hide their events from it, so a worker finishes its
+// batch in flight before it reports, and reports only while it owns no LP, as in the
+// unbatched loop. The backend accepts gpuoffload.MaxInFlight batches at once from all the
+// workers together; a worker that finds them taken waits for its own batches and then
+// runs the batch synchronously (it never blocks for a slot while holding one, so the
+// workers cannot deadlock).
+//
+// The batch size is fixed (BatchSize) or tuned by each worker on its own (see tuner), and
+// with OffloadAuto the tuner may turn batching off while it does not pay. A backend error
+// fails the run, or with OffloadAuto turns offload off for every worker (the batches
+// concerned are processed with Handle) and leaves a note in Stats.OffloadNote.
+
+// offloadShared is what the workers' offloaders share.
+type offloadShared struct {
+	// off is set once a backend error turned offload off for the rest of the run.
+	off atomic.Bool
+	// once guards note, which says why (read after the workers are done).
+	once sync.Once
+	note string
+}
+
+// offloader is one worker's batched event handling.
+type offloader struct {
+	be gpuoffload.Backend
+	// fixed is BatchSize (0: tuned); tuning is set when the tuner runs (a tuned size, or
+	// OffloadAuto).
+	fixed  int
+	tuning bool
+	tune   tuner
+	// ticks counts the steps since the tuner last looked at the clock.
+	ticks int
+	// slots are the two batches: one in flight (busy, or -1 for none) while the other is
+	// filled.
+	slots [2]offSlot
+	busy  int
+	ids   []LPID
+	// ready are the kernels this worker has prepared.
+	ready []*gpuoffload.Kernel
+	// batched counts the events committed from batch results, batches the backend runs.
+	batched, batches uint64
+}
+
+// offSlot is one batch: the held events in the order taken, and a group per kernel.
+type offSlot struct {
+	held   []offHeld
+	groups []offGroup
+	n      int // groups in use (groups[n:] keep their buffers for later batches)
+}
+
+// offHeld is an event held for a batch, with its claimed LP.
+type offHeld struct {
+	t  *twLP
+	id LPID
+	ev *event.Event
+	k  event.Key
+	bt Batcher
+	g  int32 // its group
+	i  int32 // its element in the group's batch
+}
+
+// offGroup is the batch of one kernel.
+type offGroup struct {
+	k     *gpuoffload.Kernel
+	b     gpuoffload.Batch
+	count int // elements
+	// p is the batch in flight, or nil; err is the error of its run.
+	p   gpuoffload.Pending
+	err error
+}
+
+// newOffloader returns the offloader of a worker of d.
+func newOffloader(d *timeWarpDispatcher) *offloader {
+	cfg := d.cfg
+	o := &offloader{be: cfg.Offload, fixed: cfg.BatchSize, busy: -1,
+		tuning: cfg.BatchSize == 0 || cfg.OffloadAuto}
+	o.tune = newTuner(cfg.BatchSize, cfg.OffloadAuto)
+	return o
+}
+
+// prepareOffload prepares (compiles, on a GPU) the kernels of the LPs' first pending
+// events before the workers start, so that a kernel that does not build is reported at once
+// and the first batches have no compile latency. Kernels first met later are prepared by
+// the worker that meets them.
+func (d *timeWarpDispatcher) prepareOffload() (err error) {
+	be := d.cfg.Offload
+	if be == nil {
+		return nil
+	}
+	var cur LPID
+	defer func() {
+		if r := recover(); r != nil {
+			err = recoverModel(r, d.sim, cur, 0, false)
+		}
+	}()
+	var ks []*gpuoffload.Kernel
+	for _, id := range d.local {
+		bt, ok := d.sim.lps[id].model.(Batcher)
+		if !ok {
+			continue
+		}
+		if ev := d.lps[id].input.Min(); ev != nil {
+			cur = id
+			if k := bt.BatchKernel(ev); k != nil && !slices.Contains(ks, k) {
+				ks = append(ks, k)
+			}
+		}
+	}
+	for _, k := range ks {
+		if err := be.Prepare(k); err != nil {
+			return d.offloadError(err)
+		}
+	}
+	for _, w := range d.workers {
+		w.off.ready = slices.Clone(ks)
+	}
+	return nil
+}
+
+// offloadError handles a backend error: without OffloadAuto it returns the error that
+// fails the run; with it, it turns offload off for the rest of the run and returns nil.
+func (d *timeWarpDispatcher) offloadError(err error) error {
+	be := d.cfg.Offload
+	if !d.cfg.OffloadAuto {
+		return fmt.Errorf("gpu offload on %s: %w", be.Name(), err)
+	}
+	d.offload.once.Do(func() {
+		msg := strings.TrimPrefix(err.Error(), "gpuoffload: ")
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		d.offload.note = fmt.Sprintf("gpu offload off: %s failed: %s; the run went on without it", be.Name(), msg)
+		d.offload.off.Store(true)
+	})
+	return nil
+}
+
+// offloadFailed handles a backend error in a worker; it returns false when the run failed.
+func (w *worker) offloadFailed(err error) bool {
+	if e := w.d.offloadError(err); e != nil {
+		w.d.fail(e)
+		return false
+	}
+	return true
+}
+
+// offloadStep is one step of the worker loop with an offload backend: it takes a batch of
+// events, claims their LPs, submits the batch, and commits the previous one. It returns
+// batched = false, having done nothing, while batching is off (the caller then does an
+// unbatched step), and ok = false when the run failed.
+func (w *worker) offloadStep() (batched, ok bool) {
+	o, d := w.off, w.d
+	o.tick(w)
+	size := o.size(d)
+	if size == 0 {
+		if o.busy >= 0 {
+			return true, w.completeSlot(o.busy)
+		}
+		return false, true
+	}
+	if o.busy >= 0 && w.tracker.Due(d.gvt.Round()) {
+		// A GVT report must find the worker owning no LP, as in the unbatched loop.
+		if !w.completeSlot(o.busy) {
+			return true, false
+		}
+	}
+	w.reportGVT()
+	o.ids = w.takeBatch(size, o.ids[:0])
+	if len(o.ids) == 0 {
+		if o.busy >= 0 {
+			return true, w.completeSlot(o.busy)
+		}
+		w.setIdle(true)
+		runtime.Gosched()
+		return true, true
+	}
+	s := 0
+	if o.busy == 0 {
+		s = 1
+	}
+	if !w.fillSlot(s) {
+		return true, false
+	}
+	if o.busy >= 0 && !w.completeSlot(o.busy) {
+		return true, false
+	}
+	if len(o.slots[s].held) > 0 {
+		o.busy = s
+	}
+	return true, true
+}
+
+// takeBatch removes up to n of the least entries below the limit from the worker's schedule
+// queue and appends their LPs to ids. Like take, the worker becomes active under the
+// queue's lock before it removes the first.
+func (w *worker) takeBatch(n int, ids []LPID) []LPID {
+	lim := w.d.limit()
+	w.sq.lock.Lock()
+	for len(ids) < n {
+		e := w.sq.q.Peek()
+		if e == nil || e.RecvTime >= lim {
+			break
+		}
+		w.setIdle(false)
+		w.sq.q.Pop()
+		ids = append(ids, e.Receiver) // read under the lock, as in take
+	}
+	w.sq.lock.Unlock()
+	return ids
+}
+
+// fillSlot claims the LPs of o.ids, processes the events that have no batch kernel, and
+// packs and submits the others as slot s. It returns false when the run failed.
+func (w *worker) fillSlot(s int) bool {
+	o, d := w.off, w.d
+	sl := &o.slots[s]
+	sl.held, sl.n = sl.held[:0], 0
+	for _, id := range o.ids {
+		t, ev, k, ok := w.claim(id)
+		if !ok {
+			return false // CheckRollbacks failed the run
+		}
+		if ev == nil {
+			w.release(t, id)
+			continue
+		}
+		kern, bt := w.batchKernel(id, ev)
+		if kern == nil {
+			w.process(t, id, ev, k)
+			if w.ctx.err != nil {
+				d.fail(w.ctx.err)
+				return false
+			}
+			w.release(t, id)
+			continue
+		}
+		sl.held = append(sl.held, offHeld{t: t, id: id, ev: ev, k: k, bt: bt, g: int32(sl.group(kern))})
+	}
+	w.releaseClaimed()
+	if len(sl.held) == 0 {
+		return true
+	}
+	for g := range sl.groups[:sl.n] {
+		gr := &sl.groups[g]
+		gr.b.Reset(gr.count, gr.k)
+		gr.count = 0 // counts the elements packed below
+	}
+	for j := range sl.held {
+		h := &sl.held[j]
+		gr := &sl.groups[h.g]
+		i := gr.count
+		gr.count++
+		h.i = int32(i)
+		r := &d.sim.lps[h.id]
+		w.ctx.now, w.ctx.self, w.ctx.lp = h.ev.RecvTime, h.id, r // names the LP if the model panics
+		gr.b.Set(i, uint32(h.id), h.ev.RecvTime, r.rng, h.ev.Words)
+		h.bt.PackState(gr.b.StateOf(i))
+	}
+	for g := range sl.groups[:sl.n] {
+		if !w.submit(&sl.groups[g]) {
+			return false
+		}
+	}
+	return true
+}
+
+// group returns the index of kernel k's group in the slot, adding it (and counting one
+// more element in it).
+func (sl *offSlot) group(k *gpuoffload.Kernel) int {
+	for g := range sl.groups[:sl.n] {
+		if sl.groups[g].k == k {
+			sl.groups[g].count++
+			return g
+		}
+	}
+	if sl.n == len(sl.groups) {
+		sl.groups = append(sl.groups, offGroup{})
+	}
+	g := sl.n
+	sl.n++
+	gr := &sl.groups[g]
+	gr.k, gr.count, gr.p, gr.err = k, 1, nil, nil
+	return g
+}
+
+// batchKernel returns the batch kernel for event ev of LP id and the LP as a Batcher, or
+// nil when ev is to be handled by Handle. It prepares a kernel the worker has not met yet.
+func (w *worker) batchKernel(id LPID, ev *event.Event) (*gpuoffload.Kernel, Batcher) {
+	o, d := w.off, w.d
+	if d.offload.off.Load() {
+		return nil, nil
+	}
+	bt, ok := d.sim.lps[id].model.(Batcher)
+	if !ok {
+		return nil, nil
+	}
+	w.ctx.now, w.ctx.self = ev.RecvTime, id // names the LP if the model panics
+	k := bt.BatchKernel(ev)
+	if k == nil {
+		return nil, nil
+	}
+	if !slices.Contains(o.ready, k) {
+		if err := o.be.Prepare(k); err != nil {
+			w.offloadFailed(err)
+			return nil, nil
+		}
+		o.ready = append(o.ready, k)
+		o.tune.start = time.Time{} // the compile time is no batch size's fault
+	}
+	return k, bt
+}
+
+// submit starts group g's batch on the backend. When the backend has no free slot, the
+// worker waits for its own batches and runs g synchronously. It returns false when the
+// run failed.
+func (w *worker) submit(g *offGroup) bool {
+	o := w.off
+	p, err := o.be.Submit(g.k, &g.b)
+	if errors.Is(err, gpuoffload.ErrBusy) {
+		// Blocking for a slot is safe only while this worker holds none.
+		if !w.waitOwn() {
+			return false
+		}
+		err = o.be.Run(g.k, &g.b)
+	} else if err == nil {
+		g.p = p
+	}
+	if err != nil {
+		g.err = err
+		return w.offloadFailed(err)
+	}
+	o.batches++
+	return true
+}
+
+// wait waits for group g's batch if it is in flight. It returns false when the run failed.
+func (w *worker) wait(g *offGroup) bool {
+	if g.p == nil {
+		return true
+	}
+	err := g.p.Wait()
+	g.p = nil
+	if err != nil {
+		g.err = err
+		return w.offloadFailed(err)
+	}
+	return true
+}
+
+// waitOwn waits for every batch of the worker in flight, leaving the results to commit.
+func (w *worker) waitOwn() bool {
+	o := w.off
+	for s := range o.slots {
+		sl := &o.slots[s]
+		for g := range sl.groups[:sl.n] {
+			if !w.wait(&sl.groups[g]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// drainOffload waits for the worker's batches in flight when its loop ends, so that none
+// is left running on the backend (whatever the outcome: the run is over).
+func (w *worker) drainOffload() {
+	for s := range w.off.slots {
+		sl := &w.off.slots[s]
+		for g := range sl.groups[:sl.n] {
+			if gr := &sl.groups[g]; gr.p != nil {
+				_ = gr.p.Wait()
+				gr.p = nil
+			}
+		}
+	}
+}
+
+// completeSlot waits for slot s's batches and commits its events in the order taken,
+// releasing each LP. It returns false when the run failed.
+func (w *worker) completeSlot(s int) bool {
+	o, d := w.off, w.d
+	if o.busy == s {
+		o.busy = -1
+	}
+	sl := &o.slots[s]
+	for g := range sl.groups[:sl.n] {
+		if !w.wait(&sl.groups[g]) {
+			return false
+		}
+	}
+	for j := range sl.held {
+		h := &sl.held[j]
+		gr := &sl.groups[h.g]
+		b, i := &gr.b, int(h.i)
+		if gr.err == nil && b.Overflow[i] == 0 {
+			if n := b.OutCount[i]; int(n) > b.OutSlots {
+				d.fail(fmt.Errorf("gpu offload: kernel %s gave LP %q (id %d) %d output events at time %v, "+
+					"more than its %d output slots without setting Overflow", gr.k.Name, d.sim.nameOf(h.id),
+					h.id, n, h.ev.RecvTime, b.OutSlots))
+				return false
+			}
+			w.processWith(h.t, h.id, h.ev, h.k, b, i)
+			o.batched++
+		} else {
+			w.process(h.t, h.id, h.ev, h.k)
+		}
+		if w.ctx.err != nil {
+			d.fail(w.ctx.err)
+			return false
+		}
+		w.release(h.t, h.id)
+	}
+	clear(sl.held)
+	sl.held, sl.n = sl.held[:0], 0
+	w.releaseClaimed()
+	return true
+}
+
+// applyBatched does what the model's Handle would have for element i of batch b: it sets
+// the LP's generator and state from the kernel's results and sends the element's outputs
+// (the worker's context is set up for the event, as for Handle).
+func (w *worker) applyBatched(r *lpRecord, b *gpuoffload.Batch, i int) {
+	r.rng = b.Gen(i)
+	r.model.(Batcher).UnpackState(b.StateOf(i))
+	for s := range int(b.OutCount[i]) {
+		to, at, words := b.Out(i, s)
+		w.ctx.SendWords(to, at, words)
+	}
+}
+
+// size returns the batch size to use now; 0 means batching is off.
+func (o *offloader) size(d *timeWarpDispatcher) int {
+	switch {
+	case d.offload.off.Load():
+		return 0
+	case !o.tuning:
+		return o.fixed
+	}
+	return o.tune.size()
+}
+
+// tuneClockEvery is how many steps the tuner lets pass between looks at the clock while
+// batching is off (a step is then one event, too cheap to read the clock each time).
+const tuneClockEvery = 16
+
+// tick ends the tuner's measurement window when it has lasted tuneWindow, feeding it the
+// worker's net event rate (events processed less events rolled back, per second) over the
+// window. A window in which the worker processed nothing tells nothing and is skipped.
+func (o *offloader) tick(w *worker) {
+	if !o.tuning {
+		return
+	}
+	if o.ticks++; o.ticks < tuneClockEvery && o.busy < 0 && o.tune.size() == 0 {
+		return
+	}
+	o.ticks = 0
+	now := time.Now()
+	t := &o.tune
+	net := int64(w.stats.processed) - int64(w.stats.rolledBack)
+	if !t.start.IsZero() {
+		el := now.Sub(t.start)
+		if el < tuneWindow {
+			return
+		}
+		if w.stats.processed > t.startProcessed {
+			t.decide(float64(net-t.startNet) / el.Seconds())
+		}
+	}
+	t.start, t.startNet, t.startProcessed = now, net, w.stats.processed
+}
+
+// Tuning: each worker chooses its batch size by a hill climb over powers of two, measuring
+// its net event rate over short windows, and with OffloadAuto also whether to batch at all.
+const (
+	tuneMinLog   = 0  // batch size 1
+	tuneMaxLog   = 12 // batch size 4096
+	tuneStartLog = 8  // batch size 256
+	// tuneMargin is how much better a choice must measure to replace the current one.
+	tuneMargin = 0.03
+	// A choice that won is kept for a number of windows that doubles, from tuneMinHold
+	// to tuneMaxHold, each time it wins again, so that the measurements of the other
+	// choices cost little once the right one is known.
+	tuneMinHold = 8
+	tuneMaxHold = 64
+)
+
+// tuneWindow is how long each measurement lasts.
+var tuneWindow = 10 * time.Millisecond
+
+// tunePhase is what the tuner is measuring.
+type tunePhase uint8
+
+const (
+	tuneBest     tunePhase = iota // the best batch size, at the start of a climb
+	tuneNeighbor                  // a neighbour of the best batch size (twice or half)
+	tuneOff                       // batching off, after a climb (auto)
+	tuneHold                      // the best batch size, for hold windows
+	tuneHoldOff                   // batching off, for hold windows (auto)
+	tuneProbe                     // the best batch size once, after holding off (auto)
+)
+
+// tuner is the batch-size search of one worker. It is driven by decide, once per window,
+// with the rate measured at size().
+//
+// The climb measures the best size, then its neighbours (twice and half) in one direction
+// while they measure better, then the other way, until both neighbours lose; it then holds
+// the best size, and climbs again from it after the hold (conditions change during a run).
+// With auto, a climb ends with a window with batching off: if that is not beaten by the
+// margin, batching stays off for a hold, then one window probes the best size again;
+// holds grow while the same choice keeps winning, so that when batching does not pay, the
+// probes cost one window in tuneMaxHold+1 at most. An auto tuner starts with batching
+// off for one window, then probes, so that a batch path that does not pay costs one
+// window at the start. A fixed size (BatchSize) is never climbed, only switched on and off
+// (auto).
+type tuner struct {
+	auto  bool
+	fixed int
+	// e is the log2 of the best batch size found; cur that of the size being measured,
+	// -1 for off.
+	e, cur int
+	dir    int // +1 or -1: the direction of the climb
+	fails  int // neighbours that lost in a row
+	phase  tunePhase
+	// bestRate and offRate are the last rates measured at the best size and with batching
+	// off.
+	bestRate, offRate float64
+	// hold counts the windows left in a hold; onHold and offHold are the next holds' lengths.
+	hold, onHold, offHold int
+	// The current window: its start, and the worker's net and processed counts then.
+	start          time.Time
+	startNet       int64
+	startProcessed uint64
+}
+
+// newTuner returns the tuner for BatchSize fixed (0: tuned) and OffloadAuto auto.
+func newTuner(fixed int, auto bool) tuner {
+	t := tuner{auto: auto, fixed: fixed, e: tuneStartLog, dir: 1, onHold: tuneMinHold, offHold: tuneMinHold}
+	if fixed > 0 {
+		t.e = 0
+	}
+	t.phase, t.cur = tuneBest, t.e
+	if auto {
+		t.phase, t.cur, t.hold = tuneHoldOff, -1, 1
+	}
+	return t
+}
+
+// size returns the batch size being measured, 0 for off.
+func (t *tuner) size() int {
+	switch {
+	case t.cur < 0:
+		return 0
+	case t.fixed > 0:
+		return t.fixed
+	}
+	return 1 << t.cur
+}
+
+// decide takes the rate measured over the last window at size() and picks what to measure
+// next.
+func (t *tuner) decide(rate float64) {
+	switch t.phase {
+	case tuneBest:
+		t.bestRate = rate
+		t.climb()
+	case tuneNeighbor:
+		if rate > t.bestRate*(1+tuneMargin) {
+			t.e, t.bestRate, t.fails = t.cur, rate, 0
+		} else {
+			t.fails++
+			t.dir = -t.dir
+		}
+		t.climb()
+	case tuneOff:
+		t.offRate = rate
+		if t.bestRate > t.offRate*(1+tuneMargin) {
+			t.holdOn()
+		} else {
+			t.holdOff()
+		}
+	case tuneHold:
+		t.bestRate = rate
+		if t.hold--; t.hold <= 0 {
+			t.fails = 0
+			t.climb()
+		}
+	case tuneHoldOff:
+		t.offRate = rate
+		if t.hold--; t.hold <= 0 {
+			t.phase, t.cur = tuneProbe, t.e
+		}
+	case tuneProbe:
+		t.bestRate = rate
+		if rate > t.offRate*(1+tuneMargin) {
+			t.offHold, t.fails = tuneMinHold, 0
+			t.climb()
+		} else {
+			t.holdOff()
+		}
+	}
+}
+
+// climb measures the next neighbour of the best size, or ends the climb.
+func (t *tuner) climb() {
+	for t.fixed == 0 && t.fails < 2 {
+		if n := t.e + t.dir; n >= tuneMinLog && n <= tuneMaxLog {
+			t.phase, t.cur = tuneNeighbor, n
+			return
+		}
+		t.fails++
+		t.dir = -t.dir
+	}
+	if t.auto {
+		t.phase, t.cur = tuneOff, -1
+		return
+	}
+	t.holdOn()
+}
+
+// holdOn keeps the best size for a while.
+func (t *tuner) holdOn() {
+	t.phase, t.cur, t.hold = tuneHold, t.e, t.onHold
+	t.onHold = min(2*t.onHold, tuneMaxHold)
+}
+
+// holdOff keeps batching off for a while.
+func (t *tuner) holdOff() {
+	t.phase, t.cur, t.hold = tuneHoldOff, -1, t.offHold
+	t.offHold = min(2*t.offHold, tuneMaxHold)
+	t.onHold = tuneMinHold
+}

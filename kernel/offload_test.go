@@ -1,0 +1,354 @@
+package kernel_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/models/phold"
+	"github.com/warpedgo/warped/rng"
+)
+
+// cpuBackend returns a CPU offload backend closed at the end of the test.
+func cpuBackend(t *testing.T) gpuoffload.Backend {
+	t.Helper()
+	be := gpuoffload.NewCPU(2)
+	t.Cleanup(func() { _ = be.Close() })
+	return be
+}
+
+// pholdModel builds PHOLD with 64 LPs, two start events each, and the given grain.
+func pholdModel(t *testing.T, grain int) func() []kernel.LogicalProcess {
+	return func() []kernel.LogicalProcess {
+		c := phold.DefaultConfig()
+		c.LPs, c.StartEvents, c.Grain = 64, 2, grain
+		lps, err := phold.New(c)
+		require.NoError(t, err)
+		return lps
+	}
+}
+
+// TestOffloadDeterminismMatrix runs PHOLD with batched event handling on the CPU backend,
+// with fixed batch sizes and a tuned one (a short tuning window, so that the size changes
+// during the run), periodic state saving and reverse computation, aggressive and lazy
+// cancellation, every rollback checked: the digest is the sequential one, batches really
+// ran, and in the rollback-heavy configuration rollbacks really happened (CheckRollbacks
+// then compares each coast-forward re-execution by Handle with what the batch produced).
+func TestOffloadDeterminismMatrix(t *testing.T) {
+	defer kernel.SetTuneWindow(200 * time.Microsecond)()
+	be := cpuBackend(t)
+	for _, m := range []struct {
+		name  string
+		end   float64
+		build func() []kernel.LogicalProcess
+		tw    kernel.TimeWarpConfig
+	}{
+		{"phold", 30, pholdModel(t, 0), kernel.TimeWarpConfig{Workers: 2, StateSavingPeriod: 3}},
+		{"phold-rollbacks", 10, zeroLookaheadPHOLD(t, 64, 4),
+			kernel.TimeWarpConfig{Workers: 4, Schedulers: 2, StateSavingPeriod: 4}},
+		{"phold-grain", 20, pholdModel(t, 300), kernel.TimeWarpConfig{Workers: 3, StateSavingPeriod: 2,
+			OptimismWindow: 2}},
+	} {
+		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 7}, m.build())
+		var rolled uint64
+		for _, size := range []int{1, 7, 64, 0} {
+			for _, ss := range []string{"periodic", "reverse"} {
+				for _, c := range []string{"aggressive", "lazy"} {
+					tw := m.tw
+					tw.Offload, tw.BatchSize, tw.StateSaving, tw.Cancellation = be, size, ss, c
+					tw.CheckRollbacks = true
+					t.Run(fmt.Sprintf("%s/batch%d-%s-%s", m.name, size, ss, c), func(t *testing.T) {
+						in := runTW(t, kernel.Config{MaxSimTime: m.end, Seed: 7, TimeWarp: tw}, m.build())
+						require.Equal(t, seq.Digest, in.Digest)
+						require.Equal(t, seq.EventsCommitted, in.EventsCommitted)
+						require.NotZero(t, in.BatchedEvents, "no event was handled in a batch")
+						require.NotZero(t, in.OffloadBatches)
+						require.LessOrEqual(t, in.BatchedEvents, in.EventsProcessed)
+						require.Empty(t, in.OffloadNote)
+						rolled += in.EventsRolledBack
+					})
+				}
+			}
+		}
+		if m.name == "phold-rollbacks" {
+			require.NotZero(t, rolled, "no rollback happened with offload")
+		}
+	}
+}
+
+// TestOffloadAutoKeepsResults runs the auto mode (the tuner may turn batching off and on)
+// with a very short window: whatever it decides, the result is the sequential one.
+func TestOffloadAutoKeepsResults(t *testing.T) {
+	defer kernel.SetTuneWindow(50 * time.Microsecond)()
+	be := cpuBackend(t)
+	build := pholdModel(t, 20)
+	seq := run(t, kernel.Config{MaxSimTime: 60, Seed: 3}, build())
+	for _, size := range []int{0, 16} {
+		in := runTW(t, kernel.Config{MaxSimTime: 60, Seed: 3, TimeWarp: kernel.TimeWarpConfig{Workers: 2,
+			Offload: be, BatchSize: size, OffloadAuto: true, CheckRollbacks: true}}, build())
+		require.Equal(t, seq.Digest, in.Digest)
+		require.Empty(t, in.OffloadNote)
+	}
+}
+
+// TestOffloadModelWithoutBatcher runs PCS, whose LPs have no batch kernel, with a backend
+// set: every event goes through Handle, and the result is unchanged.
+func TestOffloadModelWithoutBatcher(t *testing.T) {
+	be := cpuBackend(t)
+	var pcs model
+	for _, m := range smallModels(t) {
+		if m.name == "pcs" {
+			pcs = m
+		}
+	}
+	seq := run(t, kernel.Config{MaxSimTime: pcs.end, Seed: 5}, pcs.build())
+	for _, auto := range []bool{false, true} {
+		in := runTW(t, kernel.Config{MaxSimTime: pcs.end, Seed: 5, TimeWarp: kernel.TimeWarpConfig{Workers: 3,
+			Offload: be, OffloadAuto: auto, Cancellation: "lazy", CheckRollbacks: true}}, pcs.build())
+		require.Equal(t, seq.Digest, in.Digest)
+		require.Zero(t, in.BatchedEvents)
+		require.Zero(t, in.OffloadBatches)
+	}
+}
+
+// mixedLP is a PHOLD LP whose batch kernel overflows now and then, and which leaves every
+// fourth event of a sender to Handle: a batch mixes events handled by the kernel, by
+// Handle because they have no kernel, and by Handle because they overflowed.
+type mixedLP struct {
+	*phold.LP
+	k *gpuoffload.Kernel
+}
+
+func (m *mixedLP) BatchKernel(ev *kernel.Event) *gpuoffload.Kernel {
+	if ev.Seq%4 == 3 {
+		return nil
+	}
+	return m.k
+}
+
+// overflowing wraps PHOLD's kernel: an element whose LP and event count are both even
+// overflows, leaving garbage that must be discarded.
+func overflowing(inner *gpuoffload.Kernel) *gpuoffload.Kernel {
+	k := *inner
+	k.Name = "test_overflowing"
+	k.Go = func(b *gpuoffload.Batch, i int) {
+		inner.Go(b, i)
+		if b.LP[i]%2 == 0 && b.StateOf(i)[0]%2 == 0 {
+			b.Overflow[i] = 1
+			b.StateOf(i)[0] = 12345
+			b.SetGen(i, rng.XORWOW{})
+			b.SetOut(i, 0, 0, -1, kernel.Words{1, 2, 3, 4})
+		}
+	}
+	return &k
+}
+
+func mixedModel(t *testing.T) func() []kernel.LogicalProcess {
+	return func() []kernel.LogicalProcess {
+		c := phold.DefaultConfig()
+		c.LPs, c.StartEvents, c.Lookahead = 48, 3, 0.05
+		lps, err := phold.New(c)
+		require.NoError(t, err)
+		k := overflowing(phold.BatchKernel(c))
+		for i, lp := range lps {
+			lps[i] = &mixedLP{LP: lp.(*phold.LP), k: k}
+		}
+		return lps
+	}
+}
+
+func TestOffloadOverflowAndMixedEvents(t *testing.T) {
+	be := cpuBackend(t)
+	build := mixedModel(t)
+	seq := run(t, kernel.Config{MaxSimTime: 25, Seed: 11}, build())
+	for _, c := range []string{"aggressive", "lazy"} {
+		for _, ss := range []string{"periodic", "reverse"} {
+			in := runTW(t, kernel.Config{MaxSimTime: 25, Seed: 11, TimeWarp: kernel.TimeWarpConfig{Workers: 3,
+				Offload: be, BatchSize: 32, Cancellation: c, StateSaving: ss, CheckRollbacks: true}}, build())
+			require.Equal(t, seq.Digest, in.Digest, "%s %s", c, ss)
+			require.NotZero(t, in.BatchedEvents)
+			// At least the events without a kernel were handled by Handle.
+			require.Less(t, in.BatchedEvents, in.EventsProcessed*4/5)
+		}
+	}
+}
+
+// faultyBackend is the CPU backend with faults: Prepare fails, or Submit and Run fail
+// once a number of batches has run, or Submit always finds every slot taken.
+type faultyBackend struct {
+	gpuoffload.Backend
+	failPrepare bool
+	left        atomic.Int64 // batches before Submit and Run fail (negative: never)
+	busy        bool
+}
+
+var errDeviceGone = errors.New("gpuoffload: cuLaunchKernel: CUDA_ERROR_LAUNCH_FAILED (test)\nsecond line")
+
+func newFaulty(t *testing.T, left int64) *faultyBackend {
+	f := &faultyBackend{Backend: cpuBackend(t)}
+	f.left.Store(left)
+	return f
+}
+
+func (f *faultyBackend) Prepare(k *gpuoffload.Kernel) error {
+	if f.failPrepare {
+		return fmt.Errorf("gpuoffload: kernel %s: NVRTC compile failed (test)", k.Name)
+	}
+	return f.Backend.Prepare(k)
+}
+
+func (f *faultyBackend) fail() bool { return f.left.Load() >= 0 && f.left.Add(-1) < 0 }
+
+func (f *faultyBackend) Submit(k *gpuoffload.Kernel, b *gpuoffload.Batch) (gpuoffload.Pending, error) {
+	if f.busy {
+		return nil, gpuoffload.ErrBusy
+	}
+	if f.fail() {
+		return nil, errDeviceGone
+	}
+	return f.Backend.Submit(k, b)
+}
+
+func (f *faultyBackend) Run(k *gpuoffload.Kernel, b *gpuoffload.Batch) error {
+	if f.fail() {
+		return errDeviceGone
+	}
+	return f.Backend.Run(k, b)
+}
+
+// TestOffloadFaults: a backend error fails the run without OffloadAuto, naming the
+// backend, and with it turns offload off with a note, the run going on to the sequential
+// result; a backend that never has a free slot for Submit is used through Run.
+func TestOffloadFaults(t *testing.T) {
+	build := pholdModel(t, 0)
+	seq := run(t, kernel.Config{MaxSimTime: 40, Seed: 2}, build())
+	cfg := func(be gpuoffload.Backend, auto bool) kernel.Config {
+		return kernel.Config{MaxSimTime: 40, Seed: 2, Type: kernel.TimeWarp, TimeWarp: kernel.TimeWarpConfig{
+			Workers: 2, Offload: be, BatchSize: 8, OffloadAuto: auto}}
+	}
+
+	// Without auto: the run fails.
+	bad := newFaulty(t, 3)
+	_, err := kernel.RunTimeWarpInternals(context.Background(), cfg(bad, false), build())
+	require.ErrorIs(t, err, errDeviceGone)
+	require.ErrorContains(t, err, "gpu offload on cpu: gpuoffload: cuLaunchKernel")
+	noCompile := newFaulty(t, -1)
+	noCompile.failPrepare = true
+	_, err = kernel.RunTimeWarpInternals(context.Background(), cfg(noCompile, false), build())
+	require.ErrorContains(t, err, "gpu offload on cpu: gpuoffload: kernel warped_phold_handle: NVRTC compile failed (test)")
+
+	// With auto: offload goes off, the note says why on one line, and the result stands.
+	defer kernel.SetTuneWindow(20 * time.Microsecond)()
+	for _, be := range []*faultyBackend{newFaulty(t, 3), noCompile} {
+		in := runTW(t, cfg(be, true), build())
+		require.Equal(t, seq.Digest, in.Digest)
+		require.Equal(t, seq.EventsCommitted, in.EventsCommitted)
+		if be.failPrepare {
+			require.Equal(t, "gpu offload off: cpu failed: kernel warped_phold_handle: NVRTC compile failed (test); "+
+				"the run went on without it", in.OffloadNote)
+			require.Zero(t, in.OffloadBatches)
+		} else if in.OffloadBatches > 3 || in.OffloadNote != "" {
+			// The tuner probed batching long enough to meet the fault.
+			require.Equal(t, "gpu offload off: cpu failed: cuLaunchKernel: CUDA_ERROR_LAUNCH_FAILED (test); "+
+				"the run went on without it", in.OffloadNote)
+		}
+	}
+
+	// Every Submit finds the slots taken: batches run through Run.
+	busy := newFaulty(t, -1)
+	busy.busy = true
+	in := runTW(t, cfg(busy, false), build())
+	require.Equal(t, seq.Digest, in.Digest)
+	require.NotZero(t, in.BatchedEvents)
+}
+
+func TestOffloadConfigErrors(t *testing.T) {
+	for _, n := range []int{-1, kernel.MaxBatchSize + 1} {
+		_, err := kernel.New(kernel.Config{MaxSimTime: 5, Type: kernel.TimeWarp,
+			TimeWarp: kernel.TimeWarpConfig{BatchSize: n}}, pingPong())
+		require.ErrorContains(t, err, "time-warp offload batch size must be in [0, 1048576] (0: tuned)")
+	}
+}
+
+// count returns how many of sizes equal s.
+func count(sizes []int, s int) int {
+	n := 0
+	for _, x := range sizes {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
+
+// TestTuner drives the tuner with made-up rates: it finds the best batch size, keeps
+// batching off (probing rarely) when batching does not pay, and stays on when it does.
+func TestTuner(t *testing.T) {
+	peak := func(best int) func(int) float64 {
+		return func(s int) float64 {
+			if s == 0 {
+				return 1e5
+			}
+			d := math.Log2(float64(s)) - math.Log2(float64(best))
+			return 1e6 * (1 - 0.05*d*d)
+		}
+	}
+	for _, best := range []int{1, 32, 512, 4096} {
+		sizes := TuneTraceOK(t, 0, false, 1000, peak(best))
+		require.Greater(t, count(sizes, best), 850, "best %d: %v", best, sizes[:40])
+		require.Equal(t, best, sizes[len(sizes)-1])
+		require.Zero(t, count(sizes, 0), "never off without auto")
+	}
+
+	// Auto, batching pays: mostly at the best size, off in few windows.
+	sizes := TuneTraceOK(t, 0, true, 2000, peak(1024))
+	require.Greater(t, count(sizes, 1024), 1800)
+	require.Less(t, count(sizes, 0), 60)
+
+	// Auto, batching does not pay (at any size): off but for rare probes.
+	slow := func(s int) float64 {
+		if s == 0 {
+			return 1e6
+		}
+		return 2e5
+	}
+	sizes = TuneTraceOK(t, 0, true, 2000, slow)
+	require.Less(t, 2000-count(sizes, 0), 40, "probes: %v", sizes[:80])
+	require.Zero(t, sizes[0], "auto starts off")
+
+	// A fixed size with auto is only switched on and off.
+	sizes = TuneTraceOK(t, 64, true, 500, func(s int) float64 { return 1e5 + 4e5*float64(min(s, 1)) })
+	require.Equal(t, 500, count(sizes, 64)+count(sizes, 0))
+	require.Greater(t, count(sizes, 64), 470)
+	sizes = TuneTraceOK(t, 64, true, 500, slow)
+	require.Greater(t, count(sizes, 0), 480)
+
+	// Noisy rates keep the size in range.
+	r := rand.New(rand.NewPCG(1, 1))
+	sizes = TuneTraceOK(t, 0, true, 3000, func(s int) float64 { return peak(256)(s) * (0.8 + 0.4*r.Float64()) })
+	for _, s := range sizes {
+		require.True(t, s == 0 || s >= 1 && s <= 4096 && s&(s-1) == 0, "size %d", s)
+	}
+}
+
+// TuneTraceOK is kernel.TuneTrace, checking every size it chose is possible.
+func TuneTraceOK(t *testing.T, fixed int, auto bool, windows int, rate func(int) float64) []int {
+	t.Helper()
+	sizes := kernel.TuneTrace(fixed, auto, windows, rate)
+	for _, s := range sizes {
+		require.True(t, s >= 0 && s <= 4096, "size %d", s)
+		if !auto {
+			require.NotZero(t, s)
+		}
+	}
+	return sizes
+}
