@@ -67,22 +67,16 @@ func protect(lo, hi int, f func(lo, hi int) error) (err error) {
 
 // Advance implements Backend.
 func (c *cpuBackend) Advance(states []rng.XORWOW, counts []uint32) error {
-	if err := c.ready(); err != nil {
-		return err
-	}
-	if err := checkStates(states, counts); err != nil {
-		return err
-	}
-	return c.parallel(len(states), func(lo, hi int) error {
-		for i := lo; i < hi; i++ {
-			states[i].Advance(uint64(counts[i]))
-		}
-		return nil
-	})
+	return c.step(states, counts, (*rng.XORWOW).Advance)
 }
 
 // Reverse implements Backend.
 func (c *cpuBackend) Reverse(states []rng.XORWOW, counts []uint32) error {
+	return c.step(states, counts, (*rng.XORWOW).Rewind)
+}
+
+// step applies move(states[i], counts[i]) to every generator, in parallel.
+func (c *cpuBackend) step(states []rng.XORWOW, counts []uint32, move func(*rng.XORWOW, uint64)) error {
 	if err := c.ready(); err != nil {
 		return err
 	}
@@ -91,7 +85,7 @@ func (c *cpuBackend) Reverse(states []rng.XORWOW, counts []uint32) error {
 	}
 	return c.parallel(len(states), func(lo, hi int) error {
 		for i := lo; i < hi; i++ {
-			states[i].Rewind(uint64(counts[i]))
+			move(&states[i], uint64(counts[i]))
 		}
 		return nil
 	})

@@ -10,18 +10,18 @@ import (
 	"github.com/warpedgo/warped/models/phold"
 )
 
-// benchSequential builds a model with build and runs it to end once per iteration,
-// reporting committed events per second of Simulation.Run.
-func benchSequential(b *testing.B, end float64, build func() ([]kernel.LogicalProcess, error)) {
+// benchRun builds a model with build and runs it with cfg once per iteration, reporting
+// committed events per second of Simulation.Run, ns per event and efficiency.
+func benchRun(b *testing.B, cfg kernel.Config, build func() ([]kernel.LogicalProcess, error)) {
 	b.ReportAllocs()
-	var events uint64
+	var events, processed uint64
 	var secs float64
 	for b.Loop() {
 		lps, err := build()
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 1}, lps)
+		s, err := kernel.New(cfg, lps)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -30,10 +30,17 @@ func benchSequential(b *testing.B, end float64, build func() ([]kernel.LogicalPr
 			b.Fatal(err)
 		}
 		events += r.EventsCommitted
+		processed += r.EventsProcessed
 		secs += r.WallSeconds
 	}
 	b.ReportMetric(float64(events)/secs/1e6, "Mevents/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+	b.ReportMetric(float64(events)/float64(processed)*100, "%efficiency")
+}
+
+// benchSequential runs a model with the sequential dispatcher to end.
+func benchSequential(b *testing.B, end float64, build func() ([]kernel.LogicalProcess, error)) {
+	benchRun(b, kernel.Config{MaxSimTime: end, Seed: 1}, build)
 }
 
 // BenchmarkSequentialPHOLD runs the foundation issue's PHOLD configuration (16384 LPs,
@@ -47,30 +54,9 @@ func BenchmarkSequentialPCS(b *testing.B) {
 	benchSequential(b, 200, func() ([]kernel.LogicalProcess, error) { return pcs.New(pcs.DefaultConfig()) })
 }
 
-// benchTimeWarp runs a model under time warp with tw once per iteration.
+// benchTimeWarp runs a model under time warp with tw to end.
 func benchTimeWarp(b *testing.B, end float64, tw kernel.TimeWarpConfig, build func() ([]kernel.LogicalProcess, error)) {
-	b.ReportAllocs()
-	var events, processed uint64
-	var secs float64
-	for b.Loop() {
-		lps, err := build()
-		if err != nil {
-			b.Fatal(err)
-		}
-		s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 1, Type: kernel.TimeWarp, TimeWarp: tw}, lps)
-		if err != nil {
-			b.Fatal(err)
-		}
-		r, err := s.Run(context.Background())
-		if err != nil {
-			b.Fatal(err)
-		}
-		events += r.EventsCommitted
-		processed += r.EventsProcessed
-		secs += r.WallSeconds
-	}
-	b.ReportMetric(float64(events)/secs/1e6, "Mevents/s")
-	b.ReportMetric(float64(events)/float64(processed)*100, "%efficiency")
+	benchRun(b, kernel.Config{MaxSimTime: end, Seed: 1, Type: kernel.TimeWarp, TimeWarp: tw}, build)
 }
 
 // BenchmarkTimeWarpPHOLD runs the foundation issue's PHOLD configuration under time warp
