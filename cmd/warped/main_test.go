@@ -81,6 +81,9 @@ func TestProgressOnRequest(t *testing.T) {
 	_ = errOut // the run may end before the first progress line; the flag must parse
 	code, _, _ = warped("phold", "--lps", "64", "--max-sim-time", "20", "--progress=off")
 	require.Equal(t, 0, code)
+	code, _, errOut = warped("phold", "--progress", "off")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "write --progress=off")
 	code, _, errOut = warped("phold", "--progress=sometimes")
 	require.Equal(t, 2, code, errOut)
 }

@@ -121,6 +121,9 @@ func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Wr
 		return usageErr("%v", err)
 	}
 	if fs.NArg() > 0 {
+		if a := fs.Arg(0); a == "auto" || a == "on" || a == "off" {
+			return usageErr("unexpected argument %q (to set --progress, write --progress=%s)", a, a)
+		}
 		return usageErr("unexpected argument %q", fs.Arg(0))
 	}
 	if o.config != "" {
