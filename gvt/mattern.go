@@ -95,11 +95,11 @@ func (m *Mattern) WhiteCount(round uint64) int64 {
 // RedMin returns the least receive time of the events sent since the last cut.
 func (m *Mattern) RedMin() event.Time { return m.redMin }
 
-// Start begins the next round at the initiator: it passes the cut and returns the round's
-// token, empty (the initiator then adds its own reading with Add).
+// Start begins the next round at the initiator and returns its token, empty. The
+// initiator then passes the round's cut (Cut, after sending what it aggregated white) and
+// adds its own reading with Add, as every other process does when the token arrives.
 func (m *Mattern) Start() Token {
 	m.round = max(m.round, m.epoch) + 1
-	m.Cut(m.round)
 	return Token{Round: m.round, Min: math.Inf(1), RedMin: math.Inf(1)}
 }
 

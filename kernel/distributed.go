@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -159,8 +160,8 @@ func (m *distributed) agree(made int) (int, error) {
 	total := 0
 	var base [][2]string // rank 0's settings: every rank compares every rank with them
 	for r, theirs := range all {
-		lines := splitLines(theirs)
-		if len(lines) == 0 {
+		lines := strings.Split(strings.TrimSuffix(string(theirs), "\n"), "\n")
+		if len(theirs) == 0 {
 			return 0, fmt.Errorf("rank %d sent an empty configuration", r)
 		}
 		n, err := strconv.Atoi(lines[0])
@@ -170,7 +171,7 @@ func (m *distributed) agree(made int) (int, error) {
 		total += n
 		if r == 0 {
 			for _, l := range lines[1:] {
-				k, v, _ := cut(l, '=')
+				k, v, _ := strings.Cut(l, "=")
 				base = append(base, [2]string{k, v})
 			}
 			continue
@@ -211,27 +212,12 @@ func (m *distributed) settings() [][2]string {
 	return out
 }
 
-// splitLines splits b at newlines, dropping a final empty line.
-func splitLines(b []byte) []string {
-	var out []string
-	for len(b) > 0 {
-		i := slices.Index(b, '\n')
-		if i < 0 {
-			out = append(out, string(b))
-			break
-		}
-		out = append(out, string(b[:i]))
-		b = b[i+1:]
-	}
-	return out
-}
-
 // firstDifference finds the first key whose value differs between mine and theirs
 // ("key=value" lines, sorted), or that only one side has.
 func firstDifference(mine [][2]string, theirs []string) (key, a, b string, ok bool) {
 	other := make(map[string]string, len(theirs))
 	for _, l := range theirs {
-		k, v, _ := cut(l, '=')
+		k, v, _ := strings.Cut(l, "=")
 		other[k] = v
 	}
 	for _, kv := range mine {
@@ -248,16 +234,6 @@ func firstDifference(mine [][2]string, theirs []string) (key, a, b string, ok bo
 		return k, "<unset>", v, true
 	}
 	return "", "", "", false
-}
-
-// cut splits s at the first sep.
-func cut(s string, sep byte) (before, after string, found bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == sep {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }
 
 // manage is the manager goroutine's loop: it returns when the run is over or failed.
@@ -393,11 +369,7 @@ func (m *distributed) handle(from int, msg []byte) error {
 			*ev = event.Event{}
 			m.d.deliver(mw, e)
 		}
-		for n := len(mw.claimed); n > 0; n = len(mw.claimed) {
-			c := mw.claimed[n-1]
-			mw.claimed = mw.claimed[:n-1]
-			mw.release(&m.d.lps[c], c)
-		}
+		mw.releaseClaimed()
 	case comm.KindGVTToken:
 		t := v.(*comm.GVTToken)
 		tok := gvt.Token{Round: t.Round, Lap: t.Lap, Count: t.Count, Min: t.Min, RedMin: t.RedMin}
@@ -520,9 +492,8 @@ func (m *distributed) stepGVT(now time.Time) {
 	if m.rank == 0 && !m.gvtRunning && m.tok == nil && now.Sub(m.lastGVT) >= m.d.cfg.GVTPeriod {
 		m.gvtRunning = true
 		m.lastGVT = now
-		m.flush() // white, before the cut
 		tok := m.mattern.Start()
-		m.beginReading(&tok)
+		m.beginReading(&tok) // passes the round's cut like every other rank
 	}
 	if m.tok == nil {
 		return
