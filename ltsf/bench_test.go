@@ -20,15 +20,15 @@ func holdIncrements() []float64 {
 	return inc
 }
 
-// holdFill fills q with n events, one per LP, at exponential times.
+// holdFill fills q with n entries, one per LP, at exponential times.
 func holdFill(q Queue, n int, inc []float64) {
 	for lp := range n {
-		q.Push(&event.Event{RecvTime: inc[lp%len(inc)] * float64(1+lp%7), Seq: uint64(lp), Receiver: event.LPID(lp)})
+		q.Push(event.KeyOf(&event.Event{RecvTime: inc[lp%len(inc)] * float64(1+lp%7), Seq: uint64(lp)}), event.LPID(lp))
 	}
 }
 
-// BenchmarkQueues is the hold model: a queue of n events, each operation pops the least
-// and pushes a new event for the same LP at the popped time plus an exponential increment.
+// BenchmarkQueues is the hold model: a queue of n entries, each operation pops the least
+// and pushes the same LP again with the popped time plus an exponential increment.
 func BenchmarkQueues(b *testing.B) {
 	inc := holdIncrements()
 	mask := len(inc) - 1
@@ -43,19 +43,19 @@ func BenchmarkQueues(b *testing.B) {
 				// Warm up to the steady state before measuring.
 				j := 0
 				for range 4 * n {
-					e := q.Pop()
-					e.RecvTime += inc[j&mask]
+					k, lp, _ := q.Pop()
+					k.RecvTime += inc[j&mask]
 					j++
-					q.Push(e)
+					q.Push(k, lp)
 				}
 				b.ReportAllocs()
 				b.ResetTimer()
 				for range b.N {
-					e := q.Pop()
-					e.RecvTime += inc[j&mask]
-					e.Seq++
+					k, lp, _ := q.Pop()
+					k.RecvTime += inc[j&mask]
+					k.SeqSign += 2 // the next sequence number
 					j++
-					q.Push(e)
+					q.Push(k, lp)
 				}
 			})
 		}
@@ -63,7 +63,7 @@ func BenchmarkQueues(b *testing.B) {
 }
 
 // BenchmarkLocks has g goroutines contend for one lock around a small critical section:
-// a hold-model Pop and Push on a heap of 64 events. ns/op is per critical section.
+// a hold-model Pop and Push on a heap of 64 entries. ns/op is per critical section.
 func BenchmarkLocks(b *testing.B) {
 	inc := holdIncrements()
 	mask := len(inc) - 1
@@ -87,10 +87,10 @@ func BenchmarkLocks(b *testing.B) {
 					wg.Go(func() {
 						for range ops {
 							l.Lock()
-							e := h.Pop()
-							e.RecvTime += inc[j&mask]
+							k, lp, _ := h.Pop()
+							k.RecvTime += inc[j&mask]
 							j++
-							h.Push(e)
+							h.Push(k, lp)
 							l.Unlock()
 						}
 					})
@@ -102,7 +102,7 @@ func BenchmarkLocks(b *testing.B) {
 }
 
 // BenchmarkQueuesIntegerTimes is the hold model of an integer-time model: increments of
-// 0 to 3, so each queue holds thousands of events at each time (ties broken by the rest
+// 0 to 3, so each queue holds thousands of entries at each time (ties broken by the rest
 // of the key). It exercises the ladder's handling of buckets that cannot be split.
 func BenchmarkQueuesIntegerTimes(b *testing.B) {
 	r := rand.New(rand.NewPCG(9, 9))
@@ -119,17 +119,17 @@ func BenchmarkQueuesIntegerTimes(b *testing.B) {
 					b.Fatal(err)
 				}
 				for lp := range n {
-					q.Push(&event.Event{RecvTime: inc[lp&mask], Sender: event.LPID(lp), Receiver: event.LPID(lp)})
+					q.Push(event.KeyOf(&event.Event{RecvTime: inc[lp&mask], Sender: event.LPID(lp)}), event.LPID(lp))
 				}
 				j := 0
 				hold := func() {
-					e := q.Pop()
-					e.SendTime = e.RecvTime
-					e.RecvTime += inc[j&mask]
-					e.Sender = e.Receiver
-					e.Seq++
+					k, lp, _ := q.Pop()
+					k.SendTime = k.RecvTime
+					k.RecvTime += inc[j&mask]
+					k.Sender = lp
+					k.SeqSign += 2 // the next sequence number
 					j++
-					q.Push(e)
+					q.Push(k, lp)
 				}
 				for range 4 * n {
 					hold()

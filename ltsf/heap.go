@@ -6,75 +6,74 @@ import "github.com/warpedgo/warped/event"
 // heap's, and the four children of a node are adjacent in memory.
 const arity = 4
 
-// entry is one heap slot: the event's key inline, so that comparisons touch only the heap
-// array, and the LP whose event it is (the record is in Heap.ev).
+// entry is one heap slot: the key inline, so that comparisons touch only the heap array,
+// and the LP whose entry it is.
 type entry struct {
 	k  event.Key
 	lp event.LPID
 }
 
-// Heap is a 4-ary min-heap schedule queue. Because it holds at most one event per LP, the
-// event records and heap positions live in tables indexed by LP id, and the heap array
-// itself holds only (key, LP) entries. It is sized for the number of LPs.
+// Heap is a 4-ary min-heap schedule queue. Its array holds (key, LP) entries, and because
+// it holds at most one entry per LP, the heap positions live in a table indexed by LP id.
+// It is sized for the number of LPs.
 type Heap struct {
 	a   []entry
-	ev  []*event.Event // ev[lp] is the event held for lp, or nil
-	pos []int32        // pos[lp] is lp's index in a, or -1
+	pos []int32 // pos[lp] is lp's index in a, or -1
 }
 
 var _ Queue = (*Heap)(nil)
 
 // NewHeap returns an empty heap for LP ids in [0, numLPs).
 func NewHeap(numLPs int) *Heap {
-	h := &Heap{pos: make([]int32, numLPs), ev: make([]*event.Event, numLPs), a: make([]entry, 0, 64)}
+	h := &Heap{pos: make([]int32, numLPs), a: make([]entry, 0, 64)}
 	for i := range h.pos {
 		h.pos[i] = -1
 	}
 	return h
 }
 
-func (h *Heap) less(x, y *entry) bool { return event.KeyLess(&x.k, &y.k) }
+// eless reports whether entry x sorts before entry y.
+func eless(x, y *entry) bool { return less(&x.k, x.lp, &y.k, y.lp) }
 
-// Push adds e.
-func (h *Heap) Push(e *event.Event) {
-	h.ev[e.Receiver] = e
-	h.a = append(h.a, entry{event.KeyOf(e), e.Receiver})
+// Push adds lp with key k.
+func (h *Heap) Push(k event.Key, lp event.LPID) {
+	h.a = append(h.a, entry{k, lp})
 	h.up(len(h.a) - 1)
 }
 
-// Peek returns the least event, or nil.
-func (h *Heap) Peek() *event.Event {
+// Min returns the least entry without removing it.
+func (h *Heap) Min() (k event.Key, lp event.LPID, ok bool) {
 	if len(h.a) == 0 {
-		return nil
+		return event.Key{}, 0, false
 	}
-	return h.ev[h.a[0].lp]
+	return h.a[0].k, h.a[0].lp, true
 }
 
-// Pop removes and returns the least event, or nil.
-func (h *Heap) Pop() *event.Event {
+// Pop removes and returns the least entry.
+func (h *Heap) Pop() (k event.Key, lp event.LPID, ok bool) {
 	if len(h.a) == 0 {
-		return nil
+		return event.Key{}, 0, false
 	}
-	return h.removeAt(0)
+	k, lp = h.a[0].k, h.a[0].lp
+	h.removeAt(0)
+	return k, lp, true
 }
 
-// Remove removes and returns the event held for lp, or nil.
-func (h *Heap) Remove(lp event.LPID) *event.Event {
+// Remove removes lp's entry and reports whether there was one.
+func (h *Heap) Remove(lp event.LPID) bool {
 	i := h.pos[lp]
 	if i < 0 {
-		return nil
+		return false
 	}
-	return h.removeAt(int(i))
+	h.removeAt(int(i))
+	return true
 }
 
-// Len returns the number of events held.
+// Len returns the number of entries.
 func (h *Heap) Len() int { return len(h.a) }
 
-func (h *Heap) removeAt(i int) *event.Event {
-	lp := h.a[i].lp
-	ev := h.ev[lp]
-	h.pos[lp] = -1
-	h.ev[lp] = nil
+func (h *Heap) removeAt(i int) {
+	h.pos[h.a[i].lp] = -1
 	last := len(h.a) - 1
 	if i != last {
 		h.a[i] = h.a[last]
@@ -86,7 +85,6 @@ func (h *Heap) removeAt(i int) *event.Event {
 			h.up(i)
 		}
 	}
-	return ev
 }
 
 func (h *Heap) up(i int) {
@@ -94,7 +92,7 @@ func (h *Heap) up(i int) {
 	x := a[i]
 	for i > 0 {
 		p := (i - 1) / arity
-		if !h.less(&x, &a[p]) {
+		if !eless(&x, &a[p]) {
 			break
 		}
 		a[i] = a[p]
@@ -120,11 +118,11 @@ func (h *Heap) down(i0 int) bool {
 		m := c
 		end := min(c+arity, n)
 		for j := c + 1; j < end; j++ {
-			if h.less(&a[j], &a[m]) {
+			if eless(&a[j], &a[m]) {
 				m = j
 			}
 		}
-		if !h.less(&a[m], &x) {
+		if !eless(&a[m], &x) {
 			break
 		}
 		a[i] = a[m]

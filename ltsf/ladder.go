@@ -2,6 +2,7 @@ package ltsf
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/warpedgo/warped/event"
@@ -25,26 +26,27 @@ const (
 	inInf    int32 = -4
 )
 
-// lnode is the ladder record of one LP: its event, and where the event sits. In Top and
-// in a rung bucket the nodes form doubly linked lists through next and prev.
+// lnode is the ladder record of one LP: its key, and where its entry sits. In Top and in
+// a rung bucket the nodes form doubly linked lists through next and prev.
 type lnode struct {
-	t          event.Time
-	ev         *event.Event
+	// The links come first, so that they and the receive time, which the list walks
+	// need, share a cache line more often.
 	next, prev int32
 	where      int32 // inNone, inTop, inBottom, inInf or a rung index
 	bucket     int32 // the bucket index when where is a rung
+	k          event.Key
 }
 
 // rung is one rung of the ladder: nb buckets covering receive times from start upwards,
-// bucket k holding the times t with index(t) == k. The index is a monotone
-// (non-decreasing) function of t, so every event of a bucket is strictly earlier than
-// every event of a later bucket, and equal times always share a bucket.
+// bucket k holding the entries whose receive time t has index(t) == k. The index is a
+// monotone (non-decreasing) function of t, so every entry of a bucket is strictly earlier
+// than every entry of a later bucket, and equal times always share a bucket.
 type rung struct {
 	start event.Time
 	scale float64 // buckets per unit of time: 1/bucket width
 	nb    int
 	cur   int     // buckets below cur have been handed down; they are empty
-	count int     // events in the rung
+	count int     // entries in the rung
 	head  []int32 // first node of each bucket, or nilNode
 }
 
@@ -61,60 +63,66 @@ func (r *rung) index(t event.Time) int {
 	return int(f)
 }
 
-// bentry is one Bottom slot: the receive time inline, so that most comparisons touch only
-// the Bottom array, and the event.
+// bentry is one Bottom slot: the key inline, so that comparisons touch only the Bottom
+// array, and the LP.
 type bentry struct {
-	t  event.Time
-	ev *event.Event
+	k  event.Key
+	lp event.LPID
 }
 
 // bless reports whether x sorts before y.
-func bless(x, y *bentry) bool {
-	if x.t != y.t {
-		return x.t < y.t
+func bless(x, y *bentry) bool { return less(&x.k, x.lp, &y.k, y.lp) }
+
+// bcompare is bless as a three-way comparison for sorting (entries are never equal: each
+// LP has one).
+func bcompare(x, y bentry) int {
+	if bless(&x, &y) {
+		return -1
 	}
-	return event.Less(x.ev, y.ev)
+	return 1
 }
 
 // Ladder is a ladder queue (Tang, Goh and Thng, "Ladder Queue: An O(1) priority queue
-// structure for large-scale discrete event simulation", 2005). Events above topStart go
-// unsorted into Top; when everything below has been consumed, Top is spread over the
-// buckets of a first rung. Pop takes the front of Bottom, a sorted array; when Bottom is
-// empty, the first non-empty bucket of the lowest rung is either split into a new rung
-// (when it holds more than ladderThres events) or sorted into Bottom with event.Less.
+// structure for large-scale discrete event simulation", 2005), bucketing entries by the
+// receive time of their keys (Key.RecvTime). Entries above topStart go unsorted into
+// Top; when everything below has been consumed, Top is spread over the buckets of a first
+// rung. Pop takes the front of Bottom, a sorted array of (key, LP) entries; when Bottom
+// is empty, the first non-empty bucket of the lowest rung is either split into a new rung
+// (when it holds more than ladderThres entries) or sorted into Bottom by key (and LP id).
 //
-// Invariants: every event in Bottom is earlier than every event in a rung; the events of
+// Invariants: every entry in Bottom is earlier than every entry in a rung; the entries of
 // a lower rung are earlier than those of the buckets at or past cur of a higher rung;
-// every event in the ladder has a receive time <= topStart < the receive times in Top.
-// Push walks the rungs from the top and puts an event in the first one whose current or a
+// every entry in the ladder has a receive time <= topStart < the receive times in Top.
+// Push walks the rungs from the top and puts an entry in the first one whose current or a
 // later bucket covers its time, and in Bottom when none does. Because a rung's bucket
 // index is monotone in the receive time, these hold with exact float arithmetic, equal
-// times always land together, and Pop follows event.Less exactly.
+// times always land together, and Pop follows the queue order exactly.
 //
-// Departures from the paper: a rung's geometry comes from the events it is built from
-// (their least and greatest time, one bucket per event) rather than from the parent
-// bucket's width, so a bucket whose events all share one receive time cannot be split:
+// Departures from the paper: a rung's geometry comes from the entries it is built from
+// (their least and greatest time, one bucket per entry) rather than from the parent
+// bucket's width, so a bucket whose entries all share one receive time cannot be split:
 // it is sorted into Bottom, which is how integer-time models with thousands of equal
 // times are served (and why a zero bucket width cannot loop). Bottom is a sorted array
 // with free space at both ends (Pop and insertions near either end are cheap); when
-// Pushes have made it large it is turned back into a rung. Events at +Inf are kept in a
+// Pushes have made it large it is turned back into a rung. Entries at +Inf are kept in a
 // list of their own, outside Top and the rungs, and sorted into Bottom only when nothing
 // finite is left (the +Inf phase, during which finite Pushes go to Bottom too), so a
 // model that parks LPs at +Inf does not stretch the rungs to infinity. An empty queue
 // starts afresh.
 //
-// Nodes are kept in a table indexed by LP id and the buckets are lists threaded through
-// it, so Remove is O(1) outside Bottom (a binary search in it) and nothing is allocated
-// once the arrays have grown to their working size.
+// Nodes, each holding its LP's key, are kept in a table indexed by LP id and the buckets
+// are lists threaded through it, so Remove is O(1) outside Bottom (a binary search in it)
+// and nothing is allocated once the arrays have grown to their working size. Neither the
+// nodes nor Bottom refer to event records.
 type Ladder struct {
 	nodes []lnode
 
-	// Top: unsorted list of the finite events with receive time > topStart.
+	// Top: unsorted list of the finite entries with receive time > topStart.
 	topHead  int32
 	topN     int
 	topStart event.Time
 
-	// The events at +Inf: an unsorted list, or, in the +Inf phase, Bottom.
+	// The entries at +Inf: an unsorted list, or, in the +Inf phase, Bottom.
 	infHead  int32
 	infN     int
 	infPhase bool
@@ -122,10 +130,10 @@ type Ladder struct {
 	rungs []rung // rungs[:nr] are in use; rungs[0] is the topmost
 	nr    int
 
-	// Bottom: bot[bh:] sorted by event.Less.
+	// Bottom: bot[bh:] sorted by bless.
 	bot    []bentry
 	bh     int
-	botIns int // events pushed into Bottom since it was last filled
+	botIns int // entries pushed into Bottom since it was last filled
 
 	n int
 
@@ -154,16 +162,16 @@ func newLadder(numLPs, thres, maxRungs int) *Ladder {
 	return l
 }
 
-// Len returns the number of events held.
+// Len returns the number of entries.
 func (l *Ladder) Len() int { return l.n }
 
-// Push adds e.
-func (l *Ladder) Push(e *event.Event) {
-	x := int32(e.Receiver)
+// Push adds lp with key k.
+func (l *Ladder) Push(k event.Key, lp event.LPID) {
+	x := int32(lp)
 	nx := &l.nodes[x]
-	nx.t, nx.ev = e.RecvTime, e
+	nx.k = k
 	l.n++
-	t := e.RecvTime
+	t := k.RecvTime
 	if t > l.topStart {
 		if math.IsInf(t, 1) {
 			nx.where = inInf
@@ -178,14 +186,14 @@ func (l *Ladder) Push(e *event.Event) {
 	}
 	for i := 0; i < l.nr; i++ {
 		r := &l.rungs[i]
-		if k := r.index(t); k >= r.cur {
-			nx.where, nx.bucket = int32(i), int32(k)
-			l.link(nx, x, &r.head[k])
+		if b := r.index(t); b >= r.cur {
+			nx.where, nx.bucket = int32(i), int32(b)
+			l.link(nx, x, &r.head[b])
 			r.count++
 			return
 		}
 	}
-	l.botInsert(bentry{t, e})
+	l.botInsert(bentry{k, lp})
 	nx.where = inBottom
 	l.botIns++
 	if l.botIns >= l.thres && 2*l.botIns >= len(l.bot)-l.bh && l.nr < l.maxRungs {
@@ -193,32 +201,33 @@ func (l *Ladder) Push(e *event.Event) {
 	}
 }
 
-// Peek returns the least event, or nil.
-func (l *Ladder) Peek() *event.Event {
+// Min returns the least entry without removing it. (It may move entries from the rungs
+// or Top into Bottom.)
+func (l *Ladder) Min() (k event.Key, lp event.LPID, ok bool) {
 	if l.bh == len(l.bot) && !l.refill() {
-		return nil
+		return event.Key{}, 0, false
 	}
-	return l.bot[l.bh].ev
+	b := &l.bot[l.bh]
+	return b.k, b.lp, true
 }
 
-// Pop removes and returns the least event, or nil.
-func (l *Ladder) Pop() *event.Event {
+// Pop removes and returns the least entry.
+func (l *Ladder) Pop() (k event.Key, lp event.LPID, ok bool) {
 	if l.bh == len(l.bot) && !l.refill() {
-		return nil
+		return event.Key{}, 0, false
 	}
-	ev := l.bot[l.bh].ev
-	l.bot[l.bh] = bentry{}
+	b := &l.bot[l.bh]
+	k, lp = b.k, b.lp
 	l.bh++
 	if l.bh == len(l.bot) {
 		l.bh, l.bot = 0, l.bot[:0]
 	}
-	l.nodes[ev.Receiver].where = inNone
-	l.nodes[ev.Receiver].ev = nil
+	l.nodes[lp].where = inNone
 	l.n--
 	if l.n == 0 {
 		l.reset()
 	}
-	return ev
+	return k, lp, true
 }
 
 // reset starts the empty queue afresh: no rungs, no +Inf phase, and everything pushed
@@ -228,13 +237,12 @@ func (l *Ladder) reset() {
 	l.bh, l.bot, l.botIns = 0, l.bot[:0], 0
 }
 
-// Remove removes and returns the event held for lp, or nil.
-func (l *Ladder) Remove(lp event.LPID) *event.Event {
+// Remove removes lp's entry and reports whether there was one.
+func (l *Ladder) Remove(lp event.LPID) bool {
 	nx := &l.nodes[lp]
-	ev := nx.ev
 	switch w := nx.where; {
 	case w == inNone:
-		return nil
+		return false
 	case w == inTop:
 		l.unlink(nx, &l.topHead)
 		l.topN--
@@ -242,18 +250,18 @@ func (l *Ladder) Remove(lp event.LPID) *event.Event {
 		l.unlink(nx, &l.infHead)
 		l.infN--
 	case w == inBottom:
-		l.botRemove(nx)
+		l.botRemove(nx, lp)
 	default:
 		r := &l.rungs[w]
 		l.unlink(nx, &r.head[nx.bucket])
 		r.count--
 	}
-	nx.where, nx.ev = inNone, nil
+	nx.where = inNone
 	l.n--
 	if l.n == 0 {
 		l.reset()
 	}
-	return ev
+	return true
 }
 
 // link puts node x (nx) at the front of the list starting at *head.
@@ -284,7 +292,7 @@ func (l *Ladder) listStats(h int32) (n int, lo, hi event.Time) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for x := h; x >= 0; {
 		nx := &l.nodes[x]
-		t := nx.t
+		t := nx.k.RecvTime
 		n++
 		if t < lo {
 			lo = t
@@ -297,8 +305,8 @@ func (l *Ladder) listStats(h int32) (n int, lo, hi event.Time) {
 	return n, lo, hi
 }
 
-// newRung sets up rung i for n events with least time lo and greatest time hi, one
-// bucket per event. It reports false, leaving the rung unused, when those times cannot
+// newRung sets up rung i for n entries with least time lo and greatest time hi, one
+// bucket per entry. It reports false, leaving the rung unused, when those times cannot
 // be spread over buckets (all equal, or not finite, or a width that does not fit a
 // float64).
 func (l *Ladder) newRung(i, n int, lo, hi event.Time) bool {
@@ -327,9 +335,9 @@ func (l *Ladder) spread(h int32, i int) {
 	for x := h; x >= 0; {
 		nx := &l.nodes[x]
 		next := nx.next
-		k := r.index(nx.t)
-		nx.where, nx.bucket = int32(i), int32(k)
-		l.link(nx, x, &r.head[k])
+		b := r.index(nx.k.RecvTime)
+		nx.where, nx.bucket = int32(i), int32(b)
+		l.link(nx, x, &r.head[b])
 		r.count++
 		x = next
 	}
@@ -341,30 +349,83 @@ func (l *Ladder) fillBottom(h int32) {
 	for x := h; x >= 0; {
 		nx := &l.nodes[x]
 		nx.where = inBottom
-		bot = append(bot, bentry{nx.t, nx.ev})
+		bot = append(bot, bentry{nx.k, event.LPID(x)})
 		x = nx.next
 	}
-	if len(bot) <= 12 {
-		for i := 1; i < len(bot); i++ {
-			y := bot[i]
-			j := i
-			for ; j > 0 && bless(&y, &bot[j-1]); j-- {
-				bot[j] = bot[j-1]
-			}
-			bot[j] = y
-		}
-	} else {
-		slices.SortFunc(bot, func(a, b bentry) int {
-			switch {
-			case a.t < b.t:
-				return -1
-			case a.t > b.t:
-				return 1
-			}
-			return event.Compare(a.ev, b.ev)
-		})
-	}
+	sortBottom(bot)
 	l.bot, l.bh, l.botIns = bot, 0, 0
+}
+
+// sortBottom sorts a by bless: a quicksort with the comparison inlined and insertion sort
+// for short runs, which falls back to slices.SortFunc (pdqsort) when it recurses too deep,
+// so that the worst case stays O(n log n).
+func sortBottom(a []bentry) { sortBottomDepth(a, 2*bits.Len(uint(len(a)))) }
+
+// sortInsertionMax is the longest run that sortBottom sorts by insertion.
+const sortInsertionMax = 12
+
+func sortBottomDepth(a []bentry, depth int) {
+	for len(a) > sortInsertionMax {
+		if depth == 0 {
+			slices.SortFunc(a, bcompare)
+			return
+		}
+		depth--
+		p := partitionBottom(a)
+		// Recurse into the shorter side, loop on the longer.
+		if p < len(a)-1-p {
+			sortBottomDepth(a[:p], depth)
+			a = a[p+1:]
+		} else {
+			sortBottomDepth(a[p+1:], depth)
+			a = a[:p]
+		}
+	}
+	for i := 1; i < len(a); i++ {
+		y := a[i]
+		j := i
+		for ; j > 0 && bless(&y, &a[j-1]); j-- {
+			a[j] = a[j-1]
+		}
+		a[j] = y
+	}
+}
+
+// partitionBottom partitions a (at least three entries, all distinct) around the median of
+// its first, middle and last entries, and returns the pivot's final index: the entries
+// before it sort before it and those after it sort after it.
+func partitionBottom(a []bentry) int {
+	n := len(a)
+	m, z := n/2, n-1
+	if bless(&a[m], &a[0]) {
+		a[m], a[0] = a[0], a[m]
+	}
+	if bless(&a[z], &a[m]) {
+		a[z], a[m] = a[m], a[z]
+		if bless(&a[m], &a[0]) {
+			a[m], a[0] = a[0], a[m]
+		}
+	}
+	// a[0] <= a[m] <= a[z]: move the median to the front; a[z] stops the upward scan.
+	a[0], a[m] = a[m], a[0]
+	pv := &a[0]
+	i, j := 1, z
+	for {
+		for bless(&a[i], pv) {
+			i++
+		}
+		for bless(pv, &a[j]) {
+			j--
+		}
+		if i >= j {
+			break
+		}
+		a[i], a[j] = a[j], a[i]
+		i++
+		j--
+	}
+	a[0], a[j] = a[j], a[0]
+	return j
 }
 
 // refill fills the empty Bottom from the lowest rung, or from Top when there are no
@@ -376,8 +437,8 @@ func (l *Ladder) refill() bool {
 				if l.infN == 0 {
 					return false
 				}
-				// Only +Inf events are left: sort them into Bottom, where the
-				// +Inf and finite events pushed from now on go too.
+				// Only +Inf entries are left: sort them into Bottom, where the
+				// +Inf and finite entries pushed from now on go too.
 				h := l.infHead
 				l.infHead, l.infN = nilNode, 0
 				l.infPhase, l.topStart = true, math.Inf(1)
@@ -447,20 +508,19 @@ func (l *Ladder) botInsert(y bentry) {
 	l.bot[p] = y
 }
 
-// botRemove takes nx's event out of Bottom, moving the shorter side of the array.
-func (l *Ladder) botRemove(nx *lnode) {
-	y := bentry{nx.t, nx.ev}
+// botRemove takes the entry of lp (node nx) out of Bottom, moving the shorter side of the
+// array.
+func (l *Ladder) botRemove(nx *lnode, lp event.LPID) {
+	y := bentry{nx.k, lp}
 	p := l.botSearch(&y)
-	for l.bot[p].ev != nx.ev { // only if two events compare equal, which they should not
-		p++
+	if l.bot[p].lp != lp { // entries are unique in the order of bless
+		panic("ltsf: ladder entry missing from Bottom")
 	}
 	if p-l.bh < len(l.bot)-1-p {
 		copy(l.bot[l.bh+1:p+1], l.bot[l.bh:p])
-		l.bot[l.bh] = bentry{}
 		l.bh++
 	} else {
 		copy(l.bot[p:], l.bot[p+1:])
-		l.bot[len(l.bot)-1] = bentry{}
 		l.bot = l.bot[:len(l.bot)-1]
 	}
 	if l.bh == len(l.bot) {
@@ -469,29 +529,27 @@ func (l *Ladder) botRemove(nx *lnode) {
 }
 
 // botToRung turns a Bottom that Pushes have made large into a new lowest rung, if its
-// times can be spread over buckets. In the +Inf phase the +Inf events go back to their
+// times can be spread over buckets. In the +Inf phase the +Inf entries go back to their
 // list, which ends the phase.
 func (l *Ladder) botToRung() {
 	l.botIns = 0
 	bot := l.bot[l.bh:]
-	j := len(bot) // bot[:j] are the finite events
-	for j > 0 && math.IsInf(bot[j-1].t, 1) {
+	j := len(bot) // bot[:j] are the finite entries
+	for j > 0 && math.IsInf(bot[j-1].k.RecvTime, 1) {
 		j--
 	}
 	if j == 0 {
 		return
 	}
-	hi := bot[j-1].t
-	if !l.newRung(l.nr, j, bot[0].t, hi) {
+	hi := bot[j-1].k.RecvTime
+	if !l.newRung(l.nr, j, bot[0].k.RecvTime, hi) {
 		return
 	}
 	i := l.nr
 	l.nr++
 	r := &l.rungs[i]
 	for k := range bot {
-		ev := bot[k].ev
-		bot[k] = bentry{}
-		x := int32(ev.Receiver)
+		x := int32(bot[k].lp)
 		nx := &l.nodes[x]
 		if k >= j {
 			nx.where = inInf
@@ -499,7 +557,7 @@ func (l *Ladder) botToRung() {
 			l.infN++
 			continue
 		}
-		b := r.index(nx.t)
+		b := r.index(nx.k.RecvTime)
 		nx.where, nx.bucket = int32(i), int32(b)
 		l.link(nx, x, &r.head[b])
 		r.count++

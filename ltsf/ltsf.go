@@ -1,40 +1,48 @@
 // Package ltsf holds lowest-timestamp-first (LTSF) schedule queues: priority queues of
-// events in the total order of package event, from which dispatchers take the next event,
-// and the locks that guard them.
+// LPs ordered by the key of each LP's earliest unprocessed event (the total order of
+// package event), from which dispatchers take the next LP to run, and the locks that
+// guard them.
 //
-// A schedule queue holds at most one event per logical process (that LP's earliest
-// unprocessed event), so a queue can index its entries by receiver: Remove finds an entry
-// through the receiver's id rather than through the event record, and no event field is
-// written.
-// Every implementation is sized at construction with the number of LPs and keeps a table
-// indexed by LP id. All of them pop in exactly the order of event.Less, ties included.
+// A schedule queue holds at most one entry per logical process: the LP's id and the key
+// (event.Key) of its earliest unprocessed event. Every entry keeps its key inline, so
+// ordering compares only the queue's own memory and never touches an event record (the
+// queues hold no event pointers at all); a queue can index its entries by LP id, so
+// Remove finds an entry through the LP's id. Every implementation is sized at
+// construction with the number of LPs and keeps a table indexed by LP id. All of them pop
+// in exactly the order of event.KeyLess, which is the order of event.Less on the events'
+// keys; two entries with equal keys (which a simulation never produces, since a key names
+// its sender and sequence number) are ordered by LP id, smaller first, so the order is
+// total and deterministic.
 //
 // Queues are not safe for concurrent use; the time-warp workers guard each queue with a
 // lock (see below).
 //
 // # Implementations
 //
-//   - Heap (kind "heap"): an implicit 4-ary min-heap array with each event's key kept
-//     inline and a position table. O(log n) Push, Pop and Remove, no allocation once its
-//     array has grown, and fast for small and medium queues. It is the default.
-//   - Splay (kind "splay"): a splay tree (as in WARPED2) whose nodes live in an arena
-//     indexed by LP id, with a cached leftmost node, so Peek is O(1) and Pop usually
-//     O(1); Push and Remove are O(log n) amortized. Push splays only when the insertion
-//     path is long, which keeps the bound and makes the hold model markedly cheaper. It
-//     suits access patterns with locality (an event pushed in front of all others costs
-//     O(1)) and never allocates, but on random access it is slower than the heap for
-//     large queues.
+//   - Heap (kind "heap"): an implicit 4-ary min-heap array of (key, LP) entries and a
+//     position table. O(log n) Push, Pop and Remove, no allocation once its array has
+//     grown, and fast for small queues.
+//   - Splay (kind "splay"): a splay tree (as in WARPED2) whose nodes, each holding its
+//     key, live in an arena indexed by LP id, with a cached leftmost node, so Min is O(1)
+//     and Pop usually O(1); Push and Remove are O(log n) amortized. Push splays only when
+//     the insertion path is long, which keeps the bound and makes the hold model markedly
+//     cheaper. It suits access patterns with locality (an entry pushed in front of all
+//     others costs O(1)) and never allocates, but on random access it is slower than the
+//     heap for large queues.
 //   - Ladder (kind "ladder"): a ladder queue (Tang, Goh and Thng, 2005): an unsorted
 //     Top, rungs of buckets, and a sorted Bottom. O(1) amortized Push and Pop for the
 //     usual PDES time distributions; in the hold benchmark it is the fastest, increasingly
-//     so for large queues (tens of thousands of LPs and more per queue).
-//     Its buckets are intrusive lists threaded through a per-LP node table, so it never
-//     allocates in steady state. Many equal receive times (integer-time models: a bucket
-//     that cannot be split is sorted into Bottom with event.Less), -Inf and +Inf (kept
-//     in a list of their own until nothing finite is left) are handled.
+//     so for large queues (tens of thousands of LPs and more per queue). It is the
+//     time-warp dispatcher's default.
+//     Its buckets are intrusive lists threaded through a per-LP node table that holds
+//     each key, and Bottom is an array of (key, LP) entries, so it never allocates in
+//     steady state. It buckets by the receive time of the key (Key.RecvTime). Many equal
+//     receive times (integer-time models: a bucket that cannot be split is sorted into
+//     Bottom by the whole key), -Inf and +Inf (kept in a list of their own until nothing
+//     finite is left) are handled.
 //
-// All three take Remove of any LP's event; the heap and the splay tree in O(log n), the
-// ladder in O(1) (O(log n) search and a short move when the event is in Bottom).
+// All three take Remove of any LP's entry; the heap and the splay tree in O(log n), the
+// ladder in O(1) (O(log n) search and a short move when the entry is in Bottom).
 //
 // New builds a queue by kind name for configuration; Kinds lists the names.
 //
@@ -57,18 +65,45 @@ import (
 	"github.com/warpedgo/warped/event"
 )
 
-// Queue is a schedule queue holding at most one event per receiving LP.
+// Queue is a schedule queue holding at most one entry per LP: the LP's id and the key of
+// its earliest unprocessed event. Entries are ordered by event.KeyLess, and entries with
+// equal keys by LP id.
 type Queue interface {
-	// Push adds e. The queue must not already hold an event for e.Receiver.
-	Push(e *event.Event)
-	// Pop removes and returns the least event, or nil when the queue is empty.
-	Pop() *event.Event
-	// Peek returns the least event without removing it, or nil when the queue is empty.
-	Peek() *event.Event
-	// Remove removes the event held for lp and returns it, or nil when there is none.
-	Remove(lp event.LPID) *event.Event
-	// Len returns the number of events held.
+	// Push adds lp with key k. The queue must not already hold lp.
+	Push(k event.Key, lp event.LPID)
+	// Min returns the least entry without removing it; ok is false (and k and lp are
+	// zero) when the queue is empty.
+	Min() (k event.Key, lp event.LPID, ok bool)
+	// Pop removes and returns the least entry; ok is false (and k and lp are zero) when
+	// the queue is empty.
+	Pop() (k event.Key, lp event.LPID, ok bool)
+	// Remove removes lp's entry and reports whether there was one.
+	Remove(lp event.LPID) bool
+	// Len returns the number of entries.
 	Len() int
+}
+
+// less reports whether the entry (a, alp) sorts before the entry (b, blp): by key, and by
+// LP id when the keys are equal. It is event.KeyLess written out with the LP id as a last
+// field, so that one pass decides and the queues' inner loops inline it; the tests check
+// it against event.KeyLess.
+func less(a *event.Key, alp event.LPID, b *event.Key, blp event.LPID) bool {
+	if a.RecvTime != b.RecvTime {
+		return a.RecvTime < b.RecvTime
+	}
+	if a.SendTime != b.SendTime {
+		return a.SendTime < b.SendTime
+	}
+	if a.Depth != b.Depth {
+		return a.Depth < b.Depth
+	}
+	if a.Sender != b.Sender {
+		return a.Sender < b.Sender
+	}
+	if a.SeqSign != b.SeqSign {
+		return a.SeqSign < b.SeqSign
+	}
+	return alp < blp
 }
 
 // Kinds returns the names New accepts, in the order of the documentation.

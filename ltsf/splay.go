@@ -14,19 +14,21 @@ const nilNode = -1
 // minimum, which keeps Pop O(log n) amortized.
 const splayWalk = 8
 
-// snode is the splay tree node of one LP. The receive time is kept inline so that most
-// comparisons never touch the event record.
+// snode is the splay tree node of one LP, with the LP's key inline: comparisons touch
+// only the arena.
 type snode struct {
-	t                   event.Time
-	ev                  *event.Event // nil when the LP has no node in the tree
+	// The links come first, so that they and the receive time, which most comparisons
+	// need alone, share a cache line more often.
 	left, right, parent int32
+	in                  bool // whether the LP has a node in the tree
+	k                   event.Key
 }
 
 // Splay is a splay-tree schedule queue (as in WARPED2). There is at most one node per LP,
 // so the nodes live in an arena indexed by LP id and are reused: nothing is allocated
-// after construction. The leftmost (least) node is cached, so Peek is O(1); Pop unlinks
+// after construction. The leftmost (least) node is cached, so Min is O(1); Pop unlinks
 // that node without splaying (and splays the next least node only when the walk to it is
-// long), and Push of a new least event attaches it below the old one in O(1).
+// long), and Push of a new least entry attaches it below the old one in O(1).
 //
 // Push splays the new node only when it was inserted deeper than 2*log2(n)+4: a shallow
 // insertion costs O(log n) as it is, and a deep one is paid for by the splay, so every
@@ -47,37 +49,34 @@ func NewSplay(numLPs int) *Splay {
 	return s
 }
 
-// sless reports whether node x sorts before node y.
-func sless(x, y *snode) bool {
-	if x.t != y.t {
-		return x.t < y.t
-	}
-	return event.Less(x.ev, y.ev)
+// sless reports whether node x of LP xi sorts before node y of LP yi.
+func sless(x *snode, xi int32, y *snode, yi int32) bool {
+	return less(&x.k, event.LPID(xi), &y.k, event.LPID(yi))
 }
 
-// Len returns the number of events held.
+// Len returns the number of entries.
 func (s *Splay) Len() int { return s.n }
 
-// Peek returns the least event, or nil.
-func (s *Splay) Peek() *event.Event {
+// Min returns the least entry without removing it.
+func (s *Splay) Min() (k event.Key, lp event.LPID, ok bool) {
 	if s.min < 0 {
-		return nil
+		return event.Key{}, 0, false
 	}
-	return s.nodes[s.min].ev
+	return s.nodes[s.min].k, event.LPID(s.min), true
 }
 
-// Push adds e.
-func (s *Splay) Push(e *event.Event) {
+// Push adds lp with key k.
+func (s *Splay) Push(k event.Key, lp event.LPID) {
 	nodes := s.nodes
-	x := int32(e.Receiver)
+	x := int32(lp)
 	nx := &nodes[x]
-	*nx = snode{t: e.RecvTime, ev: e, left: nilNode, right: nilNode, parent: nilNode}
+	*nx = snode{k: k, left: nilNode, right: nilNode, parent: nilNode, in: true}
 	s.n++
 	if s.root < 0 {
 		s.root, s.min = x, x
 		return
 	}
-	if m := &nodes[s.min]; sless(nx, m) {
+	if m := &nodes[s.min]; sless(nx, x, m, s.min) {
 		// A new minimum: the old one has no left child, so hang the new one there.
 		m.left = x
 		nx.parent = s.min
@@ -88,7 +87,7 @@ func (s *Splay) Push(e *event.Event) {
 	for {
 		depth++
 		np := &nodes[p]
-		if sless(nx, np) {
+		if sless(nx, x, np, p) {
 			if np.left < 0 {
 				np.left = x
 				break
@@ -108,20 +107,22 @@ func (s *Splay) Push(e *event.Event) {
 	}
 }
 
-// Pop removes and returns the least event, or nil.
-func (s *Splay) Pop() *event.Event {
+// Pop removes and returns the least entry.
+func (s *Splay) Pop() (k event.Key, lp event.LPID, ok bool) {
 	if s.min < 0 {
-		return nil
+		return event.Key{}, 0, false
 	}
-	return s.popMin()
+	lp = event.LPID(s.min)
+	k = s.nodes[lp].k
+	s.popMin()
+	return k, lp, true
 }
 
 // popMin unlinks the least node, which has no left child, and finds the next one.
-func (s *Splay) popMin() *event.Event {
+func (s *Splay) popMin() {
 	nodes := s.nodes
 	x := s.min
 	nx := &nodes[x]
-	ev := nx.ev
 	r, p := nx.right, nx.parent
 	if p < 0 {
 		s.root = r
@@ -142,23 +143,22 @@ func (s *Splay) popMin() *event.Event {
 	} else {
 		s.min = p
 	}
-	nx.ev = nil
+	nx.in = false
 	s.n--
-	return ev
 }
 
-// Remove removes and returns the event held for lp, or nil.
-func (s *Splay) Remove(lp event.LPID) *event.Event {
+// Remove removes lp's entry and reports whether there was one.
+func (s *Splay) Remove(lp event.LPID) bool {
 	x := int32(lp)
 	nodes := s.nodes
 	nx := &nodes[x]
-	if nx.ev == nil {
-		return nil
+	if !nx.in {
+		return false
 	}
 	if x == s.min {
-		return s.popMin()
+		s.popMin()
+		return true
 	}
-	ev := nx.ev
 	s.splay(x)
 	// x is the root now, and it is not the minimum, so it has a left subtree (which
 	// holds the minimum, unchanged by the removal of x).
@@ -177,9 +177,9 @@ func (s *Splay) Remove(lp event.LPID) *event.Event {
 		nodes[m].right = r
 		nodes[r].parent = m
 	}
-	nx.ev = nil
+	nx.in = false
 	s.n--
-	return ev
+	return true
 }
 
 // rotate moves x above its parent.
