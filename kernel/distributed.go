@@ -536,8 +536,8 @@ func (m *distributed) passive() bool {
 	for i := range d.queues {
 		q := &d.queues[i]
 		q.lock.Lock()
-		e := q.q.Peek()
-		work := e != nil && e.RecvTime < d.end
+		k, _, ok := q.q.Min()
+		work := ok && k.RecvTime < d.end
 		q.lock.Unlock()
 		if work {
 			return false

@@ -231,13 +231,13 @@ func (w *worker) takeBatch(n int, ids []LPID) []LPID {
 	lim := w.d.limit()
 	w.sq.lock.Lock()
 	for len(ids) < n {
-		e := w.sq.q.Peek()
-		if e == nil || e.RecvTime >= lim {
+		k, id, ok := w.sq.q.Min()
+		if !ok || k.RecvTime >= lim {
 			break
 		}
 		w.setIdle(false)
 		w.sq.q.Pop()
-		ids = append(ids, e.Receiver) // read under the lock, as in take
+		ids = append(ids, id)
 	}
 	w.sq.lock.Unlock()
 	return ids

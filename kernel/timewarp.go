@@ -98,15 +98,12 @@ type twLP struct {
 	schedKey event.Key // the key it was queued with
 	busy     bool      // a worker owns the LP
 
-	// Owned by the worker that owns the LP (busy), or by the run before it starts:
-	processed []*event.Event // processed events in key order
-	keys      []event.Key    // their keys
-	// undo (reverse computation only) says, for each processed event, how to restore the
-	// LP's generator and sequence number to what they were before it.
-	undo      []twUndo
-	states    *statemgr.Queue // periodic state saving only, else nil
-	outputs   *outputmgr.Queue
-	fossilGVT event.Time // the GVT of the last fossil collection
+	// Owned by the worker that owns the LP (busy), or by the run before it starts. The
+	// queues are kept inline, beside the fields above, because every event touches them.
+	done      []twDone        // processed events in key order
+	states    statemgr.Queue  // periodic state saving only, else unused
+	outputs   outputmgr.Queue // the LP's sent events, by cause
+	fossilGVT event.Time      // the GVT of the last fossil collection
 	// lazy holds rolled-back outputs (lazy cancellation only, else nil).
 	lazy *outputmgr.Lazy
 	// holding (guarded by mu) is set when the LP was released holding outputs.
@@ -120,6 +117,15 @@ type twLP struct {
 	checkSnap any
 
 	sched int // index of the LP's schedule queue
+}
+
+// twDone is one processed event of an LP: its key (kept inline, so searching the history
+// touches no event record), the event, and, with reverse computation, how to restore the
+// LP's generator and sequence number to what they were before it.
+type twDone struct {
+	k    event.Key
+	ev   *event.Event
+	undo twUndo
 }
 
 // twUndo is what reverse computation records for a processed event: the number of draws
@@ -196,6 +202,9 @@ type timeWarpDispatcher struct {
 	seed  maphash.Seed
 	// reverse is reverse computation (StateSaving "reverse") instead of periodic state saving.
 	reverse bool
+	// fossilAt is the history length from which an LP is fossil collected (fossilBatch,
+	// plus the state-saving period with periodic state saving).
+	fossilAt int
 	// suppressed counts the sends that lazy cancellation suppressed (set at the end).
 	suppressed uint64
 	// local lists the LPs this process runs (all of them in a run in one process).
@@ -230,6 +239,10 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 		lps: make([]twLP, len(s.lps)), queues: make([]schedQueue, cfg.Schedulers),
 		gvt: gvt.NewFujimoto(cfg.Workers), passive: termination.NewWorkers(cfg.Workers), lazy: cfg.Cancellation == cancelLazy,
 		check: cfg.CheckRollbacks, seed: maphash.MakeSeed(), reverse: cfg.StateSaving == StateSavingReverse}
+	d.fossilAt = fossilBatch
+	if !d.reverse {
+		d.fossilAt += cfg.StateSavingPeriod
+	}
 	for i := range d.queues {
 		q, err := ltsf.New(cfg.QueueType, len(s.lps))
 		if err != nil {
@@ -274,12 +287,12 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 		t.input = pend[j]
 		t.sched = sched[j]
 		if !d.reverse {
-			var err error
-			if t.states, err = statemgr.NewQueue(cfg.StateSavingPeriod); err != nil {
+			q, err := statemgr.NewQueue(cfg.StateSavingPeriod)
+			if err != nil {
 				return nil, err
 			}
+			t.states = *q
 		} // else New checked that every LP implements Reverser
-		t.outputs = outputmgr.NewQueue()
 		if d.lazy {
 			t.lazy = outputmgr.NewLazy()
 		}
@@ -391,9 +404,9 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 	}
 	st.GVTCycles = d.gvt.Rounds()
 	for _, id := range d.local {
-		for _, k := range d.lps[id].keys {
-			if k.RecvTime > st.FinalTime {
-				st.FinalTime = k.RecvTime
+		for _, p := range d.lps[id].done {
+			if p.k.RecvTime > st.FinalTime {
+				st.FinalTime = p.k.RecvTime
 			}
 		}
 	}
@@ -422,7 +435,7 @@ func (d *timeWarpDispatcher) initLPs(w *worker) (err error) {
 		if w.ctx.err != nil {
 			return w.ctx.err
 		}
-		if d.lps[i].states != nil {
+		if !d.reverse {
 			d.lps[i].states.Init(r.model, coreOf(r))
 		}
 		if d.check {
@@ -533,8 +546,8 @@ func (w *worker) reportGVT() {
 	}
 	head := math.Inf(1)
 	w.sq.lock.Lock()
-	if e := w.sq.q.Peek(); e != nil {
-		head = e.RecvTime
+	if k, _, ok := w.sq.q.Min(); ok {
+		head = k.RecvTime
 	}
 	w.sq.lock.Unlock()
 	if g, ok := d.gvt.Report(r, w.tracker.Take(r, head)); ok && g >= d.end && d.dist == nil {
@@ -557,14 +570,13 @@ func (d *timeWarpDispatcher) limit() Time {
 func (w *worker) take() (LPID, bool) {
 	lim := w.d.limit()
 	w.sq.lock.Lock()
-	e := w.sq.q.Peek()
-	if e == nil || e.RecvTime >= lim {
+	k, id, ok := w.sq.q.Min()
+	if !ok || k.RecvTime >= lim {
 		w.sq.lock.Unlock()
 		return 0, false
 	}
 	w.setIdle(false)
 	w.sq.q.Pop()
-	id := e.Receiver // read under the lock: the record may be recycled once it is out
 	w.sq.lock.Unlock()
 	return id, true
 }
@@ -623,7 +635,7 @@ func (w *worker) claim(id LPID) (t *twLP, ev *event.Event, k event.Key, ok bool)
 	default:
 		w.fossilCollect(t)
 		k = event.KeyOf(ev)
-		if n := len(t.keys); n > 0 && event.KeyLess(&k, &t.keys[n-1]) {
+		if n := len(t.done); n > 0 && event.KeyLess(&k, &t.done[n-1].k) {
 			w.stats.primary++
 			if !w.rollback(t, id, k, false) {
 				return t, nil, k, false
@@ -712,11 +724,11 @@ func antiKey(k event.Key) event.Key {
 
 // hasProcessed reports whether LP t has a processed event with key k (the worker owns t).
 func (t *twLP) hasProcessed(k event.Key) bool {
-	i, found := slices.BinarySearchFunc(t.keys, k, func(a, b event.Key) int {
+	i, found := slices.BinarySearchFunc(t.done, k, func(a twDone, b event.Key) int {
 		switch {
-		case event.KeyLess(&a, &b):
+		case event.KeyLess(&a.k, &b):
 			return -1
-		case event.KeyLess(&b, &a):
+		case event.KeyLess(&b, &a.k):
 			return 1
 		}
 		return 0
@@ -747,16 +759,16 @@ func (w *worker) processWith(t *twLP, id LPID, ev *event.Event, k event.Key, b *
 	} else {
 		w.applyBatched(r, b, i) // offload.go
 	}
-	if t.states != nil {
-		t.states.AfterEvent(k, r.model, coreOf(r))
+	p := twDone{k: k, ev: ev}
+	if w.d.reverse {
+		p.undo = twUndo{draws: rng.Draws(g, r.rng), seq: seq}
 	} else {
-		t.undo = append(t.undo, twUndo{draws: rng.Draws(g, r.rng), seq: seq})
+		t.states.AfterEvent(k, r.model, coreOf(r))
 	}
 	if w.d.check {
 		t.checks = append(t.checks, w.eventDigest(t, r))
 	}
-	t.processed = append(t.processed, ev)
-	t.keys = append(t.keys, k)
+	t.done = append(t.done, p)
 	if n := atomic.AddUint64(&w.stats.processed, 1); n%gvtEvents == 0 {
 		// Rounds also follow the work done, not only the clock: when the manager goroutine
 		// is starved of CPU, history below the next GVT would otherwise pile up.
@@ -779,8 +791,8 @@ func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) bool {
 
 	// The first processed event with key >= k, and the first after the restored state
 	// (with reverse computation, the LP is restored to just before event i).
-	i := len(t.keys)
-	for i > 0 && !event.KeyLess(&t.keys[i-1], &k) {
+	i := len(t.done)
+	for i > 0 && !event.KeyLess(&t.done[i-1].k, &k) {
 		i--
 	}
 	from := i
@@ -788,14 +800,13 @@ func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) bool {
 	var ok bool
 	if d.reverse {
 		w.reverse(t, id, r, i)
-		t.undo = t.undo[:i]
 	} else {
 		core := coreOf(r)
 		restored, ok = t.states.Rollback(k, r.model, &core)
 		setCore(r, core)
 		from = 0
 		if ok {
-			for from < i && !event.KeyLess(&restored, &t.keys[from]) {
+			for from < i && !event.KeyLess(&restored, &t.done[from].k) {
 				from++
 			}
 		}
@@ -804,12 +815,12 @@ func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) bool {
 	// Undone events go back into the input before any anti-message is sent, so that an
 	// anti-message to this LP itself finds its twin there.
 	t.mu.Lock()
-	for j := i; j < len(t.processed); j++ {
-		e := t.processed[j]
-		if dropTwin && t.keys[j] == k {
+	for j := i; j < len(t.done); j++ {
+		e := t.done[j].ev
+		if dropTwin && t.done[j].k == k {
 			w.pool.Put(e)
 			w.stats.annihil++
-		} else if anti := t.input.Take(antiKey(t.keys[j])); anti != nil {
+		} else if anti := t.input.Take(antiKey(t.done[j].k)); anti != nil {
 			// Its anti-message arrived while it was processed: they annihilate now,
 			// before a re-send with the same key can arrive and be mistaken for it.
 			w.pool.Put(anti)
@@ -820,10 +831,10 @@ func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) bool {
 			w.tracker.Made(e.RecvTime)
 		}
 		w.stats.rolledBack++
-		t.processed[j] = nil
+		t.done[j] = twDone{}
 	}
 	t.mu.Unlock()
-	t.processed, t.keys = t.processed[:i], t.keys[:i]
+	t.done = t.done[:i]
 	if d.check {
 		t.checks = t.checks[:i]
 		want := t.base
@@ -841,7 +852,7 @@ func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) bool {
 	}
 
 	if t.lazy != nil {
-		t.lazy.HoldFrom(t.outputs, k)
+		t.lazy.HoldFrom(&t.outputs, k)
 	} else {
 		w.outBuf = t.outputs.RollbackFrom(k, w.outBuf[:0])
 		w.sendAntis(w.outBuf)
@@ -852,11 +863,11 @@ func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) bool {
 	w.coasting = true
 	defer func() { w.coasting = false }()
 	for j := from; j < i; j++ {
-		e := t.processed[j]
+		e := t.done[j].ev
 		w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = e.RecvTime, e.Depth, id, r
 		w.sendBytes = w.sendBytes[:0]
 		r.model.Handle(&w.ctx, e)
-		t.states.AfterEvent(t.keys[j], r.model, coreOf(r))
+		t.states.AfterEvent(t.done[j].k, r.model, coreOf(r))
 		w.stats.coastForward++
 		if d.check && w.eventDigest(t, r) != t.checks[j] {
 			d.fail(fmt.Errorf("time-warp check: LP %q (id %d) differs after re-executing its event at "+
@@ -873,10 +884,10 @@ func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) bool {
 // Reverse (reverse computation).
 func (w *worker) reverse(t *twLP, id LPID, r *lpRecord, i int) {
 	rev := r.model.(Reverser)
-	for j := len(t.processed) - 1; j >= i; j-- {
-		e := t.processed[j]
+	for j := len(t.done) - 1; j >= i; j-- {
+		e := t.done[j].ev
 		w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = e.RecvTime, e.Depth, id, r
-		reverseEvent(&w.ctx, rev, e, t.undo[j])
+		reverseEvent(&w.ctx, rev, e, t.done[j].undo)
 	}
 }
 
@@ -945,6 +956,9 @@ func (w *worker) eventDigest(t *twLP, r *lpRecord) twDigest {
 // processed events that no remaining state needs for coast forward (with reverse
 // computation, the processed events below GVT, which no rollback can reach).
 func (w *worker) fossilCollect(t *twLP) {
+	if len(t.done) < w.d.fossilAt {
+		return
+	}
 	g := w.d.gvt.GVT()
 	if g <= t.fossilGVT {
 		return
@@ -952,9 +966,9 @@ func (w *worker) fossilCollect(t *twLP) {
 	t.fossilGVT = g
 	t.outputs.FossilCollect(g)
 	n := 0
-	if t.states == nil {
-		for n < len(t.keys) && t.keys[n].RecvTime < g {
-			w.pool.Put(t.processed[n])
+	if w.d.reverse {
+		for n < len(t.done) && t.done[n].k.RecvTime < g {
+			w.pool.Put(t.done[n].ev)
 			n++
 		}
 	} else {
@@ -963,36 +977,35 @@ func (w *worker) fossilCollect(t *twLP) {
 		if !ok {
 			return
 		}
-		for n < len(t.keys) && !event.KeyLess(&oldest, &t.keys[n]) {
-			w.pool.Put(t.processed[n])
+		for n < len(t.done) && !event.KeyLess(&oldest, &t.done[n].k) {
+			w.pool.Put(t.done[n].ev)
 			n++
 		}
 	}
 	if n > 0 {
-		m := copy(t.processed, t.processed[n:])
-		clear(t.processed[m:])
-		t.processed = t.processed[:m]
-		t.keys = t.keys[:copy(t.keys, t.keys[n:])]
-		if t.states == nil {
-			t.undo = t.undo[:copy(t.undo, t.undo[n:])]
-		}
+		m := copy(t.done, t.done[n:])
+		clear(t.done[m:])
+		t.done = t.done[:m]
 		if w.d.check {
 			t.base = t.checks[n-1].state
 			t.checks = t.checks[:copy(t.checks, t.checks[n:])]
 		}
-		if c := cap(t.processed); c > 256 && m < c/8 {
+		if c := cap(t.done); c > 256 && m < c/8 {
 			// A burst grew the history far beyond what it holds now: give the memory back.
-			t.processed = append(make([]*event.Event, 0, 2*m+8), t.processed...)
-			t.keys = append(make([]event.Key, 0, 2*m+8), t.keys...)
-			if t.states == nil {
-				t.undo = append(make([]twUndo, 0, 2*m+8), t.undo...)
-			}
+			t.done = append(make([]twDone, 0, 2*m+8), t.done...)
 			if w.d.check {
 				t.checks = append(make([]twDigest, 0, 2*m+8), t.checks...)
 			}
 		}
 	}
 }
+
+// fossilBatch is how many events of history an LP gathers beyond what it must keep (with
+// periodic state saving, the events since its oldest state: up to a period) before it is
+// fossil collected: collecting a few events at a time, every time GVT moves, cost a sixth
+// of the run on PHOLD in cache misses on per-LP queues. It bounds the history kept below
+// GVT to about this many events per LP more.
+const fossilBatch = 16
 
 // send is the worker's sink: it makes the event, records it as an output of the event
 // being processed, and delivers it. While coasting forward, sends are dropped (the
@@ -1062,8 +1075,8 @@ func (d *timeWarpDispatcher) deliver(w *worker, e *event.Event) {
 	if e.Anti {
 		twin := twinKey(event.KeyOf(e))
 		if p := t.input.Take(twin); p != nil {
-			// Take the twin out of the schedule queue before recycling its record: other
-			// workers read queued records.
+			// The twin was the LP's queued event: take the entry out and queue the LP's
+			// next event instead.
 			if t.queued && t.schedKey == twin && d.unschedule(t, e.Receiver) {
 				if t.holding {
 					t.busy = true
@@ -1099,7 +1112,7 @@ func (d *timeWarpDispatcher) deliver(w *worker, e *event.Event) {
 func (d *timeWarpDispatcher) unschedule(t *twLP, id LPID) bool {
 	q := &d.queues[t.sched]
 	q.lock.Lock()
-	removed := q.q.Remove(id) != nil
+	removed := q.q.Remove(id)
 	q.lock.Unlock()
 	if removed {
 		t.queued = false
@@ -1113,14 +1126,14 @@ func (d *timeWarpDispatcher) schedule(w *worker, t *twLP, id LPID) {
 	if t.busy || t.queued {
 		return
 	}
-	m := t.input.Min()
-	if m == nil {
+	k, ok := t.input.MinKey()
+	if !ok {
 		return
 	}
 	q := &d.queues[t.sched]
 	q.lock.Lock()
-	q.q.Push(m)
+	q.q.Push(k, id)
 	q.lock.Unlock()
-	t.queued, t.schedKey = true, event.KeyOf(m)
-	w.tracker.Made(m.RecvTime)
+	t.queued, t.schedKey = true, k
+	w.tracker.Made(k.RecvTime)
 }

@@ -56,7 +56,7 @@ func RunTimeWarpInternals(ctx context.Context, cfg Config, lps []LogicalProcess)
 		if t.busy || t.holding || t.queued != (t.input.Len() > 0) {
 			in.Unsettled++
 		}
-		live -= t.input.Len() + len(t.processed)
+		live -= t.input.Len() + len(t.done)
 	}
 	in.LeakedEvents = live
 	return in, nil
