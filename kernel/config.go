@@ -47,7 +47,8 @@ type TimeWarpConfig struct {
 	// Schedulers is the number of schedule queues (default 1); workers map onto them
 	// round-robin and LPs are partitioned among them. At most Workers.
 	Schedulers int
-	// QueueType is the schedule queue implementation: heap, splay or ladder (default heap).
+	// QueueType is the schedule queue implementation: heap, splay or ladder (default
+	// ladder, the fastest on large models; see docs/PERFORMANCE.md).
 	QueueType string
 	// LockType guards the schedule queues: ticket or mutex (default ticket).
 	LockType string
@@ -205,7 +206,7 @@ func (tw TimeWarpConfig) withDefaults() TimeWarpConfig {
 		tw.Schedulers = 1
 	}
 	if tw.QueueType == "" {
-		tw.QueueType = "heap"
+		tw.QueueType = "ladder"
 	}
 	if tw.LockType == "" {
 		tw.LockType = "ticket"
