@@ -110,10 +110,19 @@ func TestOffloadModelWithoutBatcher(t *testing.T) {
 			pcs = m
 		}
 	}
-	seq := run(t, kernel.Config{MaxSimTime: pcs.end, Seed: 5}, pcs.build())
+	// PCS has batch kernels; wrapping its cells in an interface value hides them (and every
+	// other optional method), so the offloader finds no Batcher.
+	plain := func() []kernel.LogicalProcess {
+		lps := pcs.build()
+		for i, lp := range lps {
+			lps[i] = struct{ kernel.LogicalProcess }{lp}
+		}
+		return lps
+	}
+	seq := run(t, kernel.Config{MaxSimTime: pcs.end, Seed: 5}, plain())
 	for _, auto := range []bool{false, true} {
 		in := runTW(t, kernel.Config{MaxSimTime: pcs.end, Seed: 5, TimeWarp: kernel.TimeWarpConfig{Workers: 3,
-			Offload: be, OffloadAuto: auto, Cancellation: "lazy", CheckRollbacks: true}}, pcs.build())
+			Offload: be, OffloadAuto: auto, Cancellation: "lazy", CheckRollbacks: true}}, plain())
 		require.Equal(t, seq.Digest, in.Digest)
 		require.Zero(t, in.BatchedEvents)
 		require.Zero(t, in.OffloadBatches)

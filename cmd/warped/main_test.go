@@ -49,7 +49,9 @@ func TestRunModels(t *testing.T) {
 		require.Contains(t, out, s)
 	}
 	digestOf(t, out)
-	require.Empty(t, errOut, "no progress line when stderr is not a terminal")
+	// No progress line when stderr is not a terminal; at most the one line saying that
+	// --gpu auto found no GPU.
+	require.Regexp(t, `^(warped pcs: gpu offload off: [^\n]+\n)?$`, errOut)
 }
 
 func TestTimeWarpMatchesSequential(t *testing.T) {
@@ -291,7 +293,9 @@ func TestGPUFlags(t *testing.T) {
 	}
 	code, _, errOut = warped("pcs", "--num-cells-x", "4", "--num-cells-y", "4", "--max-sim-time", "50", "--gpu", "auto")
 	require.Equal(t, 0, code, errOut)
-	require.Empty(t, errOut, "PCS has no batch kernels: auto opens nothing")
+	if errOut != "" { // PCS has batch kernels too: auto says once why it stays on the CPU
+		require.Regexp(t, `^warped pcs: gpu offload off: [^\n]+\n$`, errOut)
+	}
 
 	code, out, errOut = warped(append(m, "--gpu", "on")...)
 	if code == 0 {

@@ -16,13 +16,18 @@
 // channel blocks also count the portables that start in a call for which their cell has no
 // idle channel, so with the defaults (50 portables, 15 channels) they can exceed the call
 // attempts.
+//
+// Cells implement kernel.Batcher (see batch.go): each of the four event kinds has its own
+// batch kernel, CUDA C and a Go twin that shares Handle's code, so that on an offload backend
+// the events are handled in batches grouped by kind, with results identical to Handle's.
 package pcs
 
 import (
 	"fmt"
-	"github.com/warpedgo/warped/partition"
 
+	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/partition"
 )
 
 // Config holds the parameters, named as WARPED2's flags.
@@ -95,16 +100,30 @@ const (
 
 // State is one cell's state.
 type State struct {
-	IdleChannels  uint64
-	CallAttempts  uint64
+	// IdleChannels is the number of channels not in use.
+	IdleChannels uint64
+	// CallAttempts counts the calls attempted in the cell.
+	CallAttempts uint64
+	// ChannelBlocks counts the calls and hand-offs that found no idle channel (and the
+	// portables that started in a call without one).
 	ChannelBlocks uint64
+	// HandoffBlocks counts the hand-offs that found no idle channel.
 	HandoffBlocks uint64
 }
 
-// shared is what all cells of one model read: the configuration and the delay samplers.
+// shared is what all cells of one model read: the configuration, the delay samplers and
+// the batch kernels (built once, see BatchKernels).
 type shared struct {
 	Config
 	callInterval, callDuration, moveInterval kernel.Poisson
+	batch                                    []*gpuoffload.Kernel
+}
+
+// newShared returns the shared part of a model of configuration c, without batch kernels.
+func newShared(c Config) *shared {
+	return &shared{Config: c, callInterval: kernel.NewPoisson(float64(c.CallInterval)),
+		callDuration: kernel.NewPoisson(float64(c.CallDuration)),
+		moveInterval: kernel.NewPoisson(float64(c.MoveInterval))}
 }
 
 // Cell is one PCS cell.
@@ -119,9 +138,8 @@ func New(c Config) ([]kernel.LogicalProcess, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	cfg := &shared{Config: c, callInterval: kernel.NewPoisson(float64(c.CallInterval)),
-		callDuration: kernel.NewPoisson(float64(c.CallDuration)),
-		moveInterval: kernel.NewPoisson(float64(c.MoveInterval))}
+	cfg := newShared(c)
+	cfg.batch = cfg.kernels()
 	n := c.CellsX * c.CellsY
 	cells := make([]Cell, n)
 	lps := make([]kernel.LogicalProcess, n)
@@ -191,87 +209,89 @@ func (c *Cell) Init(ctx *kernel.Context) {
 	}
 }
 
-// Handle processes one portable event.
+// Handle processes one portable event: the body is step, which the batch kernels' Go twins
+// share.
 func (c *Cell) Handle(ctx *kernel.Context, ev *kernel.Event) {
-	g, s, self, cfg := ctx.RNG(), &c.S, ctx.Self(), c.cfg
-	w := ev.Words
+	to, ts, w := c.cfg.step(ctx.Self(), c.index, &c.S, ctx.RNG(), ev.Words)
+	ctx.SendWords(to, kernel.Time(ts), w)
+}
+
+// portable returns the words of a portable event: the kind and the three times.
+func portable(m Method, complete, next, move uint64) kernel.Words {
+	return kernel.Words{uint64(m), complete, next, move}
+}
+
+// step is Handle on a cell's state s and generator g instead of the cell and its context:
+// it handles the portable event with words w at the cell with LP id self and torus index
+// index, and returns the one event Handle sends (every PCS event causes exactly one): its
+// receiver, time and words. It panics on an unknown event kind.
+func (m *shared) step(self kernel.LPID, index uint32, s *State, g *kernel.RNG, w kernel.Words) (kernel.LPID, uint64, kernel.Words) {
 	complete, next, move := w[1], w[2], w[3]
 	switch Method(w[0]) {
 	case NextCall:
 		s.CallAttempts++
 		if s.IdleChannels == 0 { // blocked
 			s.ChannelBlocks++
-			next += delay(g, &cfg.callInterval)
-			complete = next + delay(g, &cfg.callDuration)
+			next += delay(g, &m.callInterval)
+			complete = next + delay(g, &m.callDuration)
 			if move <= next {
-				send(ctx, self, move, MoveCallOut, complete, next, move)
-			} else {
-				send(ctx, self, next, NextCall, complete, next, move)
+				return self, move, portable(MoveCallOut, complete, next, move)
 			}
-			return
+			return self, next, portable(NextCall, complete, next, move)
 		}
 		s.IdleChannels--
-		next = complete + delay(g, &cfg.callInterval)
+		next = complete + delay(g, &m.callInterval)
 		if complete < move {
-			send(ctx, self, complete, CompleteCall, complete, next, move)
-		} else {
-			send(ctx, self, move, MoveCallOut, complete, next, move)
+			return self, complete, portable(CompleteCall, complete, next, move)
 		}
+		return self, move, portable(MoveCallOut, complete, next, move)
 
 	case CompleteCall:
 		s.IdleChannels++
-		complete = next + delay(g, &cfg.callDuration)
+		complete = next + delay(g, &m.callDuration)
 		if minTS(complete, next, move) == actMove {
-			send(ctx, self, move, MoveCallOut, complete, next, move)
-		} else {
-			send(ctx, self, next, NextCall, complete, next, move)
+			return self, move, portable(MoveCallOut, complete, next, move)
 		}
+		return self, next, portable(NextCall, complete, next, move)
 
 	case MoveCallOut:
 		if complete < next { // on a call: free its channel
 			s.IdleChannels++
 		}
-		send(ctx, c.randomMove(g), move, MoveCallIn, complete, next, move)
+		return m.randomMove(index, g), move, portable(MoveCallIn, complete, next, move)
 
 	case MoveCallIn:
-		move += delay(g, &cfg.moveInterval)
+		move += delay(g, &m.moveInterval)
 		act := minTS(complete, next, move)
 		if complete > next { // not on a call
 			if act == actMove {
-				send(ctx, self, move, MoveCallOut, complete, next, move)
-			} else {
-				send(ctx, self, next, NextCall, complete, next, move)
+				return self, move, portable(MoveCallOut, complete, next, move)
 			}
-			return
+			return self, next, portable(NextCall, complete, next, move)
 		}
 		if s.IdleChannels == 0 { // hand-off blocked: the call is dropped
 			s.HandoffBlocks++
 			s.ChannelBlocks++
-			complete = next + delay(g, &cfg.callDuration)
+			complete = next + delay(g, &m.callDuration)
 			if next < move {
-				send(ctx, self, next, NextCall, complete, next, move)
-			} else {
-				send(ctx, self, move, MoveCallOut, complete, next, move)
+				return self, next, portable(NextCall, complete, next, move)
 			}
-			return
+			return self, move, portable(MoveCallOut, complete, next, move)
 		}
 		s.IdleChannels--
 		if act == actMove {
-			send(ctx, self, move, MoveCallOut, complete, next, move)
-		} else {
-			send(ctx, self, complete, CompleteCall, complete, next, move)
+			return self, move, portable(MoveCallOut, complete, next, move)
 		}
-
-	default:
-		panic(fmt.Sprintf("pcs: unknown event method %d", w[0]))
+		return self, complete, portable(CompleteCall, complete, next, move)
 	}
+	panic(fmt.Sprintf("pcs: unknown event method %d", w[0]))
 }
 
 // randomMove returns the cell 1 to 3 random hops (left, right, down or up, on the torus)
-// away from this one.
-func (c *Cell) randomMove(g *kernel.RNG) kernel.LPID {
-	nx, ny := uint32(c.cfg.CellsX), uint32(c.cfg.CellsY)
-	x, y := c.index%nx, c.index/nx
+// away from the cell with the given index.
+func (m *shared) randomMove(index uint32, g *kernel.RNG) kernel.LPID {
+	nx, ny := uint32(m.CellsX), uint32(m.CellsY)
+	x, y := index%nx, index/nx
 	for hops := g.Range(1, 3); hops > 0; hops-- {
 		switch g.Range(0, 3) {
 		case 0:

@@ -88,11 +88,10 @@ func TestMinTS(t *testing.T) {
 
 func TestRandomMoveStaysNear(t *testing.T) {
 	cfg := shared{Config: Config{CellsX: 10, CellsY: 7}}
-	c := Cell{cfg: &cfg, index: 0} // a corner: moves wrap around the torus
 	g := kernel.RNG{D: 1, V: [5]uint32{9, 8, 7, 6, 5}}
 	seen := map[kernel.LPID]bool{}
 	for range 5000 {
-		to := c.randomMove(&g)
+		to := cfg.randomMove(0, &g) // from a corner: moves wrap around the torus
 		require.Less(t, int(to), 70)
 		x, y := int(to)%10, int(to)/10
 		dx, dy := min(x, 10-x), min(y, 7-y)
