@@ -202,8 +202,12 @@ type timeWarpDispatcher struct {
 	seed  maphash.Seed
 	// reverse is reverse computation (StateSaving "reverse") instead of periodic state saving.
 	reverse bool
-	// fossilAt is the history length from which an LP is fossil collected (fossilBatch,
-	// plus the state-saving period with periodic state saving).
+	// fossilAt is the history length from which an LP is fossil collected: the
+	// state-saving period with periodic state saving (collection keeps the events after
+	// the latest state at or before GVT, up to a period of them, anyway), else 1. Waiting
+	// for it spares the cache misses of reading the history's head every time GVT moves
+	// (a sixth of the run on PHOLD); a larger threshold measured no faster and took more
+	// memory.
 	fossilAt int
 	// suppressed counts the sends that lazy cancellation suppressed (set at the end).
 	suppressed uint64
@@ -239,9 +243,9 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 		lps: make([]twLP, len(s.lps)), queues: make([]schedQueue, cfg.Schedulers),
 		gvt: gvt.NewFujimoto(cfg.Workers), passive: termination.NewWorkers(cfg.Workers), lazy: cfg.Cancellation == cancelLazy,
 		check: cfg.CheckRollbacks, seed: maphash.MakeSeed(), reverse: cfg.StateSaving == StateSavingReverse}
-	d.fossilAt = fossilBatch
+	d.fossilAt = 1
 	if !d.reverse {
-		d.fossilAt += cfg.StateSavingPeriod
+		d.fossilAt = cfg.StateSavingPeriod
 	}
 	for i := range d.queues {
 		q, err := ltsf.New(cfg.QueueType, len(s.lps))
@@ -999,13 +1003,6 @@ func (w *worker) fossilCollect(t *twLP) {
 		}
 	}
 }
-
-// fossilBatch is how many events of history an LP gathers beyond what it must keep (with
-// periodic state saving, the events since its oldest state: up to a period) before it is
-// fossil collected: collecting a few events at a time, every time GVT moves, cost a sixth
-// of the run on PHOLD in cache misses on per-LP queues. It bounds the history kept below
-// GVT to about this many events per LP more.
-const fossilBatch = 16
 
 // send is the worker's sink: it makes the event, records it as an output of the event
 // being processed, and delivers it. While coasting forward, sends are dropped (the
