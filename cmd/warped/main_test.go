@@ -110,7 +110,7 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"pcs", "--simulation-type", "quantum"}, `unknown simulation type "quantum"`},
 		{[]string{"nosuchmodel"}, `unknown command or model "nosuchmodel"`},
 		{[]string{"phold", "--time-warp-worker-threads", "0"}, "--time-warp-worker-threads must be at least 1"},
-		{[]string{"phold", "--time-warp-scheduler-count", "0"}, "--time-warp-scheduler-count must be at least 1"},
+		{[]string{"phold", "--time-warp-scheduler-count", "-1"}, "--time-warp-scheduler-count must be at least 1"},
 		{[]string{"phold", "--time-warp-worker-threads", "2", "--time-warp-scheduler-count", "3"}, "must not exceed the worker threads"},
 		{[]string{"phold", "--time-warp-state-saving-period", "0"}, "--time-warp-state-saving-period must be at least 1"},
 		{[]string{"phold", "--time-warp-queue-type", "fifo"}, `unknown queue type "fifo"`},

@@ -76,7 +76,7 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	fs.Float64Var(&o.maxSimTime, "max-sim-time", m.endTime, "end time: events before it are processed")
 	fs.StringVar(&o.simType, "simulation-type", kernel.TimeWarp, "dispatcher: "+strings.Join(kernel.Types(), " or "))
 	fs.IntVar(&o.workers, "time-warp-worker-threads", runtime.NumCPU(), "time warp: worker goroutines")
-	fs.IntVar(&o.schedulers, "time-warp-scheduler-count", 1, "time warp: schedule queues (at most the worker threads)")
+	fs.IntVar(&o.schedulers, "time-warp-scheduler-count", 0, "time warp: schedule queues, at most the worker threads (0: one per worker thread)")
 	fs.StringVar(&o.queueType, "time-warp-queue-type", "ladder", "time warp: schedule queue: heap, splay or ladder")
 	fs.StringVar(&o.lockType, "time-warp-lock-type", "ticket", "time warp: schedule queue lock: ticket or mutex")
 	fs.IntVar(&o.period, "time-warp-state-saving-period", 16, "time warp: save each LP's state every N events (1: copy state saving)")
@@ -146,11 +146,14 @@ func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Wr
 	for _, c := range []struct {
 		name string
 		v    int
-	}{{"time-warp-worker-threads", o.workers}, {"time-warp-scheduler-count", o.schedulers},
+	}{{"time-warp-worker-threads", o.workers},
 		{"time-warp-state-saving-period", o.period}, {"time-warp-communication-max-aggregate", o.maxAggregate}} {
 		if c.v < 1 {
 			return usageErr("--%s must be at least 1, got %d", c.name, c.v)
 		}
+	}
+	if o.schedulers < 0 {
+		return usageErr("--time-warp-scheduler-count must be at least 1 (or 0 for one per worker thread), got %d", o.schedulers)
 	}
 	if !(o.gvtPeriodMS > 0) || math.IsInf(o.gvtPeriodMS, 0) {
 		return usageErr("--time-warp-gvt-calculation-period must be a positive number of milliseconds, got %v", o.gvtPeriodMS)
