@@ -403,7 +403,7 @@ func (p *Poisson) Draw(g *XORWOW) uint64 {
 			return uint64(k)
 		}
 		lhs := Log(v) + p.logInvalpha - Log(p.a/(us*us)+p.b)
-		rhs := -p.mean + float64(k*p.loglam) - logFactorial(k)
+		rhs := -p.mean + float64(k*p.loglam) - LogFactorial(k)
 		if lhs <= rhs {
 			return uint64(k)
 		}
@@ -418,9 +418,11 @@ var loggamCoef = [10]float64{
 	-1.39243221690590e+00,
 }
 
-// logFactorial returns log(k!) = loggamma(k+1) for a whole number k >= 0, by the Stirling
+// LogFactorial returns log(k!) = loggamma(k+1) for a whole number k >= 0, by the Stirling
 // series (shifted up to 7 for small k), in portable arithmetic.
-func logFactorial(k float64) float64 {
+// It is exported as the reference for batch kernels that reproduce the Poisson sampler on
+// other hardware (for example PCS's CUDA text).
+func LogFactorial(k float64) float64 {
 	x := k + 1
 	if x == 1 || x == 2 {
 		return 0

@@ -314,8 +314,8 @@ func TestPoissonSamplerMatchesMethod(t *testing.T) {
 func TestLogFactorial(t *testing.T) {
 	for k := 0.0; k < 2000; k++ {
 		want, _ := math.Lgamma(k + 1)
-		if got := logFactorial(k); math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
-			t.Errorf("logFactorial(%v) = %v, want %v", k, got, want)
+		if got := LogFactorial(k); math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+			t.Errorf("LogFactorial(%v) = %v, want %v", k, got, want)
 		}
 	}
 }

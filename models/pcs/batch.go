@@ -178,7 +178,7 @@ __device__ __forceinline__ double warped_pcs_floor(double x) {
     return warped_bits_f64(b & ~frac);
 }
 
-// warped_pcs_log_factorial is rng's logFactorial: log(k!) by numpy's Stirling series.
+// warped_pcs_log_factorial is rng.LogFactorial: log(k!) by numpy's Stirling series.
 __device__ double warped_pcs_log_factorial(double k) {
     double x = k + 1.0;
     if (x == 1.0 || x == 2.0) {

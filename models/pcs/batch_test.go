@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
-	_ "unsafe" // go:linkname, for rngLogFactorial
 
 	"github.com/stretchr/testify/require"
 
@@ -436,12 +435,6 @@ func TestFloorAndAbs(t *testing.T) {
 	}
 }
 
-// rngLogFactorial is package rng's logFactorial (unexported; the PTRS sampler's log(k!)),
-// the reference for the CUDA text's warped_pcs_log_factorial.
-//
-//go:linkname rngLogFactorial github.com/warpedgo/warped/rng.logFactorial
-func rngLogFactorial(k float64) float64
-
 // TestLogFactorial checks the CUDA log(k!) of the PTRS sampler against rng's, bit for bit,
 // for every k up to 3000 and random k up to 2^62. (Through the draws alone, a difference in
 // the last bit would almost never show.)
@@ -469,7 +462,7 @@ extern "C" __global__ void warped_pcs_test_log_factorial(WarpedBatch b) {
 `,
 		OutSlots: 1,
 		Go: func(b *gpuoffload.Batch, i int) {
-			b.SetOut(i, 0, 0, rngLogFactorial(math.Float64frombits(b.Ev(i)[0])), kernel.Words{})
+			b.SetOut(i, 0, 0, rng.LogFactorial(math.Float64frombits(b.Ev(i)[0])), kernel.Words{})
 			b.OutCount[i], b.Overflow[i] = 1, 0
 		},
 	}
