@@ -57,8 +57,8 @@
 //
 // The CUDA sources are kernels/warped.cuh (the batch layout, XORWOW, rng's arithmetic)
 // and kernels/xorwow.cu (the built-in kernels), embedded in the package; a model's kernel
-// source lives with the model (models/phold/batch.go). [Source] and [BuiltinSource]
-// return the exact text compiled, and
+// source lives with the model (models/phold/batch.go, models/pcs/batch.go). [Source] and
+// [BuiltinSource] return the exact text compiled, and
 //
 //	warped devices --write-kernels DIR
 //
