@@ -94,29 +94,32 @@ type twLP struct {
 	mu sync.Mutex
 	// Guarded by mu:
 	input    eventset.Pending
-	queued   bool      // an entry is in the LP's schedule queue
 	schedKey event.Key // the key it was queued with
+	queued   bool      // an entry is in the LP's schedule queue
 	busy     bool      // a worker owns the LP
-
-	// Owned by the worker that owns the LP (busy), or by the run before it starts. The
-	// queues are kept inline, beside the fields above, because every event touches them.
-	done      []twDone        // processed events in key order
-	states    statemgr.Queue  // periodic state saving only, else unused
-	outputs   outputmgr.Queue // the LP's sent events, by cause
-	fossilGVT event.Time      // the GVT of the last fossil collection
-	// lazy holds rolled-back outputs (lazy cancellation only, else nil).
-	lazy *outputmgr.Lazy
 	// holding (guarded by mu) is set when the LP was released holding outputs.
 	holding bool
 
-	// CheckRollbacks only, owned like processed: checks[i] is the digest recorded after
-	// processed[i], base the state digest before processed[0] (after Init, or after the
-	// last event that fossil collection dropped), and checkSnap a scratch snapshot.
+	sched int32 // index of the LP's schedule queue (set before the run)
+
+	// Owned by the worker that owns the LP (busy), or by the run before it starts. The
+	// queues are kept inline, beside the fields above, because every event touches them:
+	// everything down to states fits in the record's first four cache lines.
+	done      []twDone   // processed events in key order
+	fossilGVT event.Time // the GVT of the last fossil collection
+	// lazy holds rolled-back outputs (lazy cancellation only, else nil).
+	lazy    *outputmgr.Lazy
+	outputs outputmgr.Queue // the LP's sent events, by cause
+	states  statemgr.Queue  // periodic state saving only, else unused
+
+	// CheckRollbacks only, owned like done: checks[i] is the digest recorded after
+	// done[i], base the state digest before done[0] (after Init, or after the last event
+	// that fossil collection dropped), and checkSnap a scratch snapshot.
 	checks    []twDigest
 	base      uint64
 	checkSnap any
 
-	sched int // index of the LP's schedule queue
+	_ [40]byte // to 320 bytes, five cache lines: a record never straddles more lines
 }
 
 // twDone is one processed event of an LP: its key (kept inline, so searching the history
@@ -289,7 +292,7 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 	for j, id := range d.local {
 		t := &d.lps[id]
 		t.input = pend[j]
-		t.sched = sched[j]
+		t.sched = int32(sched[j])
 		if !d.reverse {
 			q, err := statemgr.NewQueue(cfg.StateSavingPeriod)
 			if err != nil {
