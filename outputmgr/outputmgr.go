@@ -5,8 +5,9 @@
 // Every record keeps the key of its cause: the event whose processing sent it. An LP
 // processes its events in increasing key order and a rollback to key k undoes the events
 // with keys >= k, so the causes in a Queue never decrease in send order: a rollback takes
-// records from the end and fossil collection drops them from the front. Both are ring
-// buffers that only grow, so recording allocates nothing in steady state.
+// records from the end and fossil collection drops them from the front. The queue is a ring
+// buffer (package internal/ring) that shrinks only after a burst has passed, so recording
+// allocates nothing in steady state.
 //
 // Events returned for cancellation (by [Queue.RollbackFrom], [Lazy.Expire],
 // [Lazy.Regenerated] and [Lazy.Drain]) are copies of the positive
@@ -85,6 +86,7 @@ import (
 	"reflect"
 
 	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/internal/ring"
 )
 
 // record is one sent event with the key of its cause.
@@ -96,52 +98,33 @@ type record struct {
 // Queue records the events one LP sent, each with the key of the event whose processing
 // sent it (its cause), so that a rollback can cancel them. Not safe for concurrent use.
 type Queue struct {
-	// buf is a ring: record i (oldest first) is buf[(head+i)&(len(buf)-1)].
-	buf     []record
-	head, n int
+	recs ring.Ring[record] // oldest first
 }
 
 // NewQueue returns an empty output queue.
 func NewQueue() *Queue { return &Queue{} }
 
 // Len returns the number of records.
-func (q *Queue) Len() int { return q.n }
+func (q *Queue) Len() int { return q.recs.Len() }
 
-func (q *Queue) at(i int) *record { return &q.buf[(q.head+i)&(len(q.buf)-1)] }
+func (q *Queue) at(i int) *record { return q.recs.At(i) }
 
 // Record records a copy of *e (its Payload included) as sent while processing the event
 // with key cause. It panics when cause is less than the cause of the latest record: the
 // LP did not process in key order, or a rollback did not remove the records it undid.
 func (q *Queue) Record(cause event.Key, e *event.Event) {
-	if q.n > 0 {
-		if last := &q.at(q.n - 1).cause; event.KeyLess(&cause, last) {
+	if n := q.recs.Len(); n > 0 {
+		if last := &q.at(n - 1).cause; event.KeyLess(&cause, last) {
 			panic(fmt.Sprintf("outputmgr: recording a send of cause %+v after one of cause %+v", cause, *last))
 		}
 	}
-	if q.n == len(q.buf) {
-		q.grow()
-	}
-	r := q.at(q.n)
-	q.n++
+	r := q.recs.Push(16)
 	r.cause, r.ev = cause, *e
-}
-
-// grow doubles the ring, keeping the order of the records.
-func (q *Queue) grow() {
-	size := 2 * len(q.buf)
-	if size == 0 {
-		size = 16
-	}
-	buf := make([]record, size)
-	for i := range q.n {
-		buf[i] = *q.at(i)
-	}
-	q.buf, q.head = buf, 0
 }
 
 // cut returns the index of the first record whose cause is >= k.
 func (q *Queue) cut(k event.Key) int {
-	i := q.n
+	i := q.recs.Len()
 	for i > 0 && !event.KeyLess(&q.at(i-1).cause, &k) {
 		i--
 	}
@@ -153,47 +136,26 @@ func (q *Queue) cut(k event.Key) int {
 // (aggressive cancellation).
 func (q *Queue) RollbackFrom(k event.Key, dst []event.Event) []event.Event {
 	i := q.cut(k)
-	for j := i; j < q.n; j++ {
+	for j := i; j < q.recs.Len(); j++ {
 		r := q.at(j)
 		dst = append(dst, r.ev)
 		*r = record{}
 	}
-	q.n = i
+	q.recs.Truncate(i)
 	return dst
 }
 
 // FossilCollect drops the records whose cause's receive time is less than gvt: no rollback
-// will undo their cause, so they will never be cancelled.
+// will undo their cause, so they will never be cancelled. The dropped records are not
+// cleared (writing to them cost a cache miss per event): a slot is overwritten when the
+// ring comes round, so a dropped record's payload stays reachable at most until then.
 func (q *Queue) FossilCollect(gvt event.Time) {
-	for q.n > 0 {
-		r := q.at(0)
-		if r.cause.RecvTime >= gvt {
-			break
-		}
-		// The record is not cleared (writing to it cost a cache miss per event): the slot
-		// is overwritten when the ring comes round, so a dropped record's payload stays
-		// reachable at most until then.
-		q.head = (q.head + 1) & (len(q.buf) - 1)
-		q.n--
+	i := 0
+	for i < q.recs.Len() && q.at(i).cause.RecvTime < gvt {
+		i++
 	}
-	q.shrink()
-}
-
-// shrink gives back the memory of a ring that a burst grew far beyond what it holds now,
-// so that a long run's memory follows its pending work, not its largest burst.
-func (q *Queue) shrink() {
-	size := len(q.buf)
-	if size <= 64 || q.n >= size/8 {
-		return
-	}
-	for size > 16 && q.n < size/4 {
-		size /= 2
-	}
-	buf := make([]record, size)
-	for i := range q.n {
-		buf[i] = *q.at(i)
-	}
-	q.buf, q.head = buf, 0
+	q.recs.DropFront(i)
+	q.recs.Shrink(16)
 }
 
 // held is one output held by Lazy.
@@ -238,12 +200,12 @@ func (l *Lazy) Len() int { return l.live }
 // the receiver could not tell apart: a kernel bug).
 func (l *Lazy) HoldFrom(q *Queue, k event.Key) {
 	i := q.cut(k)
-	if i == q.n {
+	if i == q.recs.Len() {
 		return
 	}
 	out := l.scratch[:0]
 	old := l.held[l.head:]
-	for j := i; j < q.n; j++ {
+	for j := i; j < q.recs.Len(); j++ {
 		r := q.at(j)
 		for len(old) > 0 && (!old[0].live || !event.KeyLess(&r.cause, &old[0].cause)) {
 			if old[0].live {
@@ -259,7 +221,7 @@ func (l *Lazy) HoldFrom(q *Queue, k event.Key) {
 			out = append(out, h)
 		}
 	}
-	q.n = i
+	q.recs.Truncate(i)
 	clear(l.held)
 	l.held, l.scratch = out, l.held[:0]
 	l.head = 0

@@ -64,6 +64,7 @@ import (
 	"fmt"
 
 	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/internal/ring"
 	"github.com/warpedgo/warped/rng"
 )
 
@@ -104,9 +105,8 @@ type Queue struct {
 	period int
 	// since counts the events processed since the latest saved state.
 	since int
-	// buf is a ring of saved states: buf[(head+i)&mask] for i in [0, n).
-	buf     []entry
-	head, n int
+	// states are the saved states, oldest first.
+	states ring.Ring[entry]
 	// free holds snapshot values of discarded states for reuse as Snapshot's dst.
 	free []any
 }
@@ -124,10 +124,10 @@ func NewQueue(period int) (*Queue, error) {
 func (q *Queue) Period() int { return q.period }
 
 // Len returns the number of saved states, the initial one included while it is kept.
-func (q *Queue) Len() int { return q.n }
+func (q *Queue) Len() int { return q.states.Len() }
 
 // at returns the i-th saved state, oldest first.
-func (q *Queue) at(i int) *entry { return &q.buf[(q.head+i)&(len(q.buf)-1)] }
+func (q *Queue) at(i int) *entry { return q.states.At(i) }
 
 // discard recycles e's snapshot and clears it.
 func (q *Queue) discard(e *entry) {
@@ -139,43 +139,26 @@ func (q *Queue) discard(e *entry) {
 
 // push saves a new state of lp at the end of the queue.
 func (q *Queue) push(lp Snapshotter, core Core) *entry {
-	if q.n == len(q.buf) {
-		q.grow()
-	}
 	var dst any
 	if n := len(q.free); n > 0 {
 		dst = q.free[n-1]
 		q.free[n-1] = nil
 		q.free = q.free[:n-1]
 	}
-	e := q.at(q.n)
-	q.n++
+	e := q.states.Push(8)
 	*e = entry{core: core, snap: lp.Snapshot(dst)}
 	q.since = 0
 	return e
-}
-
-// grow doubles the ring, keeping the order of the states.
-func (q *Queue) grow() {
-	size := 2 * len(q.buf)
-	if size == 0 {
-		size = 8
-	}
-	buf := make([]entry, size)
-	for i := range q.n {
-		buf[i] = *q.at(i)
-	}
-	q.buf, q.head = buf, 0
 }
 
 // Init discards every saved state and saves lp and core as the state before any event,
 // whose key sorts before every event. Call it once after the LP's Init, before any
 // AfterEvent.
 func (q *Queue) Init(lp Snapshotter, core Core) {
-	for i := range q.n {
+	for i := range q.states.Len() {
 		q.discard(q.at(i))
 	}
-	q.head, q.n = 0, 0
+	q.states.Reset()
 	q.push(lp, core).initial = true
 }
 
@@ -185,14 +168,15 @@ func (q *Queue) Init(lp Snapshotter, core Core) {
 // It panics if Init was not called or if a save's key is not above the latest saved key
 // (the events were not processed in increasing key order).
 func (q *Queue) AfterEvent(k event.Key, lp Snapshotter, core Core) bool {
-	if q.n == 0 {
+	n := q.states.Len()
+	if n == 0 {
 		panic("statemgr: AfterEvent before Init")
 	}
 	q.since++
 	if q.since < q.period {
 		return false
 	}
-	if last := q.at(q.n - 1); !last.before(&k) {
+	if last := q.at(n - 1); !last.before(&k) {
 		panic(fmt.Sprintf("statemgr: saving after event %+v, which is not after the latest saved state's event %+v", k, last.key))
 	}
 	q.push(lp, core).key = k
@@ -210,17 +194,18 @@ func (q *Queue) AfterEvent(k event.Key, lp Snapshotter, core Core) bool {
 // Rollback panics when no saved state is before k: a rollback to a key whose receive time is
 // below the GVT given to FossilCollect, or a rollback before Init.
 func (q *Queue) Rollback(k event.Key, lp Snapshotter, core *Core) (restored event.Key, ok bool) {
-	i := q.n - 1
+	n := q.states.Len()
+	i := n - 1
 	for i >= 0 && !q.at(i).before(&k) {
 		i--
 	}
 	if i < 0 {
 		panic(fmt.Sprintf("statemgr: no saved state before rollback key %+v (rollback below GVT, or before Init)", k))
 	}
-	for j := i + 1; j < q.n; j++ {
+	for j := i + 1; j < n; j++ {
 		q.discard(q.at(j))
 	}
-	q.n = i + 1
+	q.states.Truncate(i + 1)
 	e := q.at(i)
 	lp.Restore(e.snap)
 	*core = e.core
@@ -233,7 +218,7 @@ func (q *Queue) Rollback(k event.Key, lp Snapshotter, core *Core) (restored even
 // (or the initial state if there is none) and every state after it.
 func (q *Queue) FossilCollect(gvt event.Time) {
 	i := 0 // the state kept as the oldest: the last one below gvt
-	for i+1 < q.n {
+	for i+1 < q.states.Len() {
 		if next := q.at(i + 1); next.key.RecvTime >= gvt {
 			break
 		}
@@ -242,8 +227,7 @@ func (q *Queue) FossilCollect(gvt event.Time) {
 	for j := range i {
 		q.discard(q.at(j))
 	}
-	q.head = (q.head + i) & (len(q.buf) - 1)
-	q.n -= i
+	q.states.DropFront(i)
 	q.shrink()
 }
 
@@ -251,22 +235,11 @@ func (q *Queue) FossilCollect(gvt event.Time) {
 // list far larger than what the queue holds now), so that a long run's memory follows its
 // pending work, not its largest burst.
 func (q *Queue) shrink() {
-	if keep := q.n + 8; len(q.free) > 2*keep {
+	if keep := q.states.Len() + 8; len(q.free) > 2*keep {
 		clear(q.free[keep:])
 		q.free = q.free[:keep]
 	}
-	size := len(q.buf)
-	if size <= 64 || q.n >= size/8 {
-		return
-	}
-	for size > 8 && q.n < size/4 {
-		size /= 2
-	}
-	buf := make([]entry, size)
-	for i := range q.n {
-		buf[i] = *q.at(i)
-	}
-	q.buf, q.head = buf, 0
+	q.states.Shrink(8)
 }
 
 // Oldest returns the key of the oldest saved state, with ok false when it is the initial
@@ -274,7 +247,7 @@ func (q *Queue) shrink() {
 // re-executes processed events whose keys are greater than this key, so processed events
 // at or below it are committed and can be dropped.
 func (q *Queue) Oldest() (k event.Key, ok bool) {
-	if q.n == 0 {
+	if q.states.Len() == 0 {
 		return event.Key{}, false
 	}
 	e := q.at(0)
