@@ -383,6 +383,13 @@ func NewPoisson(mean float64) Poisson {
 // Mean returns the sampler's mean.
 func (p *Poisson) Mean() float64 { return p.mean }
 
+// PTRS returns the constants of the transformed-rejection method that Draw uses from
+// PTRSMean on (all zero below it, where they are unused), for batch kernels that reproduce
+// the sampler on other hardware without recomputing them per draw.
+func (p *Poisson) PTRS() (loglam, a, b, vr, logInvalpha float64) {
+	return p.loglam, p.a, p.b, p.vr, p.logInvalpha
+}
+
 // Draw returns one Poisson-distributed count, drawing from g.
 func (p *Poisson) Draw(g *XORWOW) uint64 {
 	if !(p.mean >= PTRSMean) {

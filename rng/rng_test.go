@@ -456,3 +456,20 @@ func TestZeroValue(t *testing.T) {
 		t.Fatalf("zero state Reverse = %+v", g)
 	}
 }
+
+// TestPoissonPTRS checks the exported transformed-rejection constants: zero where Draw
+// counts arrivals, the sampler's own fields where it uses them.
+func TestPoissonPTRS(t *testing.T) {
+	for _, mean := range []float64{0, 3, PTRSMean - 1e-9, PTRSMean, 200, 1 << 40} {
+		p := NewPoisson(mean)
+		loglam, a, b, vr, li := p.PTRS()
+		got := [5]float64{loglam, a, b, vr, li}
+		want := [5]float64{p.loglam, p.a, p.b, p.vr, p.logInvalpha}
+		if got != want {
+			t.Fatalf("mean %v: PTRS() = %v, fields %v", mean, got, want)
+		}
+		if (mean >= PTRSMean) != (b != 0) {
+			t.Fatalf("mean %v: b = %v, want it set exactly from PTRSMean on", mean, b)
+		}
+	}
+}

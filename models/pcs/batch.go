@@ -5,7 +5,6 @@ import (
 
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/kernel"
-	"github.com/warpedgo/warped/rng"
 )
 
 var _ kernel.Batcher = (*Cell)(nil)
@@ -40,22 +39,12 @@ const (
 // rng.NewPoisson's PTRS constants loglam, a, b, vr and log(1/alpha), as float64 bits.
 const poissonParams = 6
 
-// poissonWords returns the parameter words of a sampler of the given mean: the mean and the
-// constants rng.NewPoisson computes for transformed rejection (zero below rng.PTRSMean,
-// where they are not used), so that the CUDA sampler reads them instead of recomputing them
-// for every event. It repeats rng.NewPoisson's formulas operation for operation (a test
-// checks the bits against rng's sampler).
-func poissonWords(mean float64) [poissonParams]uint64 {
-	var loglam, a, b, vr, logInvalpha float64
-	if mean >= rng.PTRSMean {
-		slam := math.Sqrt(mean)
-		loglam = rng.Log(mean)
-		b = 0.931 + float64(2.53*slam)
-		a = -0.059 + float64(0.02483*b)
-		vr = 0.9277 - 3.6224/(b-2)
-		logInvalpha = rng.Log(1.1239 + 1.1328/(b-3.4))
-	}
-	return [poissonParams]uint64{math.Float64bits(mean), math.Float64bits(loglam), math.Float64bits(a),
+// poissonWords returns the parameter words of sampler p: its mean and its transformed-
+// rejection constants (rng.Poisson.PTRS, zero below rng.PTRSMean, where they are not
+// used), so that the CUDA sampler reads them instead of recomputing them for every event.
+func poissonWords(p *kernel.Poisson) [poissonParams]uint64 {
+	loglam, a, b, vr, logInvalpha := p.PTRS()
+	return [poissonParams]uint64{math.Float64bits(p.Mean()), math.Float64bits(loglam), math.Float64bits(a),
 		math.Float64bits(b), math.Float64bits(vr), math.Float64bits(logInvalpha)}
 }
 
@@ -111,7 +100,7 @@ func (m *shared) kernels() []*gpuoffload.Kernel {
 		off int
 		p   *kernel.Poisson
 	}{{paramCallInterval, &m.callInterval}, {paramCallDuration, &m.callDuration}, {paramMoveInterval, &m.moveInterval}} {
-		w := poissonWords(p.p.Mean())
+		w := poissonWords(p.p)
 		copy(params[p.off:p.off+poissonParams], w[:])
 	}
 	ks := make([]*gpuoffload.Kernel, numMethods)
