@@ -10,8 +10,11 @@ import (
 // that sorting a bucket is cheap per event, few enough that it stays in cache.
 const perBucket = 32
 
-// Calendar holds the pending events of all LPs for the sequential dispatcher, which only
-// ever takes the least event and never removes any other. It is a calendar queue (Brown,
+// Calendar holds pending events in the total order of package event: those of all LPs for
+// the sequential dispatcher, which only takes the least event and pushes none before it,
+// and each time-warp worker's pending events, which after a rollback may be pushed into the
+// past of events already taken, and of which Cancel removes one by key when its
+// anti-message arrives. Pop always takes the least event held. It is a calendar queue (Brown,
 // 1988) whose buckets hold the events themselves, by value: a window of nb buckets, each
 // width units of virtual time wide, covers the near future, and the far future waits
 // unsorted in one list. When a bucket becomes current its events are sorted by key, and
@@ -23,8 +26,10 @@ const perBucket = 32
 // events), the window is slid forward, pulling far events in, every half window, and
 // everything is retuned when the window runs dry or the event density has drifted far
 // from the tuning. Events of equal time always share a bucket, so integer-time models
-// work at any width. Nothing is allocated once the buckets have grown to their working
-// size. Not safe for concurrent use.
+// work at any width. An event pushed at or before the current bucket, into the past of
+// events taken included, joins that bucket's late heap, whose least event Pop weighs
+// against the sorted run's, so Pop still takes the least event held. Nothing is allocated
+// once the buckets have grown to their working size. Not safe for concurrent use.
 type Calendar struct {
 	width, inv float64 // bucket width and its inverse
 	origin     float64 // start time of absolute bucket 0
@@ -33,19 +38,23 @@ type Calendar struct {
 	// base is the first absolute bucket of the window [base, base+len(ring)); absolute
 	// bucket b lives in ring[b&mask] while it is in the window.
 	base int64
-	// cur is the current bucket (base <= cur); order holds its events' keys sorted, and
-	// order[head:] are those not yet taken. Events sent into the current bucket after it
-	// was opened wait in the binary heap late instead, so that a burst of zero-delay events
-	// costs O(log n) each rather than a shift of the sorted run each.
+	// cur is the current bucket (base <= cur), open whenever the calendar is tuned; order
+	// holds its events' keys sorted, and order[head:] are those not yet taken. Events sent
+	// into the current bucket after it was opened (those at earlier times included) wait in
+	// the binary heap late instead, so that a burst of zero-delay events costs O(log n)
+	// each rather than a shift of the sorted run each. The current bucket's chunks also
+	// keep the records already taken or cancelled until it closes; order[head:] and late
+	// point at exactly its held events.
 	cur    int64
 	order  []slot
 	head   int
 	late   []slot
 	isOpen bool
-	// inRing counts the events in the window, the current bucket's included.
+	// inRing counts the held events in the window, the current bucket's included.
 	inRing int
 	// far holds the events whose bucket is at or past the window's end, and all events
-	// before the first tuning.
+	// while the calendar is not tuned (before the first tuning, and after a tuning found
+	// only events at +Inf).
 	far bucket
 	// n counts all events held; peak is its maximum.
 	n, peak int
@@ -245,7 +254,7 @@ func (c *Calendar) release(bk *bucket) {
 	*bk = bucket{}
 }
 
-// Len returns the number of events held.
+// Len returns the number of events held: pushed, and neither popped nor cancelled.
 func (c *Calendar) Len() int { return c.n }
 
 // Peak returns the largest number of events held at once.
@@ -299,6 +308,30 @@ func (c *Calendar) slotFor(t float64) (*record, bool) {
 func (c *Calendar) pushLate(r *record) {
 	c.late = append(c.late, slot{r.recvTime, r})
 	upSlots(c.late, len(c.late)-1)
+	if len(c.late) > 4*perBucket && len(c.late) > c.n/4 {
+		// The tuning no longer fits: a width chosen when few events were held (a time-warp
+		// worker whose queue had drained), or a rollback putting many events back, leaves
+		// the calendar working as one binary heap. Retune with every held event; a quarter
+		// of them must have come through here since, so this stays amortized O(1).
+		c.retuneHeld()
+	}
+}
+
+// retuneHeld retunes while the current bucket still holds events: they are copied to far
+// first (its taken records stay behind and are released with it).
+func (c *Calendar) retuneHeld() {
+	for _, s := range c.order[c.head:] {
+		c.add(&c.far, s.e)
+	}
+	for _, s := range c.late {
+		c.add(&c.far, s.e)
+	}
+	if c.isOpen {
+		c.release(&c.ring[c.cur&c.mask])
+		c.isOpen = false
+	}
+	c.order, c.head, c.late = c.order[:0], 0, c.late[:0]
+	c.tune()
 }
 
 // Pop removes the least event and returns it, or nil when none is held. The event stays
@@ -335,13 +368,125 @@ func (c *Calendar) Pop() *event.Event {
 	}
 }
 
-// bucketOf returns the absolute bucket of time t, or false when t is past the window.
+// Min returns the least receive time among the held events, or false when none is held.
+// It removes nothing, but it opens buckets (or tunes) exactly as Pop would to find the
+// least event, so the next Pop returns an event at that time. It is for GVT reports, which
+// are rare, and costs what Pop's search costs: nothing while the current bucket holds
+// events, the opening (a sort) of the next non-empty bucket otherwise, and O(pending
+// events) for a tuning, or when every event held is at +Inf.
+func (c *Calendar) Min() (event.Time, bool) {
+	for {
+		inOrder, inLate := c.head < len(c.order), len(c.late) > 0
+		if inOrder || inLate {
+			switch {
+			case !inLate:
+				return c.order[c.head].t, true
+			case !inOrder:
+				return c.late[0].t, true
+			}
+			return min(c.order[c.head].t, c.late[0].t), true
+		}
+		if c.n == 0 {
+			return 0, false
+		}
+		if !c.tuned || c.inRing == 0 {
+			if !c.tune() {
+				return math.Inf(1), true // all held events are at +Inf
+			}
+			continue
+		}
+		c.advance()
+	}
+}
+
+// Cancel removes the held event (pushed, and neither popped nor cancelled) whose Receiver
+// is receiver and whose key (event.KeyOf) is k, and reports whether there was one. If
+// several held events match, one of them is removed; the time-warp engine, which cancels
+// an event when its anti-message arrives, holds at most one. Cancel is rare, so it scans,
+// but only where the event must be: the far list, the one bucket of the window that its
+// receive time maps to, or the current bucket's untaken slots. An event taken by Pop is
+// no longer held, so Cancel never matches it, even while its record waits in the current
+// bucket for the bucket to close; a later push of an event with its key is held anew.
+func (c *Calendar) Cancel(receiver event.LPID, k event.Key) bool {
+	if !c.tuned {
+		return c.cancelIn(&c.far, receiver, &k)
+	}
+	b, ok := c.bucketOf(k.RecvTime)
+	switch {
+	case !ok:
+		return c.cancelIn(&c.far, receiver, &k)
+	case b > c.cur:
+		if c.cancelIn(&c.ring[b&c.mask], receiver, &k) {
+			c.inRing--
+			return true
+		}
+		return false
+	}
+	// The current bucket (earlier times map there too): its held events are those that
+	// order[head:] and late point at. Their records must not move, so the cancelled one
+	// stays in the bucket's chunks, unreferenced, like the events taken, until it closes.
+	for i := c.head; i < len(c.order); i++ {
+		if s := &c.order[i]; s.t == k.RecvTime && s.e.is(receiver, &k) {
+			c.drop(s.e)
+			c.order = append(c.order[:i], c.order[i+1:]...)
+			c.n--
+			c.inRing--
+			return true
+		}
+	}
+	for i := range c.late {
+		if s := &c.late[i]; s.t == k.RecvTime && s.e.is(receiver, &k) {
+			c.drop(s.e)
+			removeSlot(&c.late, i)
+			c.n--
+			c.inRing--
+			return true
+		}
+	}
+	return false
+}
+
+// cancelIn removes from bk, which must not be the open current bucket, a held event of
+// the given receiver and key, and reports whether it found one. It keeps n, not inRing.
+func (c *Calendar) cancelIn(bk *bucket, receiver event.LPID, k *event.Key) bool {
+	for ch := c.at(bk.head); ch != nil; ch = c.at(ch.next) {
+		for i := range ch.n {
+			if r := &ch.evs[i]; r.is(receiver, k) {
+				c.drop(r)
+				c.remove(bk, r)
+				c.n--
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// is reports whether r is the event of the given receiver and key.
+func (r *record) is(receiver event.LPID, k *event.Key) bool {
+	return r.receiver == receiver && r.key() == *k
+}
+
+// drop releases r's payload handle, for an event removed without being loaded.
+func (c *Calendar) drop(r *record) {
+	if r.payload != 0 {
+		h := r.payload - 1
+		c.payloads[h] = nil
+		c.freeHandles = append(c.freeHandles, h)
+		r.payload = 0
+	}
+}
+
+// bucketOf returns the absolute bucket of time t, or false when t is past the window. A
+// time before the current bucket maps to it: an event pushed into the past joins the
+// current bucket's late heap, whose least event Pop weighs against the sorted run's. The
+// calendar must be tuned.
 func (c *Calendar) bucketOf(t float64) (int64, bool) {
 	f := (t - c.origin) * c.inv
 	if !(f < float64(c.base+c.mask+1)) {
 		return 0, false
 	}
-	if f < float64(c.cur) { // only by rounding: every pushed time is >= the current one
+	if f < float64(c.cur) { // a time before the current bucket (or one by rounding)
 		return c.cur, true
 	}
 	return int64(f), true
@@ -426,8 +571,8 @@ func (c *Calendar) open() {
 }
 
 // tune chooses the width and the window from all pending events and opens the bucket of
-// the least one. It returns false when every pending event is at +Inf. The current bucket
-// must have no events left to take.
+// the least one. It returns false, leaving all events in far and the calendar untuned,
+// when every pending event is at +Inf. The current bucket must have no events left to take.
 func (c *Calendar) tune() bool {
 	c.closeCurrent()
 	// Gather everything into far.
@@ -452,6 +597,10 @@ func (c *Calendar) tune() bool {
 		}
 	})
 	if math.IsInf(tmin, 1) {
+		// Everything waits in far, and the current bucket is closed: until the next
+		// tuning, pushes must go to far too (one at or before the closed current bucket
+		// would otherwise join it, where nothing would ever take or release it).
+		c.tuned = false
 		return false
 	}
 	sum := 0.0
@@ -497,23 +646,29 @@ func (c *Calendar) popInfinite(dst *event.Event) {
 		}
 	})
 	c.load(dst, m)
-	t := c.chunk(c.far.tail)
-	*m = t.evs[t.n-1]
-	t.n--
-	c.far.n--
+	c.remove(&c.far, m)
 	c.n--
+}
+
+// remove deletes record r, already loaded or released, from bk by moving bk's last record
+// into its place. No slot may point into bk (it must not be the open current bucket).
+func (c *Calendar) remove(bk *bucket, r *record) {
+	t := c.chunk(bk.tail)
+	*r = t.evs[t.n-1]
+	t.n--
+	bk.n--
 	if t.n == 0 { // unlink the empty tail
 		var prev uint32
-		for id := c.far.head; id != c.far.tail; id = c.chunk(id).next {
+		for id := bk.head; id != bk.tail; id = c.chunk(id).next {
 			prev = id
 		}
 		if prev == 0 {
-			c.far.head = 0
+			bk.head = 0
 		} else {
 			c.chunk(prev).next = 0
 		}
-		t.next, c.free = c.free, c.far.tail
-		c.far.tail = prev
+		t.next, c.free = c.free, bk.tail
+		bk.tail = prev
 	}
 }
 

@@ -107,6 +107,488 @@ func TestCalendarEmptyAndPeak(t *testing.T) {
 	require.Equal(t, 0, c.Len())
 }
 
+// TestCalendarPushAfterOnlyInfinityLeft is a regression test: a tuning that found only
+// events at +Inf used to leave the calendar tuned with its current bucket closed, so an
+// event pushed at or before that bucket stayed in it after being popped, and came out
+// again at the next tuning.
+func TestCalendarPushAfterOnlyInfinityLeft(t *testing.T) {
+	var c Calendar
+	for i := range 10 {
+		c.Push(&event.Event{RecvTime: float64(i + 1), Seq: uint64(i)})
+	}
+	c.Push(&event.Event{RecvTime: math.Inf(1), Seq: 100})
+	c.Push(&event.Event{RecvTime: math.Inf(1), Seq: 101})
+	for i := range 10 {
+		require.EqualValues(t, i+1, c.Pop().RecvTime)
+	}
+	require.EqualValues(t, 100, c.Pop().Seq) // +Inf
+	c.Push(&event.Event{RecvTime: 0.5, Seq: 200})
+	require.EqualValues(t, 200, c.Pop().Seq)
+	c.Push(&event.Event{RecvTime: 5, Seq: 201})
+	c.Push(&event.Event{RecvTime: 3, Seq: 202})
+	tm, ok := c.Min()
+	require.True(t, ok)
+	require.EqualValues(t, 3, tm)
+	require.EqualValues(t, 202, c.Pop().Seq)
+	require.EqualValues(t, 201, c.Pop().Seq)
+	tm, ok = c.Min()
+	require.True(t, ok)
+	require.True(t, math.IsInf(tm, 1))
+	require.EqualValues(t, 101, c.Pop().Seq)
+	_, ok = c.Min()
+	require.False(t, ok)
+	require.Nil(t, c.Pop())
+	require.Equal(t, 0, c.Len())
+}
+
+// TestCalendarCancelRepushedKey checks that Cancel never matches a popped event, whose
+// record stays in the current bucket until the bucket closes: after the popped event's
+// key is pushed again, Cancel removes the new event, and only once.
+func TestCalendarCancelRepushedKey(t *testing.T) {
+	var c Calendar
+	for i := range 8 {
+		c.Push(&event.Event{RecvTime: 1, Seq: uint64(i), Receiver: 3, Payload: "p"})
+	}
+	for i := range 8 {
+		c.Push(&event.Event{RecvTime: 2, Seq: uint64(10 + i), Receiver: 3})
+	}
+	first := *c.Pop()
+	require.EqualValues(t, 0, first.Seq)
+	k := event.KeyOf(&first)
+	require.False(t, c.Cancel(3, k), "popped events are not held")
+	again := first
+	again.Words = event.Words{42}
+	c.Push(&again)
+	require.Equal(t, 3, calWhere(&c, 3, k), "in the late heap, beside the popped record")
+	require.Equal(t, 16, c.Len())
+	require.False(t, c.Cancel(4, k), "another receiver")
+	require.True(t, c.Cancel(3, k))
+	require.Equal(t, 15, c.Len())
+	require.False(t, c.Cancel(3, k), "cancelled events are not held")
+	for i := 1; i < 8; i++ {
+		require.EqualValues(t, i, c.Pop().Seq)
+	}
+	// An event not yet reached.
+	require.True(t, c.Cancel(3, event.Key{RecvTime: 2, SeqSign: 13<<1 | 1}))
+	for _, seq := range []uint64{10, 11, 12, 14, 15, 16, 17} {
+		require.Equal(t, seq, c.Pop().Seq)
+	}
+	require.Nil(t, c.Pop())
+	require.Equal(t, 0, c.Len())
+	require.Equal(t, len(c.payloads), len(c.freeHandles), "payload handles released")
+}
+
+// TestCalendarOps compares a Calendar used as a time-warp worker's pending queue with a
+// reference, over seeded random operations; it checks that the seeds reach every state.
+func TestCalendarOps(t *testing.T) {
+	var hits calHits
+	for seed := range uint64(8) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		calendarOps(t, randChoices{r}, []int{0, 4000}[seed%2], 30000, func(op int) bool { return op%64 == 0 }, &hits)
+	}
+	t.Logf("%+v", hits)
+	// The seeds go through every state the calendar has, and cancel from every place.
+	require.Greater(t, hits.tunes, 200)
+	require.Greater(t, hits.slides, 40)
+	require.Greater(t, hits.infinite, 200)
+	require.Greater(t, hits.past, 5000)
+	require.Greater(t, hits.beforeCur, 1000)
+	require.Greater(t, hits.maxRing, 1024)
+	for _, n := range hits.cancel {
+		require.Greater(t, n, 50)
+	}
+}
+
+// FuzzCalendar is TestCalendarOps driven by fuzz input: the first warm decisions (at most
+// 4095, some 1300 operations) come from a generator seeded with seed, so that short inputs
+// start from deep states (tuned, slid, retuned), and the rest from b, a few bytes an
+// operation, with the calendar's structure checked every 4 of those. Executions stay
+// short, so that the fuzzer can minimize the interesting inputs quickly.
+func FuzzCalendar(f *testing.F) {
+	f.Add(uint64(0), uint16(0), []byte{})
+	f.Add(uint64(1), uint16(0), []byte("\x10\x20\x30\x40\x50\x60\x70\x80\x90\xa0\xb0\xc0\xd0\xe0\xf0\xff"))
+	for seed := range uint64(6) {
+		r := rand.New(rand.NewPCG(seed, 13))
+		b := make([]byte, 16+16*seed)
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		f.Add(seed, uint16(800*seed), b)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, warm uint16, b []byte) {
+		ch := &fuzzChoices{r: rand.New(rand.NewPCG(seed, 17)), warm: int(warm % 4096), b: b}
+		calendarOps(t, ch, 0, math.MaxInt, func(op int) bool { return ch.warm == 0 && op%4 == 0 }, nil)
+	})
+}
+
+// choices is the source of the random decisions of calendarOps.
+type choices interface {
+	// intn returns a number in [0, n), or false when the source is exhausted.
+	intn(n int) (int, bool)
+}
+
+type randChoices struct{ r *rand.Rand }
+
+func (c randChoices) intn(n int) (int, bool) { return c.r.IntN(n), true }
+
+// fuzzChoices takes its first warm decisions from r, and the rest from b: a byte each,
+// two for large ranges.
+type fuzzChoices struct {
+	r    *rand.Rand
+	warm int
+	b    []byte
+}
+
+func (c *fuzzChoices) intn(n int) (int, bool) {
+	if c.warm > 0 {
+		c.warm--
+		return c.r.IntN(n), true
+	}
+	need := 1
+	if n > 256 {
+		need = 2
+	}
+	if len(c.b) < need {
+		return 0, false
+	}
+	v := int(c.b[0])
+	if need == 2 {
+		v = v<<8 | int(c.b[1])
+	}
+	c.b = c.b[need:]
+	return v % n, true
+}
+
+// calHits counts what calendarOps went through.
+type calHits struct {
+	tunes, slides, infinite int
+	// past counts pushes before the last popped event; beforeCur those of them before the
+	// start of the current bucket.
+	past, beforeCur int
+	maxRing, maxLen int    // the largest window, and Len
+	cancel          [4]int // by where the event was: far, ring, order, late
+}
+
+// calendarOps drives a Calendar like a time-warp worker, from ch: pushes at random times
+// (after the last popped one, at integer times so that many tie, into its past, far
+// ahead, at +Inf, and again with the key of a popped or cancelled event), pops, Min and
+// Cancel (of held events, and of keys not held), and compares every result and Len with a
+// reference that finds the least event by event.Less. It starts with initial pushes, then
+// runs ops operations or until ch is exhausted, checking the calendar's structure and its
+// whole content after the operations for which check is true (only one in 16 of those
+// while it holds many events), and at the end pops everything left in order.
+func calendarOps(t *testing.T, ch choices, initial, ops int, check func(op int) bool, hits *calHits) {
+	var c Calendar
+	var ref []event.Event
+	var gone []event.Event // popped or cancelled, most recent last
+	now, scale, target := 0.0, 1.0, 100
+	seq := uint64(0)
+	least := func() int {
+		m := 0
+		for i := range ref {
+			if event.Less(&ref[i], &ref[m]) {
+				m = i
+			}
+		}
+		return m
+	}
+	find := func(recv event.LPID, k event.Key) int {
+		for i := range ref {
+			if ref[i].Receiver == recv && event.KeyOf(&ref[i]) == k {
+				return i
+			}
+		}
+		return -1
+	}
+	forget := func(i int) {
+		gone = append(gone, ref[i])
+		if len(gone) > 256 {
+			gone = slices.Delete(gone, 0, 128)
+		}
+		ref[i] = ref[len(ref)-1]
+		ref = ref[:len(ref)-1]
+	}
+	// delay returns a duration from y at the current scale.
+	delay := func(y int) float64 { return scale * float64(y) / 4096 }
+	// push pushes an event made from y (its fields) and z (the kind of its time).
+	push := func(y, z int) {
+		e := event.Event{SendTime: now, Seq: seq, Depth: uint32(y % 3), Sender: uint32(y / 3 % 4),
+			Receiver: uint32(y / 12 % 8), Anti: y/96%8 == 0, Words: event.Words{seq}}
+		if y/768%4 == 0 {
+			e.Payload = strconv.FormatUint(seq, 10)
+		}
+		seq++
+		switch {
+		case z < 16:
+			e.RecvTime = now + delay(y)
+		case z < 21: // integer times: many events tie
+			e.RecvTime = math.Floor(now) + float64(y%4)
+		case z < 23: // into the past of the events popped, as after a rollback
+			e.RecvTime = now - delay(y)/8
+		case z == 23:
+			e.RecvTime = math.Floor(now) - float64(y%3)
+		case z == 24:
+			e.RecvTime = math.Inf(1)
+		case z == 25: // far ahead of the window
+			e.RecvTime = now + 64*delay(y)
+		case z == 26 && len(gone) > 0: // a popped or cancelled event's key, again
+			g := gone[y%len(gone)]
+			if find(g.Receiver, event.KeyOf(&g)) >= 0 {
+				return // keys of held events are distinct
+			}
+			g.Words = event.Words{seq}
+			e = g
+		case z < 29:
+			e.RecvTime = now
+		default:
+			e.RecvTime = now + delay(y)/16
+		}
+		e.SendTime = min(e.SendTime, e.RecvTime)
+		if hits != nil && e.RecvTime < now {
+			hits.past++
+			if c.tuned && (e.RecvTime-c.origin)*c.inv < float64(c.cur) {
+				hits.beforeCur++
+			}
+		}
+		c.Push(&e)
+		ref = append(ref, e)
+	}
+	for range initial {
+		y, ok1 := ch.intn(1 << 16)
+		z, ok2 := ch.intn(32)
+		if !ok1 || !ok2 {
+			break
+		}
+		push(y, z)
+	}
+	base, tunes := c.base, c.tunes
+	checks := 0
+	for op := 0; op < ops; op++ {
+		x, ok1 := ch.intn(64)
+		y, ok2 := ch.intn(1 << 16)
+		if !ok1 || !ok2 {
+			break
+		}
+		switch {
+		case x == 0: // the event density changes
+			if y%64 == 0 {
+				scale = []float64{1e-3, 1e-1, 1, 10, 1e3}[y/64%5]
+			}
+		case x == 1: // the population drifts towards another size
+			if y%16 == 0 {
+				target = []int{0, 40, 400, 4000}[y/16%4]
+			}
+		case x < 4:
+			tm, ok := c.Min()
+			require.Equal(t, len(ref) > 0, ok, "op %d", op)
+			if ok {
+				require.Equal(t, ref[least()].RecvTime, tm, "op %d", op)
+			}
+		case x < 7 && len(ref) > 0: // cancel a held event
+			e := ref[y%len(ref)]
+			k := event.KeyOf(&e)
+			if hits != nil {
+				hits.cancel[calWhere(&c, e.Receiver, k)]++
+			}
+			require.True(t, c.Cancel(e.Receiver, k), "op %d", op)
+			forget(find(e.Receiver, k))
+		case x < 9: // cancel a key that is probably not held
+			var recv event.LPID
+			var k event.Key
+			switch {
+			case y%4 == 0 && len(gone) > 0: // popped or cancelled, perhaps pushed again
+				e := gone[y/4%len(gone)]
+				recv, k = e.Receiver, event.KeyOf(&e)
+			case y%4 == 1 && len(ref) > 0: // a held key for another receiver
+				e := ref[y/4%len(ref)]
+				recv, k = e.Receiver+1, event.KeyOf(&e)
+			case y%4 == 2 && len(ref) > 0: // a held event's twin of the other sign
+				e := ref[y/4%len(ref)]
+				e.Anti = !e.Anti
+				recv, k = e.Receiver, event.KeyOf(&e)
+			default:
+				recv, k = 1, event.Key{RecvTime: now + delay(y), SeqSign: 1 << 60}
+			}
+			i := find(recv, k)
+			require.Equal(t, i >= 0, c.Cancel(recv, k), "op %d", op)
+			if i >= 0 {
+				forget(i)
+			}
+		case x < 27 || x < 49 && len(ref) < target:
+			z, ok := ch.intn(32)
+			if !ok {
+				break
+			}
+			push(y, z)
+		default:
+			p := c.Pop()
+			if len(ref) == 0 {
+				require.Nil(t, p, "op %d", op)
+				break
+			}
+			require.NotNil(t, p, "op %d", op)
+			i := least()
+			if *p != ref[i] {
+				require.Equal(t, ref[i], *p, "op %d", op)
+			}
+			if !math.IsInf(p.RecvTime, 1) {
+				now = p.RecvTime
+			} else if hits != nil {
+				hits.infinite++
+			}
+			forget(i)
+		}
+		if c.Len() != len(ref) {
+			t.Fatalf("op %d: Len %d, want %d", op, c.Len(), len(ref))
+		}
+		if hits != nil {
+			if c.tunes != tunes {
+				hits.tunes++
+			} else if c.base != base {
+				hits.slides++
+			}
+			base, tunes = c.base, c.tunes
+			hits.maxRing = max(hits.maxRing, len(c.ring))
+			hits.maxLen = max(hits.maxLen, c.Len())
+		}
+		if check(op) {
+			if checks++; len(ref) < 1000 || checks%16 == 0 {
+				checkCalendar(t, &c, ref)
+			}
+		}
+	}
+	checkCalendar(t, &c, ref)
+	// Drain: the rest comes out in order.
+	slices.SortFunc(ref, func(a, b event.Event) int { return event.Compare(&a, &b) })
+	for i := range ref {
+		require.Equal(t, ref[i], *c.Pop())
+	}
+	require.Nil(t, c.Pop())
+	require.Equal(t, 0, c.Len())
+	require.Equal(t, len(c.payloads), len(c.freeHandles), "payload handles released")
+}
+
+// calWhere reports where the held event of the given receiver and key waits: 0 in far, 1
+// in a bucket of the window after the current one, 2 in the current bucket's sorted run,
+// 3 in its late heap.
+func calWhere(c *Calendar, recv event.LPID, k event.Key) int {
+	for _, s := range c.order[c.head:] {
+		if s.e.is(recv, &k) {
+			return 2
+		}
+	}
+	for _, s := range c.late {
+		if s.e.is(recv, &k) {
+			return 3
+		}
+	}
+	w := 0
+	for i := range c.ring {
+		c.each(&c.ring[i], func(r *record) {
+			if r.is(recv, &k) && int64(i) != c.cur&c.mask {
+				w = 1
+			}
+		})
+	}
+	return w
+}
+
+// checkCalendar checks c's structure and that it holds exactly the events of ref. It
+// checks each record with a plain test, not require, which would cost far more than the
+// check.
+func checkCalendar(t *testing.T, c *Calendar, ref []event.Event) {
+	t.Helper()
+	held := []event.Event{}
+	hold := func(r *record) {
+		e := event.Event{RecvTime: r.recvTime, SendTime: r.sendTime, Seq: r.seq, Words: r.words,
+			Depth: r.depth, Sender: r.sender, Receiver: r.receiver, Anti: r.anti}
+		if r.payload != 0 {
+			e.Payload = c.payloads[r.payload-1]
+		}
+		held = append(held, e)
+	}
+	count := func(bk *bucket) int {
+		n := 0
+		for id := bk.head; id != 0; id = c.chunk(id).next {
+			n += c.chunk(id).n
+			if c.chunk(id).next == 0 && id != bk.tail {
+				t.Fatalf("bucket's tail %d, last chunk %d", bk.tail, id)
+			}
+		}
+		if n != bk.n {
+			t.Fatalf("bucket counts %d, holds %d", bk.n, n)
+		}
+		return n
+	}
+	count(&c.far)
+	c.each(&c.far, func(r *record) {
+		if _, ok := c.bucketOf(r.recvTime); c.tuned && ok {
+			t.Fatalf("far event at %v is in the window", r.recvTime)
+		}
+		hold(r)
+	})
+	inRing := 0
+	if !c.tuned {
+		require.Zero(t, c.inRing)
+		require.Empty(t, c.order[c.head:])
+		require.Empty(t, c.late)
+		for i := range c.ring {
+			require.Zero(t, c.ring[i].n)
+		}
+	} else {
+		require.True(t, c.isOpen, "a tuned calendar has its current bucket open")
+		for i := range c.ring {
+			bk := &c.ring[i]
+			count(bk)
+			if int64(i) == c.cur&c.mask {
+				continue
+			}
+			b := c.base + (int64(i)-c.base)&c.mask
+			c.each(bk, func(r *record) {
+				if got, ok := c.bucketOf(r.recvTime); !ok || got != b || b <= c.cur {
+					t.Fatalf("event at %v of bucket %d maps to %d, %v (current %d)", r.recvTime, b, got, ok, c.cur)
+				}
+				hold(r)
+				inRing++
+			})
+		}
+		cur := c.order[c.head:]
+		for i := range cur {
+			if cur[i].t != cur[i].e.recvTime || i > 0 && !sless(&cur[i-1], &cur[i]) {
+				t.Fatalf("sorted run broken at %d", i)
+			}
+		}
+		for i := range c.late {
+			if c.late[i].t != c.late[i].e.recvTime || i > 0 && sless(&c.late[i], &c.late[(i-1)/2]) {
+				t.Fatalf("late heap broken at %d", i)
+			}
+		}
+		for _, s := range slices.Concat(cur, c.late) {
+			if got, ok := c.bucketOf(s.t); !ok || got != c.cur {
+				t.Fatalf("current event at %v maps to %d, %v (current %d)", s.t, got, ok, c.cur)
+			}
+			hold(s.e)
+			inRing++
+		}
+	}
+	require.Equal(t, inRing, c.inRing)
+	require.Equal(t, len(ref), c.n)
+	want := append([]event.Event{}, ref...)
+	for _, s := range [][]event.Event{held, want} {
+		slices.SortFunc(s, func(a, b event.Event) int { return event.Compare(&a, &b) })
+	}
+	if !slices.Equal(want, held) {
+		require.Equal(t, want, held) // for the report
+	}
+	payloads := 0
+	for i := range ref {
+		if ref[i].Payload != nil {
+			payloads++
+		}
+	}
+	require.Equal(t, payloads, len(c.payloads)-len(c.freeHandles))
+}
+
 // BenchmarkCalendarHold is the hold model: pop the least event, push one successor.
 func BenchmarkCalendarHold(b *testing.B) {
 	for _, n := range []int{1000, 100000} {

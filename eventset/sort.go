@@ -180,3 +180,35 @@ func popSlots(h *[]slot) {
 	}
 	a[i] = x
 }
+
+// removeSlot removes slot i of the min-heap *h, moving its last slot into the hole.
+func removeSlot(h *[]slot, i int) {
+	a := *h
+	last := len(a) - 1
+	x := a[last]
+	a = a[:last]
+	*h = a
+	if i == last {
+		return
+	}
+	a[i] = x
+	if i > 0 && sless(&x, &a[(i-1)/2]) {
+		upSlots(a, i)
+		return
+	}
+	for {
+		c := 2*i + 1
+		if c >= last {
+			break
+		}
+		if c+1 < last && sless(&a[c+1], &a[c]) {
+			c++
+		}
+		if !sless(&a[c], &x) {
+			break
+		}
+		a[i] = a[c]
+		i = c
+	}
+	a[i] = x
+}
