@@ -48,8 +48,13 @@ type TimeWarpConfig struct {
 	// measured 20% faster than one shared queue with 2 workers on PHOLD); workers map
 	// onto them round-robin and LPs are partitioned among them. At most Workers.
 	Schedulers int
-	// QueueType is the schedule queue implementation: heap, splay or ladder (default
-	// ladder, the fastest on large models; see docs/PERFORMANCE.md).
+	// QueueType is the schedule queue: calendar, heap, splay or ladder. Calendar is the
+	// partitioned engine (see partitioned.go): each worker takes its own LPs' events from
+	// one calendar queue, and keeps its history in logs of its own; it needs one schedule
+	// queue per worker, aggressive cancellation, no CheckRollbacks and no Offload. Heap,
+	// splay and ladder are LTSF queues of the shared-queue engine, which holds one entry
+	// per LP and supports every option. The default is calendar where it applies, else
+	// ladder (the fastest of the three on large models); see docs/PERFORMANCE.md.
 	QueueType string
 	// LockType guards the schedule queues: ticket or mutex (default ticket).
 	LockType string
@@ -208,6 +213,9 @@ func (tw TimeWarpConfig) withDefaults() TimeWarpConfig {
 	}
 	if tw.QueueType == "" {
 		tw.QueueType = "ladder"
+		if tw.calendarMisfit() == "" {
+			tw.QueueType = QueueCalendar
+		}
 	}
 	if tw.LockType == "" {
 		tw.LockType = "ticket"
@@ -231,6 +239,22 @@ func (tw TimeWarpConfig) withDefaults() TimeWarpConfig {
 		tw.MaxAggregate = 256
 	}
 	return tw
+}
+
+// calendarMisfit names what in tw (Workers and Schedulers set) the partitioned engine
+// (QueueType calendar) does not support, or returns "".
+func (tw TimeWarpConfig) calendarMisfit() string {
+	switch {
+	case tw.Schedulers != tw.Workers:
+		return "fewer schedule queues than worker threads"
+	case tw.Cancellation == cancelLazy:
+		return "lazy cancellation"
+	case tw.CheckRollbacks:
+		return "the rollback check"
+	case tw.Offload != nil:
+		return "batched event handling (offload)"
+	}
+	return ""
 }
 
 // validate reports the first bad time-warp setting, saying what to do about it.
@@ -260,8 +284,12 @@ func (tw TimeWarpConfig) validate() error {
 	case tw.BatchSize < 0 || tw.BatchSize > MaxBatchSize:
 		return fmt.Errorf("time-warp offload batch size must be in [0, %d] (0: tuned), got %d", MaxBatchSize, tw.BatchSize)
 	}
-	if _, err := ltsf.New(d.QueueType, 0); err != nil {
-		return fmt.Errorf("time-warp queue type: %w", err)
+	if d.QueueType == QueueCalendar {
+		if why := d.calendarMisfit(); why != "" {
+			return fmt.Errorf("time-warp queue type calendar does not support %s: choose ladder, heap or splay", why)
+		}
+	} else if _, err := ltsf.New(d.QueueType, 0); err != nil {
+		return fmt.Errorf("time-warp queue type: unknown queue type %q (want calendar, heap, splay or ladder)", d.QueueType)
 	}
 	if _, err := ltsf.NewLock(d.LockType); err != nil {
 		return fmt.Errorf("time-warp lock type: %w", err)

@@ -364,6 +364,11 @@ func (m *distributed) handle(from int, msg []byte) error {
 			if !m.isLocal(ev.Receiver) {
 				return fmt.Errorf("rank %d sent an event for LP %d, which rank %d runs", from, ev.Receiver, m.owner[ev.Receiver])
 			}
+			if m.d.partitioned() {
+				m.d.deliverPart(mw, ev)
+				*ev = event.Event{}
+				continue
+			}
 			e := mw.pool.Get()
 			*e = *ev
 			*ev = event.Event{}
@@ -532,6 +537,9 @@ func (m *distributed) passive() bool {
 		if m.agg.Pending(to) > 0 {
 			return false
 		}
+	}
+	if d.partitioned() && d.localWorkPart() {
+		return false
 	}
 	for i := range d.queues {
 		q := &d.queues[i]

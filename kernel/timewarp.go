@@ -184,6 +184,8 @@ type worker struct {
 	// off is the worker's batched event handling (TimeWarpConfig.Offload; see offload.go),
 	// or nil.
 	off *offloader
+	// p is the worker's part of the partitioned engine (partitioned.go), or nil.
+	p *partWorker
 }
 
 // timeWarpDispatcher runs the LPs optimistically on several workers.
@@ -220,6 +222,11 @@ type timeWarpDispatcher struct {
 	dist *distributed
 	// offload is what the workers' offloaders share (see offload.go).
 	offload offloadShared
+	// plp are the LPs' records in the partitioned engine (partitioned.go; nil in the
+	// shared-queue engine, which uses lps), and owner[id] is the worker that runs LP id.
+	plp    []partLP
+	owner  []int32
+	states []statemgr.Queue // periodic state saving only
 }
 
 // Cancellation kinds accepted in TimeWarpConfig.Cancellation ("" is aggressive).
@@ -242,13 +249,16 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 	if err := checkCancellation(cfg.Cancellation); err != nil {
 		return nil, err
 	}
+	part := cfg.QueueType == QueueCalendar
 	d := &timeWarpDispatcher{sim: s, cfg: cfg, end: s.cfg.MaxSimTime,
-		lps: make([]twLP, len(s.lps)), queues: make([]schedQueue, cfg.Schedulers),
 		gvt: gvt.NewFujimoto(cfg.Workers), passive: termination.NewWorkers(cfg.Workers), lazy: cfg.Cancellation == cancelLazy,
 		check: cfg.CheckRollbacks, seed: maphash.MakeSeed(), reverse: cfg.StateSaving == StateSavingReverse}
 	d.fossilAt = 1
 	if !d.reverse {
 		d.fossilAt = cfg.StateSavingPeriod
+	}
+	if !part {
+		d.lps, d.queues = make([]twLP, len(s.lps)), make([]schedQueue, cfg.Schedulers)
 	}
 	for i := range d.queues {
 		q, err := ltsf.New(cfg.QueueType, len(s.lps))
@@ -261,12 +271,12 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 		}
 		d.queues[i] = schedQueue{lock: l, q: q}
 	}
-	part := s.cfg.Partition
-	if part == nil {
-		part = partition.Blocks{}
+	parts := s.cfg.Partition
+	if parts == nil {
+		parts = partition.Blocks{}
 	}
 	if tr := s.cfg.Transport; tr != nil && tr.Size() > 1 {
-		owner, err := partition.Check(part, len(s.lps), tr.Size())
+		owner, err := partition.Check(parts, len(s.lps), tr.Size())
 		if err != nil {
 			return nil, fmt.Errorf("partition LPs among processes: %w", err)
 		}
@@ -283,9 +293,16 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 			d.local[i] = LPID(i)
 		}
 	}
-	sched, err := partition.Check(part, len(d.local), cfg.Schedulers)
+	sched, err := partition.Check(parts, len(d.local), cfg.Schedulers)
 	if err != nil {
 		return nil, fmt.Errorf("partition LPs among schedule queues: %w", err)
+	}
+	if part {
+		d.addWorkers()
+		if err := d.initPartitioned(sched, cfg.LockType); err != nil {
+			return nil, err
+		}
+		return d, nil
 	}
 	pend := make([]eventset.Pending, len(d.local))
 	eventset.Carve(pend, 4)
@@ -304,9 +321,19 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 			t.lazy = outputmgr.NewLazy()
 		}
 	}
+	d.addWorkers()
+	return d, nil
+}
+
+// addWorkers makes the workers (and the manager's, in a run across processes).
+func (d *timeWarpDispatcher) addWorkers() {
+	cfg, s := d.cfg, d.sim
 	depot := new(event.Depot)
 	for w := range cfg.Workers {
-		wk := &worker{d: d, id: w, sq: &d.queues[w%cfg.Schedulers], tracker: gvt.NewTracker()}
+		wk := &worker{d: d, id: w, tracker: gvt.NewTracker()}
+		if len(d.queues) > 0 {
+			wk.sq = &d.queues[w%cfg.Schedulers]
+		}
 		wk.pool.Depot = depot
 		wk.ctx = Context{out: wk, sim: s}
 		if cfg.Offload != nil {
@@ -322,7 +349,6 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 		mw.ctx = Context{out: mw, sim: s}
 		d.dist.mw = mw
 	}
-	return d, nil
 }
 
 // fail records the run's first error and stops the workers.
@@ -343,8 +369,14 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 		return st, err
 	}
 	made := 0
-	for _, id := range d.local {
-		made += d.lps[id].input.Len()
+	if d.partitioned() {
+		for _, w := range d.workers {
+			made += w.p.cal.Len()
+		}
+	} else {
+		for _, id := range d.local {
+			made += d.lps[id].input.Len()
+		}
 	}
 	if d.dist != nil {
 		var err error
@@ -355,8 +387,10 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 	if made == 0 {
 		return st, errors.New("no initial events: no LP sent an event from Init, so there is nothing to simulate")
 	}
-	for _, id := range d.local {
-		d.schedule(w0, &d.lps[id], id)
+	if !d.partitioned() {
+		for _, id := range d.local {
+			d.schedule(w0, &d.lps[id], id)
+		}
 	}
 	if err := d.prepareOffload(); err != nil { // offload.go
 		return st, err
@@ -399,6 +433,9 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 		st.SuppressedSends += x.suppressed
 		st.CancelledEvents += x.annihil
 		st.PeakPendingEvents += w.pool.Allocated()
+		if w.p != nil {
+			st.PeakPendingEvents += w.p.cal.Peak()
+		}
 		if o := w.off; o != nil {
 			st.BatchedEvents += o.batched
 			st.OffloadBatches += o.batches
@@ -410,10 +447,14 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 		st.AverageRollbackLength = float64(st.EventsRolledBack) / float64(n)
 	}
 	st.GVTCycles = d.gvt.Rounds()
-	for _, id := range d.local {
-		for _, p := range d.lps[id].done {
-			if p.k.RecvTime > st.FinalTime {
-				st.FinalTime = p.k.RecvTime
+	if d.partitioned() {
+		st.FinalTime = d.finalTimePart()
+	} else {
+		for _, id := range d.local {
+			for _, p := range d.lps[id].done {
+				if p.k.RecvTime > st.FinalTime {
+					st.FinalTime = p.k.RecvTime
+				}
 			}
 		}
 	}
@@ -442,7 +483,11 @@ func (d *timeWarpDispatcher) initLPs(w *worker) (err error) {
 		if w.ctx.err != nil {
 			return w.ctx.err
 		}
-		if !d.reverse {
+		switch {
+		case d.reverse:
+		case d.partitioned():
+			d.states[i].Init(r.model, coreOf(r))
+		default:
 			d.lps[i].states.Init(r.model, coreOf(r))
 		}
 		if d.check {
@@ -490,6 +535,10 @@ func (w *worker) loop() {
 			d.fail(recoverModel(r, d.sim, w.ctx.self, w.ctx.now, false))
 		}
 	}()
+	if w.p != nil {
+		w.partLoop()
+		return
+	}
 	if w.off != nil {
 		defer w.drainOffload() // no batch may stay in flight on the backend
 	}
@@ -1016,6 +1065,10 @@ func (w *worker) fossilCollect(t *twLP) {
 func (w *worker) send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
 	if w.d.check && !w.initSend {
 		w.appendSend(to, depth, seq, at, ws, payload)
+	}
+	if w.p != nil {
+		w.sendPart(to, from, depth, seq, at, now, ws, payload)
+		return
 	}
 	if w.coasting {
 		return

@@ -21,6 +21,8 @@ type TimeWarpInternals struct {
 	// LeakedEvents is the number of event records handed out by the workers' pools minus
 	// those the LPs still reference (pending or processed); 0 unless a record leaked.
 	LeakedEvents int
+	// Partitioned tells whether the run used the partitioned engine (QueueType calendar).
+	Partitioned bool
 }
 
 // RunTimeWarpInternals builds a simulation from cfg (Type is set to time warp) and lps,
@@ -58,7 +60,17 @@ func RunTimeWarpInternals(ctx context.Context, cfg Config, lps []LogicalProcess)
 		}
 		live -= t.input.Len() + len(t.done)
 	}
+	for _, w := range d.workers {
+		if p := w.p; p != nil {
+			// The partitioned engine keeps events by value; at the end nothing may wait
+			// between workers or for handling.
+			if len(p.antis) > 0 || len(p.in) > 0 || p.boxed {
+				in.Unsettled++
+			}
+		}
+	}
 	in.LeakedEvents = live
+	in.Partitioned = d.partitioned()
 	return in, nil
 }
 

@@ -127,6 +127,74 @@ func TestDeterminismMatrix(t *testing.T) {
 	}
 }
 
+// TestDeterminismMatrixCalendar is the determinism oracle for the partitioned engine
+// (QueueType calendar, one schedule queue per worker): workers 1 to 8, both inbound lock
+// types, every state-saving period and reverse computation, with and without an optimism
+// window, and tiny GVT periods. The default queue type must pick it.
+func TestDeterminismMatrixCalendar(t *testing.T) {
+	locks := []string{"ticket", "mutex"}
+	periods := []int{1, 2, 7, 32}
+	for _, m := range smallModels(t) {
+		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 5}, m.build())
+		i := 0
+		for _, workers := range []int{1, 2, 3, 4, 8} {
+			for _, l := range locks {
+				for _, ss := range []string{"periodic", "reverse"} {
+					if ss == "reverse" && !m.reversible {
+						continue
+					}
+					i++
+					tw := kernel.TimeWarpConfig{
+						Workers:           workers,
+						LockType:          l,
+						StateSaving:       ss,
+						StateSavingPeriod: periods[i%len(periods)],
+						GVTPeriod:         time.Duration(100+i%3*400) * time.Microsecond,
+					}
+					if i%3 == 0 {
+						tw.OptimismWindow = m.end / 10
+					}
+					if i%2 == 0 {
+						tw.QueueType = kernel.QueueCalendar // else the default, which must be the same
+					}
+					name := fmt.Sprintf("%s/w%d-%s-%s-p%d-win%v", m.name, workers, l, ss, tw.StateSavingPeriod, tw.OptimismWindow)
+					t.Run(name, func(t *testing.T) {
+						r := runTW(t, kernel.Config{MaxSimTime: m.end, Seed: 5, Type: kernel.TimeWarp, TimeWarp: tw}, m.build())
+						require.True(t, r.Partitioned, "not run by the partitioned engine")
+						require.Equal(t, seq.Digest, r.Digest)
+						require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestCalendarRollbacksHappen is TestRollbacksHappen for the partitioned engine.
+func TestCalendarRollbacksHappen(t *testing.T) {
+	build := zeroLookaheadPHOLD(t, 64, 8)
+	seq := run(t, kernel.Config{MaxSimTime: 20, Seed: 9}, build())
+	for _, ss := range []string{"periodic", "reverse"} {
+		var rolled, anti, coast, second uint64
+		for attempt := 0; attempt < 5 && (rolled == 0 || anti == 0 || second == 0 || (coast == 0 && ss == "periodic")); attempt++ {
+			r := runTW(t, kernel.Config{MaxSimTime: 20, Seed: 9, Type: kernel.TimeWarp,
+				TimeWarp: kernel.TimeWarpConfig{Workers: 8, StateSavingPeriod: 4, StateSaving: ss}}, build())
+			require.True(t, r.Partitioned)
+			require.Equal(t, seq.Digest, r.Digest)
+			rolled += r.EventsRolledBack
+			anti += r.AntiMessagesSent
+			coast += r.CoastForwardEvents
+			second += r.SecondaryRollbacks
+		}
+		require.NotZero(t, rolled, "%s: no rollback happened", ss)
+		require.NotZero(t, anti, "%s: no anti-message was sent", ss)
+		require.NotZero(t, second, "%s: no anti-message rolled back a processed twin", ss)
+		if ss == "periodic" {
+			require.NotZero(t, coast, "no coast forward happened")
+		}
+	}
+}
+
 // TestRollbacksHappen runs a rollback-heavy configuration (zero lookahead, every event
 // remote, more workers than cores) and checks that rollbacks, anti-messages and coast
 // forward really occur, and that the result is still the sequential one.
@@ -164,7 +232,10 @@ func TestTimeWarpConfigErrors(t *testing.T) {
 	}{
 		{kernel.TimeWarpConfig{Workers: -1}, "worker threads must be at least 1"},
 		{kernel.TimeWarpConfig{Workers: 2, Schedulers: 3}, "must not exceed the worker threads"},
-		{kernel.TimeWarpConfig{QueueType: "fifo"}, `unknown queue type "fifo"`},
+		{kernel.TimeWarpConfig{QueueType: "fifo"}, `unknown queue type "fifo" (want calendar, heap, splay or ladder)`},
+		{kernel.TimeWarpConfig{QueueType: "calendar", Workers: 2, Schedulers: 1}, "calendar does not support fewer schedule queues than worker threads"},
+		{kernel.TimeWarpConfig{QueueType: "calendar", Cancellation: "lazy"}, "calendar does not support lazy cancellation: choose ladder, heap or splay"},
+		{kernel.TimeWarpConfig{QueueType: "calendar", CheckRollbacks: true}, "calendar does not support the rollback check"},
 		{kernel.TimeWarpConfig{LockType: "spin"}, `unknown lock type "spin"`},
 		{kernel.TimeWarpConfig{StateSavingPeriod: -2}, "state-saving period must be at least 1"},
 		{kernel.TimeWarpConfig{OptimismWindow: -1}, "optimism window must be >= 0"},

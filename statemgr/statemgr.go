@@ -183,6 +183,26 @@ func (q *Queue) AfterEvent(k event.Key, lp Snapshotter, core Core) bool {
 	return true
 }
 
+// Save saves lp and core now, as the state after the event with key k, whatever the period
+// count (which restarts from it): for a dispatcher that needs a state at a point of its
+// choosing, such as the LP's latest event once it is below GVT, so that fossil collection
+// can drop everything before it. k must be above the latest saved state's key; Save reports
+// false, saving nothing, when k is that key (the state is saved already).
+func (q *Queue) Save(k event.Key, lp Snapshotter, core Core) bool {
+	n := q.states.Len()
+	if n == 0 {
+		panic("statemgr: Save before Init")
+	}
+	if last := q.at(n - 1); !last.before(&k) {
+		if !last.initial && last.key == k {
+			return false
+		}
+		panic(fmt.Sprintf("statemgr: saving after event %+v, which is not after the latest saved state's event %+v", k, last.key))
+	}
+	q.push(lp, core).key = k
+	return true
+}
+
 // Rollback restores lp and *core to the latest saved state taken before the event with key
 // k, that is whose key is less than k (the initial state counts as before everything),
 // discards every saved state after it, and returns that state's key, with ok false when it

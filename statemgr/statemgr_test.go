@@ -514,3 +514,36 @@ func BenchmarkSavePeriod1Rollback(b *testing.B) {
 		steady(q, &lp, &core, &t0, 1)
 	}
 }
+
+// TestSave: Save saves at once whatever the period, restarts the count, refuses a key
+// already saved, panics on a key below the latest saved one, and lets fossil collection
+// drop everything before it.
+func TestSave(t *testing.T) {
+	q, _ := NewQueue(4)
+	var lp toy
+	require.Panics(t, func() { q.Save(key(1, 1), &lp, Core{}) }, "Save before Init")
+	q.Init(&lp, Core{})
+	lp.S.Count = 1
+	require.False(t, q.AfterEvent(key(1, 1), &lp, Core{Seq: 1}))
+	require.True(t, q.Save(key(1, 1), &lp, Core{Seq: 1}))
+	require.False(t, q.Save(key(1, 1), &lp, Core{Seq: 1}), "already saved")
+	require.Panics(t, func() { q.Save(key(0.5, 1), &lp, Core{}) }, "below the latest saved key")
+	require.Equal(t, 2, q.Len())
+	// The count restarted at the save: the next save is four events later.
+	for i := 2; i <= 4; i++ {
+		require.False(t, q.AfterEvent(key(float64(i), uint64(i)), &lp, Core{}))
+	}
+	require.True(t, q.AfterEvent(key(5, 5), &lp, Core{}))
+	q.FossilCollect(3)
+	old, ok := q.Oldest()
+	require.True(t, ok)
+	require.Equal(t, key(1, 1), old)
+	// Rolling back to just after the saved event restores it.
+	lp.S.Count = 9
+	var c Core
+	r, ok := q.Rollback(key(2, 2), &lp, &c)
+	require.True(t, ok)
+	require.Equal(t, key(1, 1), r)
+	require.Equal(t, uint64(1), lp.S.Count)
+	require.Equal(t, uint64(1), c.Seq)
+}

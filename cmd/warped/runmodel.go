@@ -77,7 +77,7 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	fs.StringVar(&o.simType, "simulation-type", kernel.TimeWarp, "dispatcher: "+strings.Join(kernel.Types(), " or "))
 	fs.IntVar(&o.workers, "time-warp-worker-threads", runtime.NumCPU(), "time warp: worker goroutines")
 	fs.IntVar(&o.schedulers, "time-warp-scheduler-count", 0, "time warp: schedule queues, at most the worker threads (0: one per worker thread)")
-	fs.StringVar(&o.queueType, "time-warp-queue-type", "ladder", "time warp: schedule queue: heap, splay or ladder")
+	fs.StringVar(&o.queueType, "time-warp-queue-type", "", "time warp: calendar (each worker runs its own LPs from one calendar queue), or heap, splay or ladder (LTSF queues shared by workers); empty: calendar where it applies, else ladder")
 	fs.StringVar(&o.lockType, "time-warp-lock-type", "ticket", "time warp: schedule queue lock: ticket or mutex")
 	fs.IntVar(&o.period, "time-warp-state-saving-period", 16, "time warp: save each LP's state every N events (1: copy state saving)")
 	fs.StringVar(&o.stateSaving, "time-warp-state-saving-type", "periodic", "time warp: periodic state saving or reverse computation (every LP must implement Reverse)")

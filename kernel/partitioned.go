@@ -1,0 +1,583 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/eventset"
+	"github.com/warpedgo/warped/internal/ring"
+	"github.com/warpedgo/warped/ltsf"
+	"github.com/warpedgo/warped/rng"
+	"github.com/warpedgo/warped/statemgr"
+)
+
+// The partitioned engine (QueueType "calendar", the default where it applies).
+//
+// The shared-queue engine of timewarp.go keeps, for every LP, an input heap, a history, an
+// output queue and a state queue, and schedules LPs (one entry each) in LTSF queues that
+// any worker may take from. Between two events of one LP every other LP of the process is
+// visited, so all of that per-LP memory is cold whenever it is touched: on PHOLD with 16384
+// LPs that is about 19 last-level cache misses per event, which bounded the engine to a
+// fraction of the sequential dispatcher's speed (docs/PERFORMANCE.md).
+//
+// With one schedule queue per worker (the default), an LP is only ever run by one worker,
+// so the engine can own its events outright, the way the sequential dispatcher does:
+//
+//   - Each worker's pending events, of all its LPs, are in one calendar queue
+//     (eventset.Calendar) by value, taken least first. An event whose key is below the key
+//     of its LP's last processed event is a straggler: the LP is rolled back and the event
+//     put back, and the worker takes the least event again.
+//   - What a worker processes goes to its own history log, appended in processing order:
+//     the event by value, the index of the LP's previous entry (each LP's entries are
+//     chained, newest first, for rollback), the range of its outputs in the worker's output
+//     log, and, with reverse computation, its undo record. Fossil collection drops entries
+//     from the log's head while they are below GVT (and, with periodic state saving, no
+//     saved state that a rollback could restore needs them for coast forward), so both
+//     logs are written and read sequentially.
+//   - Events for another worker's LPs are buffered per destination and handed over at the
+//     end of the event that sent them, under the destination's inbound lock (LockType); a
+//     worker drains its inbound before it takes an event, before it reports to a GVT round,
+//     and when idle. Anti-messages for the worker's own LPs wait in a list handled before
+//     the next event; an anti-message whose twin was processed rolls its LP back (dropping
+//     the twin), and one whose twin is pending cancels it in the calendar (Calendar.Cancel).
+//     Per-pair order keeps an anti-message behind its positive twin, and handling local
+//     anti-messages before the next event keeps it ahead of any re-send with the same key.
+//   - GVT is Fujimoto's algorithm as in the shared engine: a worker drains its inbound and
+//     flushes its buffers before it reports, so an event in transit is covered either by its
+//     sender's report (made since its last report) or by its receiver's queue.
+//
+// LPs keep their saved states in their partLP record. Lazy cancellation, CheckRollbacks,
+// batched event handling (Offload) and fewer schedule queues than workers run on the
+// shared engine, which supports them.
+
+// QueueCalendar is the QueueType of the partitioned engine: each worker takes its own LPs'
+// events from one calendar queue (see the package documentation).
+const QueueCalendar = "calendar"
+
+// partLP is the partitioned engine's per-LP record, owned by the LP's worker. It is kept
+// small (48 bytes), since every event touches its LP's record; the LPs' saved states are
+// beside, in timeWarpDispatcher.states.
+type partLP struct {
+	// last is the absolute index, in the worker's history log, of the LP's newest
+	// processed event still there (below the log's base: none), and lastKey its key (the
+	// zero key when none, which no event sorts below).
+	last    int64
+	lastKey event.Key
+	// fossilGVT is the GVT of the states' last fossil collection.
+	fossilGVT Time
+}
+
+// histEntry is one processed event in a worker's history log.
+type histEntry struct {
+	ev event.Event
+	// prev is the absolute index of the LP's previous entry (below the base: none).
+	prev int64
+	// outFrom and outTo delimit the event's sends in the worker's output log.
+	outFrom, outTo int64
+	undo           twUndo // reverse computation only
+	dead           bool   // rolled back
+}
+
+// outEntry is one sent event in a worker's output log: what its anti-message needs.
+type outEntry struct {
+	recvTime, sendTime Time
+	seq                uint64
+	depth              uint32
+	sender, receiver   LPID
+}
+
+// partWorker is a worker's own part of the partitioned engine.
+type partWorker struct {
+	// Owned by the worker:
+	cal            eventset.Calendar
+	hist           ring.Ring[histEntry]
+	histBase       int64 // absolute index of hist.At(0)
+	outs           ring.Ring[outEntry]
+	outsBase       int64
+	antis          []event.Event   // anti-messages for the worker's LPs, handled before the next event
+	outbox         [][]event.Event // events for each other worker, handed over after each event
+	boxed          bool            // some outbox holds events
+	fossilGVT      Time            // the GVT of the last fossil collection
+	maxCommitted   Time            // the latest receive time among the committed events dropped
+	undone, coasts []int64         // rollback scratch
+	cur            event.Event     // the event being processed
+	ahead          int             // events taken since GVT last advanced (see partAheadEvents)
+
+	// inMu guards in, the events other workers and the manager handed over; inN is its
+	// length, read without the lock to skip it when empty.
+	inMu  sync.Locker
+	in    []event.Event
+	inN   atomic.Int32
+	spare []event.Event // owned by the worker: the drained slice, for reuse
+	// work is set, when the worker goes idle, to whether it holds events below the end
+	// time (the manager's passivity check across processes reads it).
+	work atomic.Bool
+}
+
+// partGVTEvents is the number of events a worker of the partitioned engine processes
+// between GVT rounds it starts itself. The history log holds what lies between GVT and
+// the workers' clocks, so frequent rounds keep it in the caches (a round costs each worker
+// one report); 8192, the shared engine's, left a quarter of the run in cache misses writing
+// the log.
+const partGVTEvents = 2048
+
+// partAheadEvents bounds how far a worker runs ahead of the others: after taking that many
+// events without seeing GVT advance, it takes only events at GVT until it does. While the
+// workers run side by side GVT advances every few thousand events and the bound is never
+// reached; when one is descheduled (more goroutines than cores, or a busy machine), the
+// others would otherwise run on alone and lose most of that work to rollbacks (measured:
+// efficiency down to 39% and 1.5 GiB of history on PHOLD on a loaded 2-core machine).
+const partAheadEvents = 4096
+
+// Initial sizes of the logs (powers of two).
+const (
+	histMin = 1024
+	outsMin = 1024
+)
+
+// partitioned reports whether the dispatcher runs the partitioned engine.
+func (d *timeWarpDispatcher) partitioned() bool { return d.plp != nil }
+
+// initPartitioned sets up the partitioned engine: sched[j] is the worker of LP d.local[j].
+func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType string) error {
+	n := len(d.sim.lps)
+	d.owner = make([]int32, n)
+	d.plp = make([]partLP, n)
+	if !d.reverse {
+		d.states = make([]statemgr.Queue, n)
+	}
+	for j, id := range d.local {
+		d.owner[id] = int32(sched[j])
+		d.plp[id].last = -1
+		if !d.reverse {
+			q, err := statemgr.NewQueue(d.cfg.StateSavingPeriod)
+			if err != nil {
+				return err
+			}
+			d.states[id] = *q
+		}
+	}
+	for _, w := range d.workers {
+		l, err := ltsf.NewLock(lockType)
+		if err != nil {
+			return err
+		}
+		w.p = &partWorker{inMu: l, outbox: make([][]event.Event, len(d.workers))}
+	}
+	return nil
+}
+
+// partLoop is a worker goroutine of the partitioned engine.
+func (w *worker) partLoop() {
+	d, p := w.d, w.p
+	for !d.done.Load() {
+		if p.inN.Load() > 0 {
+			w.drainInbound()
+		}
+		if len(p.antis) > 0 {
+			w.handleAntis()
+		}
+		w.reportPart()
+		g := d.gvt.GVT()
+		if g > p.fossilGVT {
+			w.fossilPart(g)
+			p.ahead = 0
+		}
+		t, ok := p.cal.Min()
+		if !ok || t >= d.limit() || (p.ahead >= partAheadEvents && t > g) {
+			w.goIdle(ok && t < d.end)
+			runtime.Gosched()
+			continue
+		}
+		w.setIdle(false)
+		p.cur = *p.cal.Pop() // kept in the worker: a local would escape through Handle
+		p.ahead++
+		w.step(&p.cur)
+		if p.boxed {
+			w.flushOutboxes()
+		}
+		if w.ctx.err != nil {
+			d.fail(w.ctx.err)
+			return
+		}
+	}
+}
+
+// goIdle hands over the buffered events and marks the worker idle; work says whether it
+// holds events below the end time (beyond the optimism window).
+func (w *worker) goIdle(work bool) {
+	if w.p.boxed {
+		w.flushOutboxes()
+	}
+	w.p.work.Store(work)
+	w.setIdle(true)
+}
+
+// step processes ev, the least pending event of the worker, or, when it is a straggler,
+// rolls its LP back and puts it back.
+func (w *worker) step(ev *event.Event) {
+	d := w.d
+	id := ev.Receiver
+	x := &d.plp[id]
+	k := event.KeyOf(ev)
+	if event.KeyLess(&k, &x.lastKey) {
+		w.stats.primary++
+		w.partRollback(x, id, k, false)
+		// The rollback put events back and may have sent anti-messages to this worker's
+		// LPs: those go first, then the least event is taken again.
+		w.p.cal.Push(ev)
+		return
+	}
+	w.processPart(x, id, ev, k)
+}
+
+// processPart runs the handler of event ev (key k) on LP id and logs it.
+func (w *worker) processPart(x *partLP, id LPID, ev *event.Event, k event.Key) {
+	d, p := w.d, w.p
+	r := &d.sim.lps[id]
+	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
+	w.cause = k
+	g, seq := r.rng, r.seq
+	outFrom := p.outsBase + int64(p.outs.Len())
+	r.model.Handle(&w.ctx, ev)
+	h := p.hist.Push(histMin)
+	*h = histEntry{ev: *ev, prev: x.last, outFrom: outFrom, outTo: p.outsBase + int64(p.outs.Len())}
+	if d.reverse {
+		h.undo = twUndo{draws: rng.Draws(g, r.rng), seq: seq}
+	} else {
+		d.states[id].AfterEvent(k, r.model, coreOf(r))
+	}
+	x.last, x.lastKey = p.histBase+int64(p.hist.Len()-1), k
+	if n := atomic.AddUint64(&w.stats.processed, 1); n%partGVTEvents == 0 {
+		d.startGVT()
+	}
+}
+
+// entry returns the history entry with absolute index i (histBase <= i).
+func (p *partWorker) entry(i int64) *histEntry { return p.hist.At(int(i - p.histBase)) }
+
+// sendPart is the partitioned engine's sink (see worker.send).
+func (w *worker) sendPart(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
+	if w.coasting {
+		return
+	}
+	e := event.Event{RecvTime: at, SendTime: now, Seq: seq, Payload: payload, Words: ws,
+		Depth: depth, Sender: from, Receiver: to}
+	if !w.initSend {
+		*w.p.outs.Push(outsMin) = outEntry{recvTime: at, sendTime: now, seq: seq, depth: depth,
+			sender: from, receiver: to}
+	}
+	w.d.deliverPart(w, &e)
+}
+
+// deliverPart makes event e (copied) visible to its receiver's worker: into the calendar
+// before the run, or for the sender's own LPs (anti-messages into the list handled before
+// the next event); into the outbox for another worker's LPs (the manager, which has no
+// outbox, hands over at once); to the manager for another process's LPs.
+func (d *timeWarpDispatcher) deliverPart(w *worker, e *event.Event) {
+	w.tracker.Made(e.RecvTime)
+	if d.dist != nil && !d.dist.isLocal(e.Receiver) {
+		pe := w.pool.Get()
+		*pe = *e
+		d.dist.post(pe)
+		return
+	}
+	o := d.workers[d.owner[e.Receiver]]
+	switch {
+	case w.initSend:
+		o.p.cal.Push(e)
+	case o == w:
+		if e.Anti {
+			w.p.antis = append(w.p.antis, *e)
+		} else {
+			w.p.cal.Push(e)
+		}
+	case w.p == nil:
+		o.p.handOver(e)
+	default:
+		w.p.outbox[o.id] = append(w.p.outbox[o.id], *e)
+		w.p.boxed = true
+	}
+}
+
+// handOver appends e to the worker's inbound.
+func (p *partWorker) handOver(e *event.Event) {
+	p.inMu.Lock()
+	p.in = append(p.in, *e)
+	p.inN.Store(int32(len(p.in)))
+	p.inMu.Unlock()
+}
+
+// flushOutboxes hands every buffered event over to its worker.
+func (w *worker) flushOutboxes() {
+	p := w.p
+	for i, box := range p.outbox {
+		if len(box) == 0 {
+			continue
+		}
+		o := w.d.workers[i].p
+		o.inMu.Lock()
+		o.in = append(o.in, box...)
+		o.inN.Store(int32(len(o.in)))
+		o.inMu.Unlock()
+		clear(box)
+		p.outbox[i] = box[:0]
+	}
+	p.boxed = false
+}
+
+// drainInbound takes the events handed over to the worker: positive events into the
+// calendar, anti-messages handled at once, in arrival order. The worker becomes active
+// under the inbound lock when there is anything, so that a manager checking for passivity
+// cannot miss work in the hands of a worker it counted as passive.
+func (w *worker) drainInbound() {
+	p := w.p
+	p.inMu.Lock()
+	in := p.in
+	p.in = p.spare[:0]
+	p.inN.Store(0)
+	if len(in) > 0 {
+		w.setIdle(false)
+	}
+	p.inMu.Unlock()
+	for i := range in {
+		if in[i].Anti {
+			w.handleAnti(&in[i])
+		} else {
+			p.cal.Push(&in[i])
+		}
+	}
+	clear(in)
+	p.spare = in[:0]
+}
+
+// handleAntis handles the anti-messages for the worker's own LPs, including those that
+// handling them sends.
+func (w *worker) handleAntis() {
+	p := w.p
+	for i := 0; i < len(p.antis); i++ {
+		a := p.antis[i]
+		w.handleAnti(&a)
+	}
+	clear(p.antis)
+	p.antis = p.antis[:0]
+}
+
+// handleAnti handles anti-message a for one of the worker's LPs: when its twin was
+// processed, the LP rolls back to the twin, which is dropped; otherwise the twin is
+// pending, and is cancelled.
+func (w *worker) handleAnti(a *event.Event) {
+	p := w.p
+	id := a.Receiver
+	x := &w.d.plp[id]
+	twin := twinKey(event.KeyOf(a))
+	if !event.KeyLess(&x.lastKey, &twin) {
+		for i := x.last; i >= p.histBase; {
+			h := p.entry(i)
+			hk := event.KeyOf(&h.ev)
+			if event.KeyLess(&hk, &twin) {
+				break
+			}
+			if hk == twin {
+				w.stats.secondary++
+				w.partRollback(x, id, twin, true)
+				return
+			}
+			i = h.prev
+		}
+	}
+	if !p.cal.Cancel(id, twin) {
+		panic(fmt.Sprintf("kernel: anti-message %+v for LP %d has no twin, processed or pending", twin, id))
+	}
+	w.stats.annihil++
+}
+
+// partRollback undoes every processed event of LP id (record x) with key >= k: reverses
+// them (reverse computation) or restores the latest saved state before k and coasts
+// forward, puts them back into the calendar (dropping the one with key k when dropTwin: the
+// twin of an anti-message), and sends the anti-messages of their outputs.
+func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) {
+	d, p := w.d, w.p
+	r := &d.sim.lps[id]
+	u := p.undone[:0]
+	i := x.last
+	for i >= p.histBase {
+		h := p.entry(i)
+		hk := event.KeyOf(&h.ev)
+		if event.KeyLess(&hk, &k) {
+			break
+		}
+		u = append(u, i)
+		i = h.prev
+	}
+	p.undone = u
+	if d.reverse {
+		rev := r.model.(Reverser)
+		for _, j := range u { // newest first
+			h := p.entry(j)
+			w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = h.ev.RecvTime, h.ev.Depth, id, r
+			reverseEvent(&w.ctx, rev, &h.ev, h.undo)
+		}
+	}
+	for _, j := range u {
+		h := p.entry(j)
+		h.dead = true
+		w.stats.rolledBack++
+		if dropTwin && event.KeyOf(&h.ev) == k {
+			w.stats.annihil++
+		} else {
+			p.cal.Push(&h.ev)
+			w.tracker.Made(h.ev.RecvTime)
+		}
+		for o := h.outFrom; o < h.outTo; o++ {
+			oe := p.outs.At(int(o - p.outsBase))
+			anti := event.Event{RecvTime: oe.recvTime, SendTime: oe.sendTime, Seq: oe.seq,
+				Depth: oe.depth, Sender: oe.sender, Receiver: oe.receiver, Anti: true}
+			w.stats.antiSent++
+			d.deliverPart(w, &anti)
+		}
+		h.ev.Payload = nil
+	}
+	x.last, x.lastKey = i, event.Key{}
+	if i >= p.histBase {
+		x.lastKey = event.KeyOf(&p.entry(i).ev)
+	}
+	if d.reverse {
+		return
+	}
+	core := coreOf(r)
+	restored, ok := d.states[id].Rollback(k, r.model, &core)
+	setCore(r, core)
+	// Coast forward: re-execute, oldest first and without sending, the LP's processed
+	// events after the restored state (every one of them when it is the initial state:
+	// fossil collection keeps them all then).
+	c := p.coasts[:0]
+	for j := i; j >= p.histBase; {
+		h := p.entry(j)
+		hk := event.KeyOf(&h.ev)
+		if ok && !event.KeyLess(&restored, &hk) {
+			break
+		}
+		c = append(c, j)
+		j = h.prev
+	}
+	p.coasts = c
+	w.coasting = true
+	for n := len(c) - 1; n >= 0; n-- {
+		h := p.entry(c[n])
+		w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = h.ev.RecvTime, h.ev.Depth, id, r
+		r.model.Handle(&w.ctx, &h.ev)
+		d.states[id].AfterEvent(event.KeyOf(&h.ev), r.model, coreOf(r))
+		w.stats.coastForward++
+	}
+	w.coasting = false
+}
+
+// reportPart reports to a running GVT round if this worker has not yet: it hands over its
+// buffered events and takes in what was handed to it first (see the package comment).
+func (w *worker) reportPart() {
+	d, p := w.d, w.p
+	r := d.gvt.Round()
+	if !w.tracker.Due(r) {
+		return
+	}
+	if p.boxed {
+		w.flushOutboxes()
+	}
+	if p.inN.Load() > 0 {
+		w.drainInbound()
+	}
+	if len(p.antis) > 0 {
+		w.handleAntis()
+	}
+	head := math.Inf(1)
+	if t, ok := p.cal.Min(); ok {
+		head = t
+	}
+	if g, ok := d.gvt.Report(r, w.tracker.Take(r, head)); ok && g >= d.end && d.dist == nil {
+		d.done.Store(true)
+	}
+}
+
+// fossilPart drops the history log's head below GVT g: rolled-back entries, and committed
+// ones that no saved state needs for coast forward (with periodic state saving, an entry
+// stays until its LP's oldest kept state is at or after it), with their outputs.
+func (w *worker) fossilPart(g Time) {
+	d, p := w.d, w.p
+	p.fossilGVT = g
+	n, outTo := 0, p.outsBase
+	for n < p.hist.Len() {
+		h := p.hist.At(n)
+		if !h.dead {
+			if h.ev.RecvTime >= g {
+				break
+			}
+			if !d.reverse {
+				id := h.ev.Receiver
+				x := &d.plp[id]
+				if x.fossilGVT < g {
+					x.fossilGVT = g
+					d.states[id].FossilCollect(g)
+				}
+				oldest, ok := d.states[id].Oldest()
+				hk := event.KeyOf(&h.ev)
+				if !ok || event.KeyLess(&oldest, &hk) {
+					// The LP's oldest kept state is before this event, which coast
+					// forward from it needs. When the LP's latest event is below GVT
+					// too, its present state is committed: saving it lets everything
+					// of the LP up to it go. Otherwise the log waits for the next GVT.
+					if !(x.lastKey.RecvTime < g) {
+						break
+					}
+					r := &d.sim.lps[id]
+					d.states[id].Save(x.lastKey, r.model, coreOf(r))
+					d.states[id].FossilCollect(g)
+				}
+			}
+			p.maxCommitted = math.Max(p.maxCommitted, h.ev.RecvTime)
+			if h.ev.Payload != nil {
+				h.ev.Payload = nil
+			}
+		}
+		outTo = h.outTo
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	p.hist.DropFront(n)
+	p.histBase += int64(n)
+	p.outs.DropFront(int(outTo - p.outsBase))
+	p.outsBase = outTo
+}
+
+// finalTimePart is the latest receive time among the events processed and not rolled back.
+func (d *timeWarpDispatcher) finalTimePart() Time {
+	var t Time
+	for _, w := range d.workers {
+		p := w.p
+		t = math.Max(t, p.maxCommitted)
+		for i := range p.hist.Len() {
+			if h := p.hist.At(i); !h.dead {
+				t = math.Max(t, h.ev.RecvTime)
+			}
+		}
+	}
+	return t
+}
+
+// localWorkPart reports whether a worker of the partitioned engine holds events below the
+// end time or has events handed over to it (for the manager's passivity check; every
+// worker is passive when it is called).
+func (d *timeWarpDispatcher) localWorkPart() bool {
+	for _, w := range d.workers {
+		if w.p.inN.Load() > 0 || w.p.work.Load() {
+			return true
+		}
+	}
+	return false
+}
