@@ -131,6 +131,9 @@ const partGVTEvents = 2048
 // reached; when one is descheduled (more goroutines than cores, or a busy machine), the
 // others would otherwise run on alone and lose most of that work to rollbacks (measured:
 // efficiency down to 39% and 1.5 GiB of history on PHOLD on a loaded 2-core machine).
+// Across processes GVT rounds follow Mattern's token, once per GVT period, not the work
+// done, so the bound would cap each worker at that many events per period: it applies to
+// runs in one process only.
 const partAheadEvents = 4096
 
 // Initial sizes of the logs (powers of two).

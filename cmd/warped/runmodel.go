@@ -83,7 +83,7 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	fs.StringVar(&o.stateSaving, "time-warp-state-saving-type", "periodic", "time warp: periodic state saving or reverse computation (every LP must implement Reverse)")
 	fs.StringVar(&o.cancellation, "time-warp-cancellation", "aggressive", "time warp: aggressive or lazy cancellation")
 	fs.Float64Var(&o.window, "time-warp-optimism-window", 0, "time warp: never process events at or above GVT + W (0: unbounded)")
-	fs.Float64Var(&o.gvtPeriodMS, "time-warp-gvt-calculation-period", 10, "time warp: milliseconds between GVT rounds")
+	fs.Float64Var(&o.gvtPeriodMS, "time-warp-gvt-calculation-period", 2, "time warp: milliseconds between GVT rounds")
 	fs.BoolVar(&o.checkRollbacks, "time-warp-check-rollbacks", false, "time warp: debug mode: check that re-executed events rebuild the same state")
 	fs.StringVar(&o.gvtMethod, "time-warp-gvt-calculation-method", kernel.GVTAsynchronous, "time warp across processes: GVT by Mattern's token (asynchronous) or all-gather (synchronous)")
 	fs.IntVar(&o.maxAggregate, "time-warp-communication-max-aggregate", 256, "time warp across processes: most events in one message (1: no aggregation)")
