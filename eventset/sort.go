@@ -163,7 +163,12 @@ func popSlots(h *[]slot) {
 	if last == 0 {
 		return
 	}
-	i := 0
+	downSlots(a, 0, x)
+}
+
+// downSlots puts x at hole i of the min-heap a and sifts it down.
+func downSlots(a []slot, i int, x slot) {
+	last := len(a)
 	for {
 		c := 2*i + 1
 		if c >= last {
@@ -196,19 +201,5 @@ func removeSlot(h *[]slot, i int) {
 		upSlots(a, i)
 		return
 	}
-	for {
-		c := 2*i + 1
-		if c >= last {
-			break
-		}
-		if c+1 < last && sless(&a[c+1], &a[c]) {
-			c++
-		}
-		if !sless(&a[c], &x) {
-			break
-		}
-		a[i] = a[c]
-		i = c
-	}
-	a[i] = x
+	downSlots(a, i, x)
 }
