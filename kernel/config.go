@@ -56,7 +56,8 @@ type TimeWarpConfig struct {
 	// per LP and supports every option. The default is calendar where it applies, else
 	// ladder (the fastest of the three on large models); see docs/PERFORMANCE.md.
 	QueueType string
-	// LockType guards the schedule queues: ticket or mutex (default ticket).
+	// LockType guards the schedule queues (with queue type calendar, each worker's inbound
+	// events from other workers): ticket or mutex (default ticket).
 	LockType string
 	// StateSavingPeriod saves each LP's state every that many events (default 16; 1 is
 	// copy state saving). Periodic state saving only.
