@@ -303,14 +303,28 @@ func (m *distributed) manage(ctx context.Context, start time.Time) {
 // fail ends the run with err on this rank and tells the others.
 func (m *distributed) fail(err error) { m.d.fail(err) }
 
+// failReasonWait bounds how long a rank whose transport failed waits for the message that
+// tells why another rank left.
+const failReasonWait = 500 * time.Millisecond
+
 // failComm ends the run after the transport failed with err. A transport usually fails
 // because another rank failed and left, so the messages still waiting are searched for
 // that rank's reason, which is the error to show.
+// The reason may still be on its way (a transport may deliver it later than the failed
+// rank's departure shows), so this waits for it up to failReasonWait.
 func (m *distributed) failComm(err error) {
-	for range 1 << 16 {
+	deadline := time.Now().Add(failReasonWait)
+	for range 1 << 20 {
 		_, msg, ok, perr := m.tr.Poll()
-		if perr != nil || !ok {
+		if perr != nil {
 			break
+		}
+		if !ok {
+			if time.Now().After(deadline) {
+				break
+			}
+			runtime.Gosched()
+			continue
 		}
 		if k, v, derr := m.codec.Decode(msg); derr == nil && k == comm.KindTerminate {
 			if e := v.(*comm.Terminate).Err; e != "" {
