@@ -16,3 +16,10 @@ func TestLPRecordLayout(t *testing.T) {
 		t.Errorf("twLP's hot fields end at byte %d, past its fourth cache line", end)
 	}
 }
+
+// TestPartLPLayout keeps the partitioned engine's LP record to one cache line.
+func TestPartLPLayout(t *testing.T) {
+	if n := unsafe.Sizeof(partLP{}); n > 64 {
+		t.Errorf("partLP is %d bytes, more than one 64-byte cache line", n)
+	}
+}

@@ -50,7 +50,16 @@ import (
 //     flushes its buffers before it reports, so an event in transit is covered either by its
 //     sender's report (made since its last report) or by its receiver's queue.
 //
-// LPs keep their saved states in their partLP record. Lazy cancellation, CheckRollbacks,
+// With periodic state saving, every N-th event of an LP (N the period) keeps a copy of the
+// LP's state after it in its log entry. A rollback restores the newest copy before the
+// straggler and coasts forward over the LP's entries after it. Fossil collection never
+// waits for an LP: when it drops an entry with a copy, that copy becomes the LP's base
+// state (timeWarpDispatcher.base), and when it drops one without, whose LP has no newer
+// copy below GVT, the event moves to the LP's spill list (timeWarpDispatcher.spill), from
+// which a rollback that reaches back past the log coasts forward after restoring the base.
+// So the log holds what lies above GVT and no more, whatever the period.
+//
+// Lazy cancellation, CheckRollbacks,
 // batched event handling (Offload) and fewer schedule queues than workers run on the
 // shared engine, which supports them.
 
@@ -59,16 +68,28 @@ import (
 const QueueCalendar = "calendar"
 
 // partLP is the partitioned engine's per-LP record, owned by the LP's worker. It is kept
-// small (48 bytes), since every event touches its LP's record; the LPs' saved states are
-// beside, in timeWarpDispatcher.states.
+// to one cache line (64 bytes), since every event touches its LP's record; the LPs' base
+// states and spill lists are beside, in timeWarpDispatcher.base and spill.
 type partLP struct {
 	// last is the absolute index, in the worker's history log, of the LP's newest
 	// processed event still there (below the log's base: none), and lastKey its key (the
 	// zero key when none, which no event sorts below).
 	last    int64
 	lastKey event.Key
-	// fossilGVT is the GVT of the states' last fossil collection.
-	fossilGVT Time
+	// Periodic state saving only: anchor is the absolute index of the LP's newest log
+	// entry that holds a saved state (below the log's base: none, the base state is the
+	// newest), and anchorTime its receive time; count is the number of events the LP
+	// processed since that state.
+	anchor     int64
+	anchorTime Time
+	count      uint32
+}
+
+// savedState is a copy of an LP's state taken by periodic state saving: the model's
+// Snapshot and the kernel's per-LP core (generator and send sequence number).
+type savedState struct {
+	model any
+	core  statemgr.Core
 }
 
 // histEntry is one processed event in a worker's history log.
@@ -78,8 +99,9 @@ type histEntry struct {
 	prev int64
 	// outFrom and outTo delimit the event's sends in the worker's output log.
 	outFrom, outTo int64
-	undo           twUndo // reverse computation only
-	dead           bool   // rolled back
+	undo           twUndo      // reverse computation only
+	saved          *savedState // periodic state saving: the LP's state after the event, or nil
+	dead           bool        // rolled back
 }
 
 // outEntry is one sent event in a worker's output log: what its anti-message needs.
@@ -104,6 +126,7 @@ type partWorker struct {
 	fossilGVT      Time            // the GVT of the last fossil collection
 	maxCommitted   Time            // the latest receive time among the committed events dropped
 	undone, coasts []int64         // rollback scratch
+	free           []*savedState   // saved states no longer needed, for reuse
 	cur            event.Event     // the event being processed
 	ahead          int             // events taken since GVT last advanced (see partAheadEvents)
 
@@ -151,18 +174,13 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType string) error
 	d.owner = make([]int32, n)
 	d.plp = make([]partLP, n)
 	if !d.reverse {
-		d.states = make([]statemgr.Queue, n)
+		d.period = uint32(d.cfg.StateSavingPeriod)
+		d.base = make([]*savedState, n)
+		d.spill = make([][]event.Event, n)
 	}
 	for j, id := range d.local {
 		d.owner[id] = int32(sched[j])
-		d.plp[id].last = -1
-		if !d.reverse {
-			q, err := statemgr.NewQueue(d.cfg.StateSavingPeriod)
-			if err != nil {
-				return err
-			}
-			d.states[id] = *q
-		}
+		d.plp[id].last, d.plp[id].anchor = -1, -1
 	}
 	for _, w := range d.workers {
 		l, err := ltsf.NewLock(lockType)
@@ -249,15 +267,32 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event, k event.Key) {
 	r.model.Handle(&w.ctx, ev)
 	h := p.hist.Push(histMin)
 	*h = histEntry{ev: *ev, prev: x.last, outFrom: outFrom, outTo: p.outsBase + int64(p.outs.Len())}
+	x.last, x.lastKey = p.histBase+int64(p.hist.Len()-1), k
 	if d.reverse {
 		h.undo = twUndo{draws: rng.Draws(g, r.rng), seq: seq}
-	} else {
-		d.states[id].AfterEvent(k, r.model, coreOf(r))
+	} else if x.count++; x.count >= d.period {
+		x.count = 0
+		h.saved = p.save(r)
+		x.anchor, x.anchorTime = x.last, ev.RecvTime
 	}
-	x.last, x.lastKey = p.histBase+int64(p.hist.Len()-1), k
 	if n := atomic.AddUint64(&w.stats.processed, 1); n%partGVTEvents == 0 {
 		d.startGVT()
 	}
+}
+
+// save returns a copy of the state of LP record r, reusing a discarded one.
+func (p *partWorker) save(r *lpRecord) *savedState {
+	var s *savedState
+	if n := len(p.free); n > 0 {
+		s = p.free[n-1]
+		p.free[n-1] = nil
+		p.free = p.free[:n-1]
+	} else {
+		s = new(savedState)
+	}
+	s.model = r.model.Snapshot(s.model)
+	s.core = coreOf(r)
+	return s
 }
 
 // entry returns the history entry with absolute index i (histBase <= i).
@@ -429,6 +464,10 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) {
 	for _, j := range u {
 		h := p.entry(j)
 		h.dead = true
+		if h.saved != nil {
+			p.free = append(p.free, h.saved)
+			h.saved = nil
+		}
 		w.stats.rolledBack++
 		if dropTwin && event.KeyOf(&h.ev) == k {
 			w.stats.annihil++
@@ -452,32 +491,53 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) {
 	if d.reverse {
 		return
 	}
-	core := coreOf(r)
-	restored, ok := d.states[id].Rollback(k, r.model, &core)
-	setCore(r, core)
-	// Coast forward: re-execute, oldest first and without sending, the LP's processed
-	// events after the restored state (every one of them when it is the initial state:
-	// fossil collection keeps them all then).
+	// Restore the newest saved state before k: from the LP's newest remaining entry that
+	// holds one, else the base state; then coast forward, oldest first and without
+	// sending, over the LP's events after it (after the base: its spill list first).
 	c := p.coasts[:0]
-	for j := i; j >= p.histBase; {
+	var from *savedState
+	j := i
+	for j >= p.histBase {
 		h := p.entry(j)
-		hk := event.KeyOf(&h.ev)
-		if ok && !event.KeyLess(&restored, &hk) {
+		if h.saved != nil {
+			from = h.saved
 			break
 		}
 		c = append(c, j)
 		j = h.prev
 	}
 	p.coasts = c
+	fromBase := from == nil
+	if fromBase {
+		from = d.base[id]
+		x.anchor = -1
+	} else {
+		x.anchor, x.anchorTime = j, p.entry(j).ev.RecvTime
+	}
+	r.model.Restore(from.model)
+	setCore(r, from.core)
+	x.count = 0
 	w.coasting = true
+	if fromBase {
+		sp := d.spill[id]
+		for n := range sp {
+			w.coast(x, id, r, &sp[n])
+		}
+	}
 	for n := len(c) - 1; n >= 0; n-- {
-		h := p.entry(c[n])
-		w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = h.ev.RecvTime, h.ev.Depth, id, r
-		r.model.Handle(&w.ctx, &h.ev)
-		d.states[id].AfterEvent(event.KeyOf(&h.ev), r.model, coreOf(r))
-		w.stats.coastForward++
+		w.coast(x, id, r, &p.entry(c[n]).ev)
 	}
 	w.coasting = false
+}
+
+// coast re-executes event ev of LP id (record x, LP record r) during coast forward. It
+// saves no state: the events coast forward re-executes are fewer than the period since the
+// state it started from, so the next save comes with the next event processed anew.
+func (w *worker) coast(x *partLP, id LPID, r *lpRecord, ev *event.Event) {
+	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
+	r.model.Handle(&w.ctx, ev)
+	x.count++
+	w.stats.coastForward++
 }
 
 // reportPart reports to a running GVT round if this worker has not yet: it hands over its
@@ -506,9 +566,10 @@ func (w *worker) reportPart() {
 	}
 }
 
-// fossilPart drops the history log's head below GVT g: rolled-back entries, and committed
-// ones that no saved state needs for coast forward (with periodic state saving, an entry
-// stays until its LP's oldest kept state is at or after it), with their outputs.
+// fossilPart drops the history log's head below GVT g, rolled-back entries and committed
+// ones alike, with their outputs. With periodic state saving, a dropped entry's saved state
+// becomes its LP's base state, and a dropped event that a rollback could still need for
+// coast forward (its LP has no newer saved state below g) moves to the LP's spill list.
 func (w *worker) fossilPart(g Time) {
 	d, p := w.d, w.p
 	p.fossilGVT = g
@@ -521,24 +582,16 @@ func (w *worker) fossilPart(g Time) {
 			}
 			if !d.reverse {
 				id := h.ev.Receiver
-				x := &d.plp[id]
-				if x.fossilGVT < g {
-					x.fossilGVT = g
-					d.states[id].FossilCollect(g)
-				}
-				oldest, ok := d.states[id].Oldest()
-				hk := event.KeyOf(&h.ev)
-				if !ok || event.KeyLess(&oldest, &hk) {
-					// The LP's oldest kept state is before this event, which coast
-					// forward from it needs. When the LP's latest event is below GVT
-					// too, its present state is committed: saving it lets everything
-					// of the LP up to it go. Otherwise the log waits for the next GVT.
-					if !(x.lastKey.RecvTime < g) {
-						break
+				switch {
+				case h.saved != nil:
+					if old := d.base[id]; old != nil {
+						p.free = append(p.free, old)
 					}
-					r := &d.sim.lps[id]
-					d.states[id].Save(x.lastKey, r.model, coreOf(r))
-					d.states[id].FossilCollect(g)
+					d.base[id], h.saved = h.saved, nil
+					clear(d.spill[id])
+					d.spill[id] = d.spill[id][:0]
+				case !(d.plp[id].anchor > p.histBase+int64(n) && d.plp[id].anchorTime < g):
+					d.spill[id] = append(d.spill[id], h.ev)
 				}
 			}
 			p.maxCommitted = math.Max(p.maxCommitted, h.ev.RecvTime)

@@ -224,9 +224,14 @@ type timeWarpDispatcher struct {
 	offload offloadShared
 	// plp are the LPs' records in the partitioned engine (partitioned.go; nil in the
 	// shared-queue engine, which uses lps), and owner[id] is the worker that runs LP id.
-	plp    []partLP
-	owner  []int32
-	states []statemgr.Queue // periodic state saving only
+	plp   []partLP
+	owner []int32
+	// Periodic state saving in the partitioned engine: base[id] is LP id's newest saved
+	// state that is no longer in a log entry, spill[id] its committed events after base that
+	// coast forward may need (see fossilPart), period the state saving period.
+	base   []*savedState
+	spill  [][]event.Event
+	period uint32
 }
 
 // Cancellation kinds accepted in TimeWarpConfig.Cancellation ("" is aggressive).
@@ -486,7 +491,7 @@ func (d *timeWarpDispatcher) initLPs(w *worker) (err error) {
 		switch {
 		case d.reverse:
 		case d.partitioned():
-			d.states[i].Init(r.model, coreOf(r))
+			d.base[i] = w.p.save(r)
 		default:
 			d.lps[i].states.Init(r.model, coreOf(r))
 		}
