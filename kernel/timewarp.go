@@ -469,16 +469,27 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 	return st, nil
 }
 
-// initLPs runs every LP's Init and saves its initial state.
+// initLPs runs every LP's Init and saves its initial state. The partitioned engine runs
+// each worker's LPs on that worker, in parallel (see initPart).
 func (d *timeWarpDispatcher) initLPs(w *worker) (err error) {
+	s := d.sim
+	s.init = true
+	defer func() { s.init = false }()
+	if d.partitioned() {
+		return d.initPart()
+	}
+	return d.initSome(w, d.local)
+}
+
+// initSome runs Init for the LPs ids on worker w and saves their initial states.
+func (d *timeWarpDispatcher) initSome(w *worker, ids []LPID) (err error) {
 	s := d.sim
 	defer func() {
 		if r := recover(); r != nil {
 			err = recoverModel(r, s, w.ctx.self, 0, true)
 		}
 	}()
-	s.init = true
-	for _, i := range d.local {
+	for _, i := range ids {
 		r := &s.lps[i]
 		w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = 0, 0, i, r
 		w.cause, w.coasting = event.Key{}, false
@@ -499,7 +510,6 @@ func (d *timeWarpDispatcher) initLPs(w *worker) (err error) {
 			d.lps[i].base = w.stateDigest(&d.lps[i], r)
 		}
 	}
-	s.init = false
 	return nil
 }
 
