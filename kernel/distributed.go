@@ -508,7 +508,12 @@ func (m *distributed) beginReading(tok *gvt.Token) {
 // stepGVT advances the asynchronous GVT protocol: rank 0 starts rounds, and a rank whose
 // reading is complete adds it to the token and passes it on.
 func (m *distributed) stepGVT(now time.Time) {
-	if m.rank == 0 && !m.gvtRunning && m.tok == nil && now.Sub(m.lastGVT) >= m.d.cfg.GVTPeriod {
+	// A round starts every GVT period, or sooner when a worker of rank 0 asked for one: a
+	// partitioned worker takes at most partAheadEvents events per GVT advance, so waiting
+	// for the period would cap it at that many per period (measured on mpirun -np 2, PHOLD
+	// with reverse computation: 3.39-3.72 M events/s waiting, 4.03-4.29 not).
+	if m.rank == 0 && !m.gvtRunning && m.tok == nil &&
+		(now.Sub(m.lastGVT) >= m.d.cfg.GVTPeriod || m.d.gvtWanted.Swap(false)) {
 		m.gvtRunning = true
 		m.lastGVT = now
 		tok := m.mattern.Start()

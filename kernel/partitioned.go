@@ -255,7 +255,14 @@ func (w *worker) partLoop() {
 		t, ok := p.cal.Min()
 		if !ok || t >= d.limit() || (p.ahead >= partAheadEvents && t > g) {
 			w.goIdle(ok && t < d.end)
-			runtime.Gosched()
+			if d.dist != nil {
+				// Across processes, ranks may share cores: give the core up to the
+				// thread, perhaps this rank's manager, that brings the next GVT.
+				yieldThread()
+				runtime.Gosched()
+			} else {
+				runtime.Gosched()
+			}
 			continue
 		}
 		w.setIdle(false)

@@ -198,9 +198,13 @@ type timeWarpDispatcher struct {
 	workers []*worker
 	gvt     *gvt.Fujimoto
 	passive *termination.Workers
-	done    atomic.Bool
-	errOnce sync.Once
-	err     error
+	// gvtWanted is set by a worker every partGVTEvents events (the shared engine: every
+	// gvtEvents) in a run across processes, where rounds follow Mattern's token: rank 0
+	// then starts the next round without waiting for the GVT period (distributed.stepGVT).
+	gvtWanted atomic.Bool
+	done      atomic.Bool
+	errOnce   sync.Once
+	err       error
 	// lazy is lazy cancellation; check is CheckRollbacks, with seed for its digests.
 	lazy  bool
 	check bool
@@ -600,12 +604,14 @@ func (w *worker) setIdle(idle bool) {
 	}
 }
 
-// startGVT starts a Fujimoto round now, in a run in one process; across processes, rounds
-// follow Mattern's token (see distributed).
+// startGVT starts a Fujimoto round now, in a run in one process; across processes, where
+// rounds follow Mattern's token (see distributed), it asks rank 0's manager for one.
 func (d *timeWarpDispatcher) startGVT() {
 	if d.dist == nil {
 		d.gvt.Start()
+		return
 	}
+	d.gvtWanted.Store(true)
 }
 
 // reportGVT reports to a running GVT round if this worker has not yet.
