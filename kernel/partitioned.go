@@ -35,9 +35,9 @@ import (
 //     the event by value, the index of the LP's previous entry (each LP's entries are
 //     chained, newest first, for rollback), the range of its outputs in the worker's output
 //     log, and, with reverse computation, its undo record. Fossil collection drops entries
-//     from the log's head while they are below GVT (and, with periodic state saving, no
-//     saved state that a rollback could restore needs them for coast forward), so both
-//     logs are written and read sequentially.
+//     from the log's head while they are below GVT (with periodic state saving, keeping
+//     what coast forward may need beside the log, see below), so both logs are written
+//     and read sequentially.
 //   - Events for another worker's LPs are buffered per destination and handed over every
 //     flushEvents events, under the destination's inbound lock (LockType); a
 //     worker drains its inbound before it takes an event, before it reports to a GVT round,
@@ -161,6 +161,15 @@ const partGVTEvents = 2048
 // GVT rounds 40 ms apart as the managers lost their cores to the workers).
 const partAheadEvents = 4096
 
+// partLogMax bounds a worker's history log: with that many entries (processed events
+// above GVT, and rolled-back ones not yet collected), it takes only events at GVT until
+// fossil collection makes room. partAheadEvents alone does not bound the log, because GVT
+// may advance by little while the worker runs far ahead of it (one worker starved of its
+// core, as when test packages share the machine); the log's ring, of 144-byte entries,
+// then stays within 16384 slots (2.3 MiB). It is never reached when the workers keep
+// pace: PHOLD's log holds about 3000 entries on average.
+const partLogMax = 1<<14 - 1024
+
 // flushEvents is the number of events a worker of the partitioned engine takes between two
 // hand-overs of the events it buffered for other workers (it also hands them over before
 // it reports to a GVT round and when it goes idle). Each hand-over takes the destination's
@@ -253,7 +262,7 @@ func (w *worker) partLoop() {
 			p.ahead = 0
 		}
 		t, ok := p.cal.Min()
-		if !ok || t >= d.limit() || (p.ahead >= partAheadEvents && t > g) {
+		if !ok || t >= d.limit() || (t > g && (p.ahead >= partAheadEvents || p.hist.Len() >= partLogMax)) {
 			w.goIdle(ok && t < d.end)
 			if d.dist != nil {
 				// Across processes, ranks may share cores: give the core up to the
