@@ -223,8 +223,9 @@ func (a allOnRank) Partition(n, parts int) []int {
 // when panicAt < 0).
 type ringLP struct {
 	kernel.Plain[struct{ Count int }]
-	id, n   int
-	panicAt float64
+	id, n    int
+	panicAt  float64
+	initNext bool // Init sends to the next LP, not to itself
 }
 
 func ringLPs(n int, panicAt float64) []kernel.LogicalProcess {
@@ -237,7 +238,13 @@ func ringLPs(n int, panicAt float64) []kernel.LogicalProcess {
 
 func (l *ringLP) Name() string { return fmt.Sprint("ring", l.id) }
 
-func (l *ringLP) Init(ctx *kernel.Context) { ctx.SendWords(ctx.Self(), 1, kernel.Words{}) }
+func (l *ringLP) Init(ctx *kernel.Context) {
+	to := ctx.Self()
+	if l.initNext {
+		to = kernel.LPID((l.id + 1) % l.n)
+	}
+	ctx.SendWords(to, 1, kernel.Words{})
+}
 
 func (l *ringLP) Handle(ctx *kernel.Context, _ *kernel.Event) {
 	if l.id == l.n-1 && ctx.Now() == l.panicAt {

@@ -170,6 +170,27 @@ func TestDeterminismMatrixCalendar(t *testing.T) {
 	}
 }
 
+// TestCalendarInitSendsAcrossWorkers checks the partitioned engine's parallel Init: initial
+// events for another worker's LPs (here the last LP of each worker's block sends to the
+// next worker's first) reach them, and the run matches the sequential one.
+func TestCalendarInitSendsAcrossWorkers(t *testing.T) {
+	build := func() []kernel.LogicalProcess {
+		lps := ringLPs(64, -1)
+		for _, lp := range lps {
+			lp.(*ringLP).initNext = true
+		}
+		return lps
+	}
+	seq := run(t, kernel.Config{MaxSimTime: 30, Seed: 2}, build())
+	for _, workers := range []int{2, 3} {
+		r := runTW(t, kernel.Config{MaxSimTime: 30, Seed: 2, Type: kernel.TimeWarp,
+			TimeWarp: kernel.TimeWarpConfig{Workers: workers}}, build())
+		require.True(t, r.Partitioned)
+		require.Equal(t, seq.Digest, r.Digest, "workers %d", workers)
+		require.Equal(t, seq.EventsCommitted, r.EventsCommitted, "workers %d", workers)
+	}
+}
+
 // TestCalendarRollbacksHappen is TestRollbacksHappen for the partitioned engine.
 func TestCalendarRollbacksHappen(t *testing.T) {
 	build := zeroLookaheadPHOLD(t, 64, 8)
