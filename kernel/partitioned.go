@@ -161,13 +161,15 @@ const partGVTEvents = 2048
 // GVT rounds 40 ms apart as the managers lost their cores to the workers).
 const partAheadEvents = 4096
 
-// partLogMax bounds a worker's history log: with that many entries (processed events
-// above GVT, and rolled-back ones not yet collected), it takes only events at GVT until
-// fossil collection makes room. partAheadEvents alone does not bound the log, because GVT
-// may advance by little while the worker runs far ahead of it (one worker starved of its
-// core, as when test packages share the machine); the log's ring, of 144-byte entries,
-// then stays within 16384 slots (2.3 MiB). It is never reached when the workers keep
-// pace: PHOLD's log holds about 3000 entries on average.
+// partLogMax bounds a worker's run ahead of GVT by the length of its history log: with that
+// many entries (processed events above GVT, and rolled-back ones not yet collected), it
+// takes only events at GVT until fossil collection makes room. partAheadEvents alone does
+// not bound the log, because GVT may advance by little while the worker runs far ahead of
+// it (the other worker starved of its core, as when test packages share the machine). It
+// is not a hard limit: events at GVT are still taken, since they are what advances GVT,
+// and a worker that falls behind while its log is full grows it past the bound (seen under
+// CI's load: 65536 slots; see the closing note of issue 3). It is never reached when the
+// workers keep pace: PHOLD's log holds about 3000 entries on average.
 const partLogMax = 1<<14 - 1024
 
 // flushEvents is the number of events a worker of the partitioned engine takes between two
