@@ -129,6 +129,10 @@ type partWorker struct {
 	free           []*savedState   // saved states no longer needed, for reuse
 	cur            event.Event     // the event being processed
 	ahead          int             // events taken since GVT last advanced (see partAheadEvents)
+	compactedAt    uint64          // stats.processed at the last compaction (see compactPart)
+	remap          []int64         // compaction scratch: new absolute index of each entry, or -1
+	compactions    int             // number of compactions, for tests
+	compactPeak    int             // the longest log compacted, for tests
 
 	// inMu guards in, the events other workers and the manager handed over; inN is its
 	// length, read without the lock to skip it when empty.
@@ -166,11 +170,21 @@ const partAheadEvents = 4096
 // takes only events at GVT until fossil collection makes room. partAheadEvents alone does
 // not bound the log, because GVT may advance by little while the worker runs far ahead of
 // it (the other worker starved of its core, as when test packages share the machine). It
-// is not a hard limit: events at GVT are still taken, since they are what advances GVT,
-// and a worker that falls behind while its log is full grows it past the bound (seen under
-// CI's load: 65536 slots; see the closing note of issue 3). It is never reached when the
-// workers keep pace: PHOLD's log holds about 3000 entries on average.
+// is never reached when the workers keep pace: PHOLD's log holds about 3000 entries on
+// average.
+//
+// Events at GVT are still taken at the bound, since they are what advances GVT. Fossil
+// collection alone would then let the log grow: it drops only the log's head, and after a
+// rollback the head may be an entry above GVT with committed and rolled-back entries behind
+// it (seen under CI's load: 65536 slots and a 57 MiB peak against 22 MiB). So a full log is
+// compacted (compactPart) every partLogMax/compactShare events, which holds it to about
+// partLogMax + partLogMax/compactShare entries: the ring stays at 16384 slots.
 const partLogMax = 1<<14 - 1024
+
+// compactShare sets how often a full history log is compacted: every partLogMax/compactShare
+// events processed, an amortized cost of compactShare entry moves per event at most, paid
+// only while the log is full.
+const compactShare = 16
 
 // flushEvents is the number of events a worker of the partitioned engine takes between two
 // hand-overs of the events it buffered for other workers (it also hands them over before
@@ -195,6 +209,7 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType string) error
 	n := len(d.sim.lps)
 	d.owner = make([]int32, n)
 	d.plp = make([]partLP, n)
+	d.logMax = partLogMax
 	if !d.reverse {
 		d.period = uint32(d.cfg.StateSavingPeriod)
 		d.base = make([]*savedState, n)
@@ -263,8 +278,14 @@ func (w *worker) partLoop() {
 			w.fossilPart(g)
 			p.ahead = 0
 		}
+		if p.hist.Len() >= d.logMax {
+			if n := atomic.LoadUint64(&w.stats.processed); n-p.compactedAt >= uint64(d.logMax/compactShare) {
+				p.compactedAt = n
+				w.compactPart(g)
+			}
+		}
 		t, ok := p.cal.Min()
-		if !ok || t >= d.limit() || (t > g && (p.ahead >= partAheadEvents || p.hist.Len() >= partLogMax)) {
+		if !ok || t >= d.limit() || (t > g && (p.ahead >= partAheadEvents || p.hist.Len() >= d.logMax)) {
 			w.goIdle(ok && t < d.end)
 			if d.dist != nil {
 				// Across processes, ranks may share cores: give the core up to the
@@ -631,11 +652,9 @@ func (w *worker) reportPart() {
 }
 
 // fossilPart drops the history log's head below GVT g, rolled-back entries and committed
-// ones alike, with their outputs. With periodic state saving, a dropped entry's saved state
-// becomes its LP's base state, and a dropped event that a rollback could still need for
-// coast forward (its LP has no newer saved state below g) moves to the LP's spill list.
+// ones alike (see commitPart), with their outputs.
 func (w *worker) fossilPart(g Time) {
-	d, p := w.d, w.p
+	p := w.p
 	p.fossilGVT = g
 	n, outTo := 0, p.outsBase
 	for n < p.hist.Len() {
@@ -644,24 +663,7 @@ func (w *worker) fossilPart(g Time) {
 			if h.ev.RecvTime >= g {
 				break
 			}
-			if !d.reverse {
-				id := h.ev.Receiver
-				switch {
-				case h.saved != nil:
-					if old := d.base[id]; old != nil {
-						p.free = append(p.free, old)
-					}
-					d.base[id], h.saved = h.saved, nil
-					clear(d.spill[id])
-					d.spill[id] = d.spill[id][:0]
-				case !(d.plp[id].anchor > p.histBase+int64(n) && d.plp[id].anchorTime < g):
-					d.spill[id] = append(d.spill[id], h.ev)
-				}
-			}
-			p.maxCommitted = math.Max(p.maxCommitted, h.ev.RecvTime)
-			if h.ev.Payload != nil {
-				h.ev.Payload = nil
-			}
+			w.commitPart(h, p.histBase+int64(n), g)
 		}
 		outTo = h.outTo
 		n++
@@ -673,6 +675,91 @@ func (w *worker) fossilPart(g Time) {
 	p.histBase += int64(n)
 	p.outs.DropFront(int(outTo - p.outsBase))
 	p.outsBase = outTo
+}
+
+// commitPart does what dropping history entry h (absolute index i), a committed event
+// below GVT g, requires: with periodic state saving, its saved state becomes its LP's base
+// state, or its event moves to the LP's spill list when a rollback could still need it for
+// coast forward (the LP has no newer saved state below g). An LP's entries are dropped
+// oldest first.
+func (w *worker) commitPart(h *histEntry, i int64, g Time) {
+	d, p := w.d, w.p
+	if !d.reverse {
+		id := h.ev.Receiver
+		switch {
+		case h.saved != nil:
+			if old := d.base[id]; old != nil {
+				p.free = append(p.free, old)
+			}
+			d.base[id], h.saved = h.saved, nil
+			clear(d.spill[id])
+			d.spill[id] = d.spill[id][:0]
+		case !(d.plp[id].anchor > i && d.plp[id].anchorTime < g):
+			d.spill[id] = append(d.spill[id], h.ev)
+		}
+	}
+	p.maxCommitted = math.Max(p.maxCommitted, h.ev.RecvTime)
+	h.ev.Payload = nil
+}
+
+// compactPart drops from anywhere in the history log what fossil collection drops from its
+// head only: rolled-back entries and committed ones (below GVT g), with their outputs. The
+// entries kept, and their outputs, move towards the head in order, and are renumbered from
+// the absolute index after the last one in use: an index that still refers to a dropped
+// entry (an LP's last or anchor entry, committed) is then below histBase, which every walk
+// along an LP's entries reads as none, as it does after fossil collection. An LP's
+// committed entries all precede its entries above GVT in the log, so they are dropped
+// oldest first, as commitPart requires.
+func (w *worker) compactPart(g Time) {
+	d, p := w.d, w.p
+	n := p.hist.Len()
+	newBase, newOuts := p.histBase+int64(n), p.outsBase+int64(p.outs.Len())
+	if cap(p.remap) < n {
+		p.remap = make([]int64, n)
+	}
+	remap := p.remap[:n]
+	p.compactions++
+	p.compactPeak = max(p.compactPeak, n)
+	k, ko := 0, 0 // entries and outputs kept so far
+	for i := range n {
+		h := p.hist.At(i)
+		old := p.histBase + int64(i)
+		if h.dead || h.ev.RecvTime < g {
+			if !h.dead {
+				w.commitPart(h, old, g)
+			}
+			remap[i] = -1
+			h.ev.Payload = nil
+			continue
+		}
+		to := newBase + int64(k)
+		remap[i] = to
+		from := newOuts + int64(ko)
+		for o := h.outFrom; o < h.outTo; o++ {
+			*p.outs.At(ko) = *p.outs.At(int(o - p.outsBase))
+			ko++
+		}
+		h.outFrom, h.outTo = from, newOuts+int64(ko)
+		if h.prev >= p.histBase {
+			h.prev = remap[h.prev-p.histBase]
+		}
+		x := &d.plp[h.ev.Receiver]
+		if x.last == old {
+			x.last = to
+		}
+		if x.anchor == old {
+			x.anchor = to
+		}
+		if k != i {
+			*p.hist.At(k) = *h
+			h.ev.Payload = nil
+		}
+		k++
+	}
+	p.hist.Truncate(k)
+	p.histBase = newBase
+	p.outs.Truncate(ko)
+	p.outsBase = newOuts
 }
 
 // finalTimePart is the latest receive time among the events processed and not rolled back.

@@ -236,6 +236,9 @@ type timeWarpDispatcher struct {
 	base   []*savedState
 	spill  [][]event.Event
 	period uint32
+	// logMax is the partitioned engine's bound on a worker's history log, partLogMax (tests
+	// set it lower to exercise compaction).
+	logMax int
 }
 
 // Cancellation kinds accepted in TimeWarpConfig.Cancellation ("" is aggressive).

@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 
+	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/rng"
 )
 
@@ -23,11 +24,21 @@ type TimeWarpInternals struct {
 	LeakedEvents int
 	// Partitioned tells whether the run used the partitioned engine (QueueType calendar).
 	Partitioned bool
+	// Compactions counts the partitioned engine's history log compactions.
+	Compactions int
+	// CompactPeak is the longest history log compacted.
+	CompactPeak int
 }
 
 // RunTimeWarpInternals builds a simulation from cfg (Type is set to time warp) and lps,
 // runs it like Simulation.Run, and reports the dispatcher's internals.
 func RunTimeWarpInternals(ctx context.Context, cfg Config, lps []LogicalProcess) (TimeWarpInternals, error) {
+	return RunTimeWarpInternalsLogMax(ctx, cfg, lps, 0)
+}
+
+// RunTimeWarpInternalsLogMax is RunTimeWarpInternals with the partitioned engine's history
+// log bound set to logMax entries (0: the default, partLogMax).
+func RunTimeWarpInternalsLogMax(ctx context.Context, cfg Config, lps []LogicalProcess, logMax int) (TimeWarpInternals, error) {
 	cfg.Type = TimeWarp
 	s, err := New(cfg, lps)
 	if err != nil {
@@ -37,6 +48,9 @@ func RunTimeWarpInternals(ctx context.Context, cfg Config, lps []LogicalProcess)
 	d, err := newTimeWarp(s)
 	if err != nil {
 		return TimeWarpInternals{}, err
+	}
+	if logMax > 0 {
+		d.logMax = logMax
 	}
 	st, err := d.run(ctx)
 	if err != nil {
@@ -62,11 +76,21 @@ func RunTimeWarpInternals(ctx context.Context, cfg Config, lps []LogicalProcess)
 	}
 	for _, w := range d.workers {
 		if p := w.p; p != nil {
-			// The partitioned engine keeps events by value; at the end nothing may wait
-			// between workers or for handling.
-			if len(p.antis) > 0 || len(p.in) > 0 || p.boxed {
-				in.Unsettled++
+			// The partitioned engine keeps events by value; at the end nothing below the
+			// end time may wait between workers or for handling. (Events at or after it
+			// may: a worker that saw the run end does not take in what another handed
+			// over after its last look, and the sequential run leaves them pending too.)
+			waiting := [][]event.Event{p.antis, p.in}
+			waiting = append(waiting, p.outbox...)
+			for _, evs := range waiting {
+				for i := range evs {
+					if evs[i].RecvTime < d.end {
+						in.Unsettled++
+					}
+				}
 			}
+			in.Compactions += p.compactions
+			in.CompactPeak = max(in.CompactPeak, p.compactPeak)
 		}
 	}
 	in.LeakedEvents = live

@@ -216,6 +216,40 @@ func TestCalendarRollbacksHappen(t *testing.T) {
 	}
 }
 
+// TestCalendarLogCompaction runs the partitioned engine with its history log bounded to a
+// few dozen entries, so that full logs are compacted again and again (compactPart drops
+// rolled-back and committed entries from anywhere in the log and renumbers the rest), on
+// models with rollbacks, under both state-saving kinds: the result must stay the
+// sequential one, and the log must stay near its bound.
+func TestCalendarLogCompaction(t *testing.T) {
+	for _, m := range smallModels(t) {
+		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 3}, m.build())
+		for _, workers := range []int{2, 3, 4} {
+			for _, ss := range []string{"periodic", "reverse"} {
+				if ss == "reverse" && !m.reversible {
+					continue
+				}
+				for _, period := range []int{1, 3} {
+					name := fmt.Sprintf("%s/w%d-%s-p%d", m.name, workers, ss, period)
+					t.Run(name, func(t *testing.T) {
+						cfg := kernel.Config{MaxSimTime: m.end, Seed: 3, Type: kernel.TimeWarp,
+							TimeWarp: kernel.TimeWarpConfig{Workers: workers, StateSaving: ss, StateSavingPeriod: period,
+								GVTPeriod: 200 * time.Microsecond}}
+						in, err := kernel.RunTimeWarpInternalsLogMax(context.Background(), cfg, m.build(), 48)
+						require.NoError(t, err)
+						requireSettled(t, in, false, 0)
+						require.True(t, in.Partitioned)
+						require.Equal(t, seq.Digest, in.Digest)
+						require.Equal(t, seq.EventsCommitted, in.EventsCommitted)
+						require.NotZero(t, in.Compactions, "the log was never compacted")
+						require.LessOrEqual(t, in.CompactPeak, 2*48, "the log grew far past its bound")
+					})
+				}
+			}
+		}
+	}
+}
+
 // TestRollbacksHappen runs a rollback-heavy configuration (zero lookahead, every event
 // remote, more workers than cores) and checks that rollbacks, anti-messages and coast
 // forward really occur, and that the result is still the sequential one.
