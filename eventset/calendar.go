@@ -2,8 +2,10 @@ package eventset
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/internal/prefetch"
 )
 
 // perBucket is the mean number of events a Calendar's bucket is tuned to hold: enough
@@ -396,6 +398,29 @@ func (c *Calendar) Min() (event.Time, bool) {
 			continue
 		}
 		c.advance()
+	}
+}
+
+// Upcoming returns the receiver of the held event k places after the one the next Pop
+// returns (k = 0: that one), for prefetching the records its handling will touch; ok is
+// false when finding it would take a search (it is not in the current bucket's sorted run,
+// or a late event may precede it). It reads the event's record, which PrefetchUpcoming
+// can ask for an event earlier.
+func (c *Calendar) Upcoming(k int) (receiver event.LPID, ok bool) {
+	if i := c.head + k; i < len(c.order) && len(c.late) == 0 {
+		return c.order[i].e.receiver, true
+	}
+	return 0, false
+}
+
+// PrefetchUpcoming asks the processor to load the record of the held event k places after
+// the one the next Pop returns, when it is in the current bucket's sorted run (see
+// Upcoming). It changes nothing.
+func (c *Calendar) PrefetchUpcoming(k int) {
+	if i := c.head + k; i < len(c.order) {
+		r := c.order[i].e
+		prefetch.Line(unsafe.Pointer(r))
+		prefetch.Line(unsafe.Pointer(&r.anti))
 	}
 }
 

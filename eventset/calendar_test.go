@@ -41,8 +41,13 @@ func calendarWorkload(t *testing.T, seed uint64, initial, steps int, delay func(
 			require.Nil(t, c.Pop())
 			return
 		}
+		c.PrefetchUpcoming(1) // a hint: changes nothing
+		next, known := c.Upcoming(0)
 		p := c.Pop()
 		require.NotNil(t, p, "step %d", step)
+		if known {
+			require.Equal(t, next, p.Receiver, "Upcoming(0) named another receiver than Pop's")
+		}
 		got := *p
 		require.Equal(t, ref[0], got, "seed %d step %d", seed, step)
 		ref = ref[1:]

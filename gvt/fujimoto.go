@@ -30,9 +30,17 @@ import (
 
 // Fujimoto coordinates GVT rounds among a fixed number of workers. Start, Round, Report
 // and GVT are safe for concurrent use.
+//
+// Every worker reads round and gvt before each event, while reports write missing and min:
+// the two groups sit on separate cache lines, so that a report does not evict the line
+// every worker reads (measured on PHOLD with 2 workers: reading GVT had become 6% of the
+// run).
 type Fujimoto struct {
+	_ [cacheLine]byte // keeps the read-mostly line apart from whatever precedes it
 	// round is the current round's number, or 0 when none is running. Rounds count up.
 	round atomic.Uint64
+	gvt   atomic.Uint64
+	_     [cacheLine - 16]byte
 	// last is the number of the last round started.
 	last atomic.Uint64
 	// missing counts the workers that have not reported in the current round.
@@ -40,7 +48,6 @@ type Fujimoto struct {
 	// min is the least report of the current round, as float64 bits (reports are >= 0, so
 	// their bits order as the values do).
 	min     atomic.Uint64
-	gvt     atomic.Uint64
 	rounds  atomic.Uint64
 	workers int
 	// local marks a coordinator inside one process of a run across processes: a round's
@@ -49,6 +56,10 @@ type Fujimoto struct {
 	// result and resultRound are the last local round's minimum and number (local only).
 	result, resultRound atomic.Uint64
 }
+
+// cacheLine is the size of a cache line on the machines the kernel targets (x86-64, and
+// most ARM64 cores), for padding.
+const cacheLine = 64
 
 // NewFujimoto returns a coordinator for the given number of workers, with GVT 0.
 func NewFujimoto(workers int) *Fujimoto {

@@ -2,10 +2,12 @@ package kernel
 
 import (
 	"fmt"
+	"github.com/warpedgo/warped/internal/prefetch"
 	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/eventset"
@@ -300,6 +302,7 @@ func (w *worker) partLoop() {
 		w.setIdle(false)
 		p.cur = *p.cal.Pop() // kept in the worker: a local would escape through Handle
 		p.ahead++
+		w.prefetchPart()
 		w.step(&p.cur)
 		if p.boxed && p.ahead%flushEvents == 0 {
 			w.flushOutboxes()
@@ -308,6 +311,22 @@ func (w *worker) partLoop() {
 			d.fail(w.ctx.err)
 			return
 		}
+	}
+}
+
+// prefetchPart asks the processor for what the worker will touch after the event it just
+// took, so that the cache misses overlap that event's handling: the record of the event
+// after next in the calendar, the records of the next event's LP (whose record the
+// previous call prefetched), and the history log slot the next entry goes to.
+func (w *worker) prefetchPart() {
+	d, p := w.d, w.p
+	if id, ok := prefetchNext(&p.cal, d.sim.lps); ok {
+		prefetch.Line(unsafe.Pointer(&d.plp[id]))
+	}
+	if h := p.hist.Spare(); h != nil {
+		prefetch.Line(unsafe.Pointer(h))
+		prefetch.Line(unsafe.Pointer(&h.ev.Depth))
+		prefetch.Line(unsafe.Pointer(&h.dead))
 	}
 }
 
@@ -348,8 +367,11 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event, k event.Key) {
 	g, seq := r.rng, r.seq
 	outFrom := p.outsBase + int64(p.outs.Len())
 	r.model.Handle(&w.ctx, ev)
+	// Field by field: a composite literal is built on the stack and then copied.
 	h := p.hist.Push(histMin)
-	*h = histEntry{ev: *ev, prev: x.last, outFrom: outFrom, outTo: p.outsBase + int64(p.outs.Len())}
+	h.ev = *ev
+	h.prev, h.outFrom, h.outTo = x.last, outFrom, p.outsBase+int64(p.outs.Len())
+	h.saved, h.dead = nil, false
 	x.last, x.lastKey = p.histBase+int64(p.hist.Len()-1), k
 	if d.reverse {
 		h.undo = twUndo{draws: rng.Draws(g, r.rng), seq: seq}
@@ -407,22 +429,24 @@ func (d *timeWarpDispatcher) deliverPart(w *worker, e *event.Event) {
 		d.dist.post(pe)
 		return
 	}
-	o := d.workers[d.owner[e.Receiver]]
+	// The receiver's worker by index: reading its record would miss the cache, as its
+	// owner writes the line on every event.
+	o := int(d.owner[e.Receiver])
 	switch {
-	case o == w && w.initSend:
+	case w.p == nil: // the manager
+		d.workers[o].p.handOver(e)
+	case o == w.id && w.initSend:
 		w.p.cal.Push(e)
 	case w.initSend:
-		o.p.handOver(e) // initPart runs the workers' Inits in parallel
-	case o == w:
+		d.workers[o].p.handOver(e) // initPart runs the workers' Inits in parallel
+	case o == w.id:
 		if e.Anti {
 			w.p.antis = append(w.p.antis, *e)
 		} else {
 			w.p.cal.Push(e)
 		}
-	case w.p == nil:
-		o.p.handOver(e)
 	default:
-		w.p.outbox[o.id] = append(w.p.outbox[o.id], *e)
+		w.p.outbox[o] = append(w.p.outbox[o], *e)
 		w.p.boxed = true
 	}
 }
@@ -698,7 +722,9 @@ func (w *worker) commitPart(h *histEntry, i int64, g Time) {
 			d.spill[id] = append(d.spill[id], h.ev)
 		}
 	}
-	p.maxCommitted = math.Max(p.maxCommitted, h.ev.RecvTime)
+	if h.ev.RecvTime > p.maxCommitted { // times are never NaN: no need for math.Max
+		p.maxCommitted = h.ev.RecvTime
+	}
 	h.ev.Payload = nil
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"time"
+	"unsafe"
 
 	"github.com/warpedgo/warped/eventset"
+	"github.com/warpedgo/warped/internal/prefetch"
 )
 
 // checkEvery is how many events the dispatchers process between looks at the clock and at
@@ -29,6 +31,22 @@ func newSequential(s *Simulation) *sequentialDispatcher {
 }
 
 // send queues a sent event.
+// prefetchNext asks the processor for what handling the events after the one just popped
+// from cal will touch, so that the cache misses overlap this event's handling: the record
+// of the event after next, and the LP record of the next event (whose calendar record the
+// previous call asked for). It returns the next event's receiver when cal knows it without
+// a search.
+func prefetchNext(cal *eventset.Calendar, lps []lpRecord) (LPID, bool) {
+	cal.PrefetchUpcoming(1)
+	id, ok := cal.Upcoming(0)
+	if ok {
+		r := &lps[id]
+		prefetch.Line(unsafe.Pointer(r))
+		prefetch.Line(unsafe.Pointer(&r.seq))
+	}
+	return id, ok
+}
+
 func (d *sequentialDispatcher) send(to, from LPID, depth uint32, seq uint64, at, now Time, w Words, payload any) {
 	d.cal.PushSend(at, now, seq, depth, from, to, w, payload)
 }
@@ -67,6 +85,7 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st Stats, err error) {
 		if e == nil || e.RecvTime >= end {
 			break
 		}
+		prefetchNext(&d.cal, s.lps)
 		id := e.Receiver
 		d.enter(id, e.RecvTime, e.Depth)
 		s.lps[id].model.Handle(&d.ctx, e)

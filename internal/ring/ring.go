@@ -31,6 +31,15 @@ func (r *Ring[T]) Push(min int) *T {
 	return r.At(r.n - 1)
 }
 
+// Spare returns the slot the next Push will return when the ring need not grow for it,
+// else nil: for prefetching. It changes nothing.
+func (r *Ring[T]) Spare() *T {
+	if r.n == len(r.buf) {
+		return nil
+	}
+	return r.At(r.n)
+}
+
 // DropFront drops the k oldest items (k <= Len()). Their slots are not cleared: writing
 // to them would cost a cache miss each, and they are overwritten when the ring comes round.
 func (r *Ring[T]) DropFront(k int) {

@@ -21,7 +21,12 @@ func TestRingAgainstSlice(t *testing.T) {
 					n = rnd.IntN(300)
 				}
 				for range n {
-					*r.Push(8) = next
+					spare := r.Spare()
+					slot := r.Push(8)
+					if spare != nil && spare != slot {
+						t.Fatalf("seed %d step %d: Spare is not the slot Push returns", seed, step)
+					}
+					*slot = next
 					ref = append(ref, next)
 					next++
 				}
