@@ -17,6 +17,13 @@ func TestLPRecordLayout(t *testing.T) {
 	}
 }
 
+// TestHistEntryLayout keeps the partitioned engine's history log entry to two cache lines.
+func TestHistEntryLayout(t *testing.T) {
+	if n := unsafe.Sizeof(histEntry{}); n > 128 {
+		t.Errorf("histEntry is %d bytes, more than two 64-byte cache lines", n)
+	}
+}
+
 // TestPartLPLayout keeps the partitioned engine's LP record to one cache line.
 func TestPartLPLayout(t *testing.T) {
 	if n := unsafe.Sizeof(partLP{}); n > 64 {

@@ -94,16 +94,20 @@ type savedState struct {
 	core  statemgr.Core
 }
 
-// histEntry is one processed event in a worker's history log.
+// histEntry is one processed event in a worker's history log. It takes two cache lines
+// (TestHistEntryLayout): writing it is most of what logging an event costs.
 type histEntry struct {
 	ev event.Event
 	// prev is the absolute index of the LP's previous entry (below the base: none).
 	prev int64
 	// outFrom and outTo delimit the event's sends in the worker's output log.
 	outFrom, outTo int64
-	undo           twUndo      // reverse computation only
 	saved          *savedState // periodic state saving: the LP's state after the event, or nil
-	dead           bool        // rolled back
+	// draws is the number of generator draws the event made (reverse computation only;
+	// the LP's send sequence number before the event is its number after less the sends,
+	// outTo - outFrom).
+	draws uint32
+	dead  bool // rolled back
 }
 
 // outEntry is one sent event in a worker's output log: what its anti-message needs.
@@ -323,9 +327,8 @@ func (w *worker) prefetchPart() {
 	if id, ok := prefetchNext(&p.cal, d.sim.lps); ok {
 		prefetch.Line(unsafe.Pointer(&d.plp[id]))
 	}
-	if h := p.hist.Spare(); h != nil {
+	if h := p.hist.Spare(); h != nil { // two lines (see histEntry)
 		prefetch.Line(unsafe.Pointer(h))
-		prefetch.Line(unsafe.Pointer(&h.ev.Depth))
 		prefetch.Line(unsafe.Pointer(&h.dead))
 	}
 }
@@ -364,7 +367,7 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event, k event.Key) {
 	r := &d.sim.lps[id]
 	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
 	w.cause = k
-	g, seq := r.rng, r.seq
+	g := r.rng
 	outFrom := p.outsBase + int64(p.outs.Len())
 	r.model.Handle(&w.ctx, ev)
 	// Field by field: a composite literal is built on the stack and then copied.
@@ -374,7 +377,7 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event, k event.Key) {
 	h.saved, h.dead = nil, false
 	x.last, x.lastKey = p.histBase+int64(p.hist.Len()-1), k
 	if d.reverse {
-		h.undo = twUndo{draws: rng.Draws(g, r.rng), seq: seq}
+		h.draws = rng.Draws(g, r.rng)
 	} else if x.count++; x.count >= d.period {
 		x.count = 0
 		h.saved = p.save(r)
@@ -408,13 +411,21 @@ func (w *worker) sendPart(to, from LPID, depth uint32, seq uint64, at, now Time,
 	if w.coasting {
 		return
 	}
-	e := event.Event{RecvTime: at, SendTime: now, Seq: seq, Payload: payload, Words: ws,
-		Depth: depth, Sender: from, Receiver: to}
+	d := w.d
 	if !w.initSend {
 		*w.p.outs.Push(outsMin) = outEntry{recvTime: at, sendTime: now, seq: seq, depth: depth,
 			sender: from, receiver: to}
+		if int(d.owner[to]) == w.id && (d.dist == nil || d.dist.isLocal(to)) {
+			// The common case, into the worker's own calendar, without building the
+			// event first (deliverPart's case for it).
+			w.tracker.Made(at)
+			w.p.cal.PushSend(at, now, seq, depth, from, to, ws, payload)
+			return
+		}
 	}
-	w.d.deliverPart(w, &e)
+	e := event.Event{RecvTime: at, SendTime: now, Seq: seq, Payload: payload, Words: ws,
+		Depth: depth, Sender: from, Receiver: to}
+	d.deliverPart(w, &e)
 }
 
 // deliverPart makes event e (copied) visible to its receiver's worker: into the calendar
@@ -567,7 +578,7 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) {
 		for _, j := range u { // newest first
 			h := p.entry(j)
 			w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = h.ev.RecvTime, h.ev.Depth, id, r
-			reverseEvent(&w.ctx, rev, &h.ev, h.undo)
+			reverseEvent(&w.ctx, rev, &h.ev, twUndo{draws: h.draws, seq: r.seq - uint64(h.outTo-h.outFrom)})
 		}
 	}
 	for _, j := range u {
