@@ -30,15 +30,19 @@ func newSequential(s *Simulation) *sequentialDispatcher {
 	return d
 }
 
-// send queues a sent event.
-// prefetchNext asks the processor for what handling the events after the one just popped
-// from cal will touch, so that the cache misses overlap this event's handling: the record
-// of the event after next, and the LP record of the next event (whose calendar record the
-// previous call asked for). It returns the next event's receiver when cal knows it without
-// a search.
+// prefetchNext asks the processor for what handling the coming events will touch, so
+// that the cache misses overlap the handling of the event just popped from cal, in three
+// stages, each relying on what the one before asked for an event earlier: the calendar
+// record of the third event from now, the LP record of the second (its receiver is read
+// from the record asked for before), and the model state of the next (its address is read
+// from the LP record asked for before). It returns the second event's receiver when cal
+// knows it without a search, for the caller's own per-LP records.
 func prefetchNext(cal *eventset.Calendar, lps []lpRecord) (LPID, bool) {
-	cal.PrefetchUpcoming(1)
-	id, ok := cal.Upcoming(0)
+	cal.PrefetchUpcoming(2)
+	if id, ok := cal.Upcoming(0); ok {
+		prefetch.Line(modelData(&lps[id]))
+	}
+	id, ok := cal.Upcoming(1)
 	if ok {
 		r := &lps[id]
 		prefetch.Line(unsafe.Pointer(r))
@@ -47,6 +51,14 @@ func prefetchNext(cal *eventset.Calendar, lps []lpRecord) (LPID, bool) {
 	return id, ok
 }
 
+// modelData returns the data word of r's model: for the usual pointer to a model's LP
+// value, the address of its state. It reads the interface's layout (type word, data
+// word), which is the runtime's; it is only for prefetching, which never faults.
+func modelData(r *lpRecord) unsafe.Pointer {
+	return (*[2]unsafe.Pointer)(unsafe.Pointer(&r.model))[1]
+}
+
+// send queues a sent event.
 func (d *sequentialDispatcher) send(to, from LPID, depth uint32, seq uint64, at, now Time, w Words, payload any) {
 	d.cal.PushSend(at, now, seq, depth, from, to, w, payload)
 }
