@@ -136,6 +136,7 @@ type partWorker struct {
 	cur            event.Event     // the event being processed
 	ahead          int             // events taken since GVT last advanced (see partAheadEvents)
 	compactedAt    uint64          // stats.processed at the last compaction (see compactPart)
+	compactEvery   int             // events between compactions when more than the least (see compactShare)
 	remap          []int64         // compaction scratch: new absolute index of each entry, or -1
 	compactions    int             // number of compactions, for tests
 	compactPeak    int             // the longest log compacted, for tests
@@ -184,12 +185,18 @@ const partAheadEvents = 4096
 // rollback the head may be an entry above GVT with committed and rolled-back entries behind
 // it (seen under CI's load: 65536 slots and a 57 MiB peak against 22 MiB). So a full log is
 // compacted (compactPart) every partLogMax/compactShare events, which holds it to about
-// partLogMax + partLogMax/compactShare entries: the ring stays at 16384 slots.
+// partLogMax + partLogMax/compactShare entries: the ring stays at 16384 slots. Events at GVT
+// itself are the exception: nothing at GVT can be dropped, so a model with many events at
+// one time (PCS's times are integers) fills the log past the bound with them; compaction
+// then backs off (see compactShare).
 const partLogMax = 1<<14 - 1024
 
 // compactShare sets how often a full history log is compacted: every partLogMax/compactShare
 // events processed, an amortized cost of compactShare entry moves per event at most, paid
-// only while the log is full.
+// only while the log is full. A compaction that drops less than a compactShare-th of the
+// log doubles the interval before the next one (up to partLogMax events), so that a log
+// full of entries that cannot be dropped yet is not scanned again and again (PCS: 5% of a
+// run).
 const compactShare = 16
 
 // flushEvents is the number of events a worker of the partitioned engine takes between two
@@ -285,9 +292,15 @@ func (w *worker) partLoop() {
 			p.ahead = 0
 		}
 		if p.hist.Len() >= d.logMax {
-			if n := atomic.LoadUint64(&w.stats.processed); n-p.compactedAt >= uint64(d.logMax/compactShare) {
+			if n := atomic.LoadUint64(&w.stats.processed); n-p.compactedAt >= uint64(max(p.compactEvery, d.logMax/compactShare)) {
 				p.compactedAt = n
+				before := p.hist.Len()
 				w.compactPart(g)
+				if before-p.hist.Len() < before/compactShare {
+					p.compactEvery = min(2*max(p.compactEvery, d.logMax/compactShare), d.logMax)
+				} else {
+					p.compactEvery = 0
+				}
 			}
 		}
 		t, ok := p.cal.Min()
@@ -698,6 +711,9 @@ func (w *worker) fossilPart(g Time) {
 			if h.ev.RecvTime >= g {
 				break
 			}
+			if !w.d.reverse {
+				w.prefetchCommit(n)
+			}
 			w.commitPart(h, p.histBase+int64(n), g)
 		}
 		outTo = h.outTo
@@ -710,6 +726,25 @@ func (w *worker) fossilPart(g Time) {
 	p.histBase += int64(n)
 	p.outs.DropFront(int(outTo - p.outsBase))
 	p.outsBase = outTo
+}
+
+// prefetchCommit asks, while fossil collection commits log entry n, for what committing
+// the entries after it will touch with periodic state saving (their LPs' records and spill
+// lists are at random), in two stages: the LP records of entry n+8, and the spill slot of
+// entry n+4 (whose list header the stage before asked for).
+func (w *worker) prefetchCommit(n int) {
+	d, p := w.d, w.p
+	if n+8 < p.hist.Len() {
+		id := p.hist.At(n + 8).ev.Receiver
+		prefetch.Line(unsafe.Pointer(&d.spill[id]))
+		prefetch.Line(unsafe.Pointer(&d.plp[id]))
+	}
+	if n+4 < p.hist.Len() {
+		sp := d.spill[p.hist.At(n+4).ev.Receiver]
+		if len(sp) < cap(sp) {
+			prefetch.Line(unsafe.Pointer(&sp[:len(sp)+1][len(sp)]))
+		}
+	}
 }
 
 // commitPart does what dropping history entry h (absolute index i), a committed event
