@@ -31,16 +31,16 @@ import (
 // Fujimoto coordinates GVT rounds among a fixed number of workers. Start, Round, Report
 // and GVT are safe for concurrent use.
 //
-// Every worker reads round and gvt before each event, while reports write missing and min:
-// the two groups sit on separate cache lines, so that a report does not evict the line
-// every worker reads (measured on PHOLD with 2 workers: reading GVT had become 6% of the
-// run).
+// Every worker reads round, gvt and rounds before each event, while reports write missing
+// and min: the two groups sit on separate cache lines, so that a report does not evict the
+// line every worker reads.
 type Fujimoto struct {
 	_ [cacheLine]byte // keeps the read-mostly line apart from whatever precedes it
 	// round is the current round's number, or 0 when none is running. Rounds count up.
-	round atomic.Uint64
-	gvt   atomic.Uint64
-	_     [cacheLine - 16]byte
+	round  atomic.Uint64
+	gvt    atomic.Uint64
+	rounds atomic.Uint64 // completed rounds
+	_      [cacheLine - 24]byte
 	// last is the number of the last round started.
 	last atomic.Uint64
 	// missing counts the workers that have not reported in the current round.
@@ -48,7 +48,6 @@ type Fujimoto struct {
 	// min is the least report of the current round, as float64 bits (reports are >= 0, so
 	// their bits order as the values do).
 	min     atomic.Uint64
-	rounds  atomic.Uint64
 	workers int
 	// local marks a coordinator inside one process of a run across processes: a round's
 	// result is the process's local minimum (see Result), and GVT is set by SetGVT.

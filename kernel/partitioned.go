@@ -134,7 +134,8 @@ type partWorker struct {
 	undone, coasts []int64         // rollback scratch
 	free           []*savedState   // saved states no longer needed, for reuse
 	cur            event.Event     // the event being processed
-	ahead          int             // events taken since GVT last advanced (see partAheadEvents)
+	ahead          int             // events taken since a GVT round last ended (see partAheadEvents)
+	roundsSeen     uint64          // GVT rounds ended when ahead was last reset
 	compactedAt    uint64          // stats.processed at the last compaction (see compactPart)
 	compactEvery   int             // events between compactions when more than the least (see compactShare)
 	remap          []int64         // compaction scratch: new absolute index of each entry, or -1
@@ -160,11 +161,15 @@ type partWorker struct {
 const partGVTEvents = 2048
 
 // partAheadEvents bounds how far a worker runs ahead of the others: after taking that many
-// events without seeing GVT advance, it takes only events at GVT until it does. While the
-// workers run side by side GVT advances every few thousand events and the bound is never
-// reached; when one is descheduled (more goroutines than cores, or a busy machine), the
-// others would otherwise run on alone and lose most of that work to rollbacks (measured:
-// efficiency down to 39% and 1.5 GiB of history on PHOLD on a loaded 2-core machine).
+// events without seeing a GVT round end, it takes only events at GVT until one does. A
+// round needs every worker's report, so while the workers run side by side rounds end
+// every few thousand events and the bound is never reached; when one is descheduled (more
+// goroutines than cores, or a busy machine), the others would otherwise run on alone and
+// lose most of that work to rollbacks (measured: efficiency down to 39% and 1.5 GiB of
+// history on PHOLD on a loaded 2-core machine). The count restarts when a round ends, not
+// when GVT advances: a model with many events at one time (PCS's times are integers)
+// keeps GVT at that time for thousands of events while both workers run, and counting
+// from its advances left PCS's workers waiting 15% of the run.
 // Across processes GVT rounds follow Mattern's token, once per GVT period, not the work
 // done, so the bound caps each worker at that many events per round there; it is kept,
 // because without it ranks that share cores run far ahead of each other: on mpirun -np 2
@@ -289,7 +294,9 @@ func (w *worker) partLoop() {
 		g := d.gvt.GVT()
 		if g > p.fossilGVT {
 			w.fossilPart(g)
-			p.ahead = 0
+		}
+		if r := d.gvt.Rounds(); r != p.roundsSeen {
+			p.roundsSeen, p.ahead = r, 0
 		}
 		if p.hist.Len() >= d.logMax {
 			if n := atomic.LoadUint64(&w.stats.processed); n-p.compactedAt >= uint64(max(p.compactEvery, d.logMax/compactShare)) {
