@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -266,11 +265,7 @@ func (m *distributed) manage(ctx context.Context, start time.Time) {
 		}
 		if s.cfg.Progress != nil && m.rank == 0 && now.Sub(lastProgress) >= s.cfg.ProgressInterval {
 			lastProgress = now
-			var n uint64
-			for _, w := range d.workers {
-				n += atomic.LoadUint64(&w.stats.processed)
-			}
-			s.cfg.Progress(Progress{Now: d.gvt.GVT(), EndTime: d.end, EventsProcessed: n, Elapsed: now.Sub(start)})
+			s.cfg.Progress(Progress{Now: d.gvt.GVT(), EndTime: d.end, EventsProcessed: d.processedSoFar(), Elapsed: now.Sub(start)})
 		}
 		// Back off when there is nothing to do, so that the workers keep the cores.
 		if busy {

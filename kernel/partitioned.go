@@ -299,7 +299,7 @@ func (w *worker) partLoop() {
 			p.roundsSeen, p.ahead = r, 0
 		}
 		if p.hist.Len() >= d.logMax {
-			if n := atomic.LoadUint64(&w.stats.processed); n-p.compactedAt >= uint64(max(p.compactEvery, d.logMax/compactShare)) {
+			if n := w.stats.processed; n-p.compactedAt >= uint64(max(p.compactEvery, d.logMax/compactShare)) {
 				p.compactedAt = n
 				before := p.hist.Len()
 				w.compactPart(g)
@@ -403,7 +403,8 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event, k event.Key) {
 		h.saved = p.save(r)
 		x.anchor, x.anchorTime = x.last, ev.RecvTime
 	}
-	if n := atomic.AddUint64(&w.stats.processed, 1); n%partGVTEvents == 0 {
+	if w.stats.processed++; w.stats.processed%partGVTEvents == 0 {
+		w.shown.Store(w.stats.processed)
 		d.startGVT()
 	}
 }
@@ -778,7 +779,9 @@ func (w *worker) commitPart(h *histEntry, i int64, g Time) {
 	if h.ev.RecvTime > p.maxCommitted { // times are never NaN: no need for math.Max
 		p.maxCommitted = h.ev.RecvTime
 	}
-	h.ev.Payload = nil
+	if h.ev.Payload != nil { // a store to every entry would dirty its line again
+		h.ev.Payload = nil
+	}
 }
 
 // compactPart drops from anywhere in the history log what fossil collection drops from its

@@ -186,6 +186,20 @@ type worker struct {
 	off *offloader
 	// p is the worker's part of the partitioned engine (partitioned.go), or nil.
 	p *partWorker
+	// shown is stats.processed as of the last GVT round the worker started, for progress
+	// lines: the worker counts in a plain field, as an atomic add on every event would
+	// wait for its pending stores each time.
+	shown atomic.Uint64
+}
+
+// processedSoFar returns the number of events the workers have processed, as of their last
+// GVT rounds (for progress lines).
+func (d *timeWarpDispatcher) processedSoFar() uint64 {
+	var n uint64
+	for _, w := range d.workers {
+		n += w.shown.Load()
+	}
+	return n
 }
 
 // timeWarpDispatcher runs the LPs optimistically on several workers.
@@ -538,11 +552,7 @@ func (d *timeWarpDispatcher) manage(ctx context.Context, start time.Time) {
 		if s.cfg.Progress != nil {
 			if now := time.Now(); now.Sub(lastProgress) >= s.cfg.ProgressInterval {
 				lastProgress = now
-				var n uint64
-				for _, w := range d.workers {
-					n += atomic.LoadUint64(&w.stats.processed)
-				}
-				s.cfg.Progress(Progress{Now: d.gvt.GVT(), EndTime: d.end, EventsProcessed: n,
+				s.cfg.Progress(Progress{Now: d.gvt.GVT(), EndTime: d.end, EventsProcessed: d.processedSoFar(),
 					Elapsed: now.Sub(start)})
 			}
 		}
@@ -849,9 +859,10 @@ func (w *worker) processWith(t *twLP, id LPID, ev *event.Event, k event.Key, b *
 		t.checks = append(t.checks, w.eventDigest(t, r))
 	}
 	t.done = append(t.done, p)
-	if n := atomic.AddUint64(&w.stats.processed, 1); n%gvtEvents == 0 {
+	if w.stats.processed++; w.stats.processed%gvtEvents == 0 {
 		// Rounds also follow the work done, not only the clock: when the manager goroutine
 		// is starved of CPU, history below the next GVT would otherwise pile up.
+		w.shown.Store(w.stats.processed)
 		w.d.startGVT()
 	}
 }
