@@ -11,7 +11,8 @@
 // dispatcher processes every event in the total order of package event, keeping pending
 // events by value in a calendar queue. The time-warp dispatcher runs them optimistically on
 // several worker goroutines (see timewarp.go: schedule queues, rollback with periodic state
-// saving and coast forward or with reverse computation (Reverser), aggressive or lazy
+// saving and coast forward or with reverse computation (Reverser; the default when every
+// LP implements it), aggressive or lazy
 // cancellation, Fujimoto GVT, fossil collection), optionally handling the events of LPs
 // that implement Batcher in batches on an offload backend (TimeWarpConfig.Offload, see
 // offload.go). The committed result is summarised by a digest over every LP's final state

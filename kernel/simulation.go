@@ -81,6 +81,9 @@ type Stats struct {
 	// OffloadNote says why offload was turned off during the run (a backend error with
 	// OffloadAuto), or is empty.
 	OffloadNote string `json:"offload_note,omitempty"`
+	// StateSaving is the state saving a time-warp run used: periodic or reverse (auto
+	// resolved; see TimeWarpConfig.StateSaving); empty for a sequential run.
+	StateSaving string `json:"state_saving,omitempty"`
 }
 
 // Result is what a completed run produced.
@@ -137,7 +140,36 @@ func New(cfg Config, lps []LogicalProcess) (*Simulation, error) {
 		}
 		s.lps[i] = lpRecord{model: lp, rng: rng.New(cfg.Seed, uint64(i))}
 	}
+	if cfg.Type == TimeWarp {
+		s.cfg.TimeWarp.StateSaving = resolveStateSaving(cfg.TimeWarp, lps)
+	}
 	return s, nil
+}
+
+// resolveStateSaving returns the state saving tw asks for, auto resolved for lps: reverse
+// computation when every LP implements Reverser and no period is set, else periodic.
+func resolveStateSaving(tw TimeWarpConfig, lps []LogicalProcess) string {
+	if tw.StateSaving != "" && tw.StateSaving != StateSavingAuto {
+		return tw.StateSaving
+	}
+	if tw.StateSavingPeriod != 0 {
+		return StateSavingPeriodic
+	}
+	for _, lp := range lps {
+		if _, ok := lp.(Reverser); !ok {
+			return StateSavingPeriodic
+		}
+	}
+	return StateSavingReverse
+}
+
+// StateSaving returns the state saving a time-warp run uses (periodic or reverse, auto
+// resolved), or "" for a sequential one.
+func (s *Simulation) StateSaving() string {
+	if s.cfg.Type != TimeWarp {
+		return ""
+	}
+	return s.cfg.TimeWarp.StateSaving
 }
 
 // nameOf returns the name of LP id, or a placeholder for an unknown id.

@@ -468,6 +468,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 		}
 	}
 	st.OffloadNote = d.offload.note
+	st.StateSaving = d.cfg.StateSaving
 	st.EventsCommitted = st.EventsProcessed - st.EventsRolledBack
 	if n := st.PrimaryRollbacks + st.SecondaryRollbacks; n > 0 {
 		st.AverageRollbackLength = float64(st.EventsRolledBack) / float64(n)

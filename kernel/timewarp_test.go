@@ -250,6 +250,36 @@ func TestCalendarLogCompaction(t *testing.T) {
 	}
 }
 
+// TestStateSavingAuto: the default state saving is reverse computation when every LP
+// implements Reverser and no period is set, periodic otherwise; the result says which,
+// and is the sequential one either way.
+func TestStateSavingAuto(t *testing.T) {
+	phold, pcs := smallModels(t)[0], smallModels(t)[1]
+	for _, c := range []struct {
+		m    model
+		tw   kernel.TimeWarpConfig
+		want string
+	}{
+		{phold, kernel.TimeWarpConfig{Workers: 2}, kernel.StateSavingReverse},
+		{phold, kernel.TimeWarpConfig{Workers: 2, StateSaving: kernel.StateSavingAuto}, kernel.StateSavingReverse},
+		{phold, kernel.TimeWarpConfig{Workers: 2, StateSavingPeriod: 4}, kernel.StateSavingPeriodic},
+		{phold, kernel.TimeWarpConfig{Workers: 2, StateSaving: kernel.StateSavingPeriodic}, kernel.StateSavingPeriodic},
+		{pcs, kernel.TimeWarpConfig{Workers: 2}, kernel.StateSavingPeriodic},
+	} {
+		seq := run(t, kernel.Config{MaxSimTime: c.m.end, Seed: 5}, c.m.build())
+		s, err := kernel.New(kernel.Config{MaxSimTime: c.m.end, Seed: 5, Type: kernel.TimeWarp, TimeWarp: c.tw}, c.m.build())
+		require.NoError(t, err)
+		require.Equal(t, c.want, s.StateSaving(), "%s %+v", c.m.name, c.tw)
+		r, err := s.Run(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, c.want, r.StateSaving)
+		require.Equal(t, seq.Digest, r.Digest)
+	}
+	s, err := kernel.New(kernel.Config{MaxSimTime: 1}, phold.build())
+	require.NoError(t, err)
+	require.Empty(t, s.StateSaving(), "a sequential run saves no state")
+}
+
 // TestRollbacksHappen runs a rollback-heavy configuration (zero lookahead, every event
 // remote, more workers than cores) and checks that rollbacks, anti-messages and coast
 // forward really occur, and that the result is still the sequential one.
@@ -295,7 +325,7 @@ func TestTimeWarpConfigErrors(t *testing.T) {
 		{kernel.TimeWarpConfig{StateSavingPeriod: -2}, "state-saving period must be at least 1"},
 		{kernel.TimeWarpConfig{OptimismWindow: -1}, "optimism window must be >= 0"},
 		{kernel.TimeWarpConfig{Cancellation: "eager"}, `unknown time-warp cancellation "eager" (want aggressive or lazy)`},
-		{kernel.TimeWarpConfig{StateSaving: "x"}, `unknown time-warp state-saving type "x" (want periodic or reverse)`},
+		{kernel.TimeWarpConfig{StateSaving: "x"}, `unknown time-warp state-saving type "x" (want auto, periodic or reverse)`},
 		{kernel.TimeWarpConfig{StateSaving: "reverse"}, `time-warp state-saving type reverse needs every LP to implement Reverse; LP "ping0" (id 0) does not`},
 	} {
 		_, err := kernel.New(kernel.Config{MaxSimTime: 5, Type: kernel.TimeWarp, TimeWarp: tc.tw}, lps)

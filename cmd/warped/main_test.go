@@ -116,7 +116,7 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"phold", "--time-warp-queue-type", "fifo"}, `unknown queue type "fifo"`},
 		{[]string{"phold", "--time-warp-lock-type", "spin"}, `unknown lock type "spin"`},
 		{[]string{"phold", "--time-warp-cancellation", "eager"}, `unknown time-warp cancellation "eager"`},
-		{[]string{"phold", "--time-warp-state-saving-type", "copy"}, `unknown time-warp state-saving type "copy" (want periodic or reverse)`},
+		{[]string{"phold", "--time-warp-state-saving-type", "copy"}, `unknown time-warp state-saving type "copy" (want auto, periodic or reverse)`},
 		{[]string{"pcs", "--time-warp-state-saving-type", "reverse"}, "time-warp state-saving type reverse needs every LP to implement Reverse"},
 		{[]string{"phold", "--time-warp-optimism-window", "-1"}, "optimism window must be >= 0"},
 		{[]string{"phold", "--time-warp-gvt-calculation-period", "0"}, "--time-warp-gvt-calculation-period must be a positive number"},
@@ -192,6 +192,36 @@ func TestStatsFile(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Dir(path))
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "no temporary file is left behind")
+}
+
+// TestStateSavingAuto: by default a model whose LPs all implement Reverse runs with reverse
+// computation and any other with periodic state saving; a period, given on the command
+// line or in --config, asks for periodic saving; the output and the stats file say which.
+func TestStateSavingAuto(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "c.json")
+	require.NoError(t, os.WriteFile(conf, []byte(`{"time-warp-state-saving-period": 4}`), 0o644))
+	phold := []string{"phold", "--lps", "64", "--max-sim-time", "20", "--time-warp-worker-threads", "2"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{phold, "reverse"},
+		{append(phold, "--time-warp-state-saving-period", "4"), "periodic"},
+		{append(phold, "--config", conf), "periodic"},
+		{append(phold, "--time-warp-state-saving-type", "periodic"), "periodic"},
+		{[]string{"pcs", "--num-cells-x", "4", "--num-cells-y", "4", "--max-sim-time", "20"}, "periodic"},
+	} {
+		path := filepath.Join(dir, "stats.json")
+		code, out, errOut := warped(append(c.args, "--stats-file", path)...)
+		require.Equal(t, 0, code, "%v: %s", c.args, errOut)
+		require.Regexp(t, `(?m)^  State saving: +`+c.want+`$`, out, "%v", c.args)
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var kv map[string]any
+		require.NoError(t, json.Unmarshal(data, &kv))
+		require.Equal(t, c.want, kv["state_saving"], "%v", c.args)
+	}
 }
 
 func TestLaunchedAsSeveralMPIRanks(t *testing.T) {

@@ -80,7 +80,7 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	fs.StringVar(&o.queueType, "time-warp-queue-type", "", "time warp: calendar (each worker runs its own LPs from one calendar queue), or heap, splay or ladder (LTSF queues shared by workers); empty: calendar where it applies, else ladder")
 	fs.StringVar(&o.lockType, "time-warp-lock-type", "ticket", "time warp: schedule queue lock: ticket or mutex")
 	fs.IntVar(&o.period, "time-warp-state-saving-period", 16, "time warp: save each LP's state every N events (1: copy state saving)")
-	fs.StringVar(&o.stateSaving, "time-warp-state-saving-type", "periodic", "time warp: periodic state saving or reverse computation (every LP must implement Reverse)")
+	fs.StringVar(&o.stateSaving, "time-warp-state-saving-type", kernel.StateSavingAuto, "time warp: periodic state saving, reverse computation (every LP must implement Reverse), or auto: reverse when every LP implements it and no period is set")
 	fs.StringVar(&o.cancellation, "time-warp-cancellation", "aggressive", "time warp: aggressive or lazy cancellation")
 	fs.Float64Var(&o.window, "time-warp-optimism-window", 0, "time warp: never process events at or above GVT + W (0: unbounded)")
 	fs.Float64Var(&o.gvtPeriodMS, "time-warp-gvt-calculation-period", 2, "time warp: milliseconds between GVT rounds")
@@ -190,10 +190,18 @@ func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Wr
 		}
 		tr = mpi
 	}
+	// A period given (on the command line or in --config) asks for periodic state saving
+	// under auto; left out, the kernel's default applies.
+	period := 0
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "time-warp-state-saving-period" {
+			period = o.period
+		}
+	})
 	cfg := kernel.Config{MaxSimTime: o.maxSimTime, Type: o.simType, Seed: o.seed,
 		Transport: tr, Partition: part, Agree: agreed(fs),
 		TimeWarp: kernel.TimeWarpConfig{Workers: o.workers, Schedulers: o.schedulers,
-			QueueType: o.queueType, LockType: o.lockType, StateSavingPeriod: o.period,
+			QueueType: o.queueType, LockType: o.lockType, StateSavingPeriod: period,
 			StateSaving:  o.stateSaving,
 			Cancellation: o.cancellation, CheckRollbacks: o.checkRollbacks,
 			OptimismWindow: o.window, GVTPeriod: time.Duration(o.gvtPeriodMS * float64(time.Millisecond)),
@@ -417,6 +425,7 @@ func printResults(w io.Writer, m *model, simType, offload string, r kernel.Resul
 	}
 	line("Final event time", "%.6g", r.FinalTime)
 	if simType == kernel.TimeWarp {
+		line("State saving", "%s", r.StateSaving)
 		line("Primary rollbacks", "%d", r.PrimaryRollbacks)
 		line("Secondary rollbacks", "%d", r.SecondaryRollbacks)
 		line("Average rollback length", "%.2f", r.AverageRollbackLength)
