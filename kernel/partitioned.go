@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"fmt"
-	"github.com/warpedgo/warped/internal/prefetch"
 	"math"
 	"runtime"
 	"sync"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/eventset"
+	"github.com/warpedgo/warped/internal/prefetch"
 	"github.com/warpedgo/warped/internal/ring"
 	"github.com/warpedgo/warped/ltsf"
 	"github.com/warpedgo/warped/rng"
@@ -36,10 +36,11 @@ import (
 //   - What a worker processes goes to its own history log, appended in processing order:
 //     the event by value, the index of the LP's previous entry (each LP's entries are
 //     chained, newest first, for rollback), the range of its outputs in the worker's output
-//     log, and, with reverse computation, its undo record. Fossil collection drops entries
-//     from the log's head while they are below GVT (with periodic state saving, keeping
-//     what coast forward may need beside the log, see below), so both logs are written
-//     and read sequentially.
+//     log, and, with reverse computation, its generator's draw count. Fossil collection
+//     drops entries from the log's head while they are below GVT (with periodic state
+//     saving, keeping what coast forward may need beside the log, see below), so both logs
+//     are written and read sequentially; a log that reaches its bound is compacted
+//     (compactPart), since a rollback can leave an entry above GVT at its head.
 //   - Events for another worker's LPs are buffered per destination and handed over every
 //     flushEvents events, under the destination's inbound lock (LockType); a
 //     worker drains its inbound before it takes an event, before it reports to a GVT round,
