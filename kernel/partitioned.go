@@ -340,9 +340,9 @@ func (w *worker) partLoop() {
 }
 
 // prefetchPart asks the processor for what the worker will touch after the event it just
-// took, so that the cache misses overlap that event's handling: the record of the event
-// after next in the calendar, the records of the next event's LP (whose record the
-// previous call prefetched), and the history log slot the next entry goes to.
+// took, so that the cache misses overlap that event's handling: what prefetchNext asks for
+// (the coming events' calendar records, LP records and model state), the partLP record of
+// the LP whose records it asks for, and the history log slot the next entry goes to.
 func (w *worker) prefetchPart() {
 	d, p := w.d, w.p
 	if id, ok := prefetchNext(&p.cal, d.sim.lps); ok {
