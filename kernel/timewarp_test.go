@@ -254,7 +254,8 @@ func TestCalendarLogCompaction(t *testing.T) {
 // implements Reverser and no period is set, periodic otherwise; the result says which,
 // and is the sequential one either way.
 func TestStateSavingAuto(t *testing.T) {
-	phold, pcs := smallModels(t)[0], smallModels(t)[1]
+	models := smallModels(t)
+	phold, pcs := models[0], models[1]
 	for _, c := range []struct {
 		m    model
 		tw   kernel.TimeWarpConfig
