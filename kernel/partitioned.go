@@ -300,12 +300,13 @@ func (w *worker) partLoop() {
 			p.roundsSeen, p.ahead = r, 0
 		}
 		if p.hist.Len() >= d.logMax {
-			if n := w.stats.processed; n-p.compactedAt >= uint64(max(p.compactEvery, d.logMax/compactShare)) {
+			every := max(p.compactEvery, d.logMax/compactShare)
+			if n := w.stats.processed; n-p.compactedAt >= uint64(every) {
 				p.compactedAt = n
 				before := p.hist.Len()
 				w.compactPart(g)
 				if before-p.hist.Len() < before/compactShare {
-					p.compactEvery = min(2*max(p.compactEvery, d.logMax/compactShare), d.logMax)
+					p.compactEvery = min(2*every, d.logMax)
 				} else {
 					p.compactEvery = 0
 				}
