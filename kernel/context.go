@@ -28,6 +28,8 @@ type Context struct {
 	err   error
 	// reversing is set while a Reverser's Reverse runs: it must not send.
 	reversing bool
+	// drawsMade is, while Reverse runs, the number of draws Handle made for the event.
+	drawsMade uint32
 }
 
 // Now returns the current virtual time: the receive time of the event being handled, or 0
@@ -39,6 +41,14 @@ func (c *Context) Self() LPID { return c.self }
 
 // RNG returns the LP's own generator. Its state is saved and restored with the LP.
 func (c *Context) RNG() *RNG { return &c.lp.rng }
+
+// DrawsMade returns, while Reverse runs, the number of draws Handle made from ctx.RNG() for
+// the event being reversed, and 0 otherwise. Reverse finds out which way Handle went by
+// replaying its draws on ctx.RNG(); where Handle chose by the LP's state and the event
+// changed that state so that the state after no longer tells (PCS: a call that found no
+// idle channel and one that took the last leave both none), the branches often draw
+// differently, and a replay's count (rng.Draws) compared with DrawsMade tells them apart.
+func (c *Context) DrawsMade() uint32 { return c.drawsMade }
 
 // NumLPs returns the number of LPs in the simulation; valid ids are 0..NumLPs()-1.
 func (c *Context) NumLPs() int { return len(c.sim.lps) }

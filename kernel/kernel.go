@@ -93,7 +93,8 @@ type StateAppender interface {
 // are those of the event, and ctx.RNG() is the generator as Handle found it (already
 // rewound), so Reverse may draw from it to replay Handle's draws and recompute what Handle
 // decided; the kernel resets the generator after Reverse returns, whatever Reverse drew.
-// Handle must therefore only draw from ctx.RNG(), never replace it. Reverse must not send
+// ctx.DrawsMade() is the number of draws Handle made, which tells apart branches that the
+// state after the event does not (see models/pcs). Handle must therefore only draw from ctx.RNG(), never replace it. Reverse must not send
 // (a send from Reverse is a model panic).
 type Reverser interface {
 	Reverse(ctx *Context, ev *Event)

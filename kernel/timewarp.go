@@ -993,9 +993,9 @@ func reverseEvent(ctx *Context, rev Reverser, e *event.Event, u twUndo) {
 	r.rng.Rewind(uint64(u.draws))
 	r.seq = u.seq
 	g := r.rng
-	ctx.reversing = true
+	ctx.reversing, ctx.drawsMade = true, u.draws
 	rev.Reverse(ctx, e)
-	ctx.reversing = false
+	ctx.reversing, ctx.drawsMade = false, 0
 	r.rng, r.seq = g, u.seq
 }
 

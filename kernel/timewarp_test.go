@@ -40,7 +40,7 @@ func smallModels(t *testing.T) []model {
 			lps, err := pcs.New(c)
 			require.NoError(t, err)
 			return lps
-		}, false},
+		}, true},
 		{"phold-zero-lookahead", 10, func() []kernel.LogicalProcess {
 			c := phold.DefaultConfig()
 			c.LPs = 32
@@ -265,7 +265,8 @@ func TestStateSavingAuto(t *testing.T) {
 		{phold, kernel.TimeWarpConfig{Workers: 2, StateSaving: kernel.StateSavingAuto}, kernel.StateSavingReverse},
 		{phold, kernel.TimeWarpConfig{Workers: 2, StateSavingPeriod: 4}, kernel.StateSavingPeriodic},
 		{phold, kernel.TimeWarpConfig{Workers: 2, StateSaving: kernel.StateSavingPeriodic}, kernel.StateSavingPeriodic},
-		{pcs, kernel.TimeWarpConfig{Workers: 2}, kernel.StateSavingPeriodic},
+		{pcs, kernel.TimeWarpConfig{Workers: 2}, kernel.StateSavingReverse},
+		{model{"ping-pong", 20, pingPong, false}, kernel.TimeWarpConfig{Workers: 2}, kernel.StateSavingPeriodic},
 	} {
 		seq := run(t, kernel.Config{MaxSimTime: c.m.end, Seed: 5}, c.m.build())
 		s, err := kernel.New(kernel.Config{MaxSimTime: c.m.end, Seed: 5, Type: kernel.TimeWarp, TimeWarp: c.tw}, c.m.build())

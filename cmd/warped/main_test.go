@@ -117,7 +117,6 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"phold", "--time-warp-lock-type", "spin"}, `unknown lock type "spin"`},
 		{[]string{"phold", "--time-warp-cancellation", "eager"}, `unknown time-warp cancellation "eager"`},
 		{[]string{"phold", "--time-warp-state-saving-type", "copy"}, `unknown time-warp state-saving type "copy" (want auto, periodic or reverse)`},
-		{[]string{"pcs", "--time-warp-state-saving-type", "reverse"}, "time-warp state-saving type reverse needs every LP to implement Reverse"},
 		{[]string{"phold", "--time-warp-optimism-window", "-1"}, "optimism window must be >= 0"},
 		{[]string{"phold", "--time-warp-gvt-calculation-period", "0"}, "--time-warp-gvt-calculation-period must be a positive number"},
 		{[]string{"help", "nosuchmodel"}, `unknown model "nosuchmodel"`},
@@ -194,9 +193,10 @@ func TestStatsFile(t *testing.T) {
 	require.Len(t, entries, 1, "no temporary file is left behind")
 }
 
-// TestStateSavingAuto: by default a model whose LPs all implement Reverse runs with reverse
-// computation and any other with periodic state saving; a period, given on the command
-// line or in --config, asks for periodic saving; the output and the stats file say which.
+// TestStateSavingAuto: by default a model whose LPs all implement Reverse (both built-in
+// models do; kernel's TestStateSavingAuto covers one that does not) runs with reverse
+// computation; a period, given on the command line or in --config, asks for periodic
+// saving; the output and the stats file say which.
 func TestStateSavingAuto(t *testing.T) {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "c.json")
@@ -210,7 +210,8 @@ func TestStateSavingAuto(t *testing.T) {
 		{append(phold, "--time-warp-state-saving-period", "4"), "periodic"},
 		{append(phold, "--config", conf), "periodic"},
 		{append(phold, "--time-warp-state-saving-type", "periodic"), "periodic"},
-		{[]string{"pcs", "--num-cells-x", "4", "--num-cells-y", "4", "--max-sim-time", "20"}, "periodic"},
+		{[]string{"pcs", "--num-cells-x", "4", "--num-cells-y", "4", "--max-sim-time", "20"}, "reverse"},
+		{[]string{"pcs", "--num-cells-x", "4", "--num-cells-y", "4", "--max-sim-time", "20", "--time-warp-state-saving-period", "8"}, "periodic"},
 	} {
 		path := filepath.Join(dir, "stats.json")
 		code, out, errOut := warped(append(c.args, "--stats-file", path)...)

@@ -28,6 +28,7 @@ import (
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/partition"
+	"github.com/warpedgo/warped/rng"
 )
 
 // Config holds the parameters, named as WARPED2's flags.
@@ -214,6 +215,56 @@ func (c *Cell) Init(ctx *kernel.Context) {
 func (c *Cell) Handle(ctx *kernel.Context, ev *kernel.Event) {
 	to, ts, w := c.cfg.step(ctx.Self(), c.index, &c.S, ctx.RNG(), ev.Words)
 	ctx.SendWords(to, kernel.Time(ts), w)
+}
+
+// Reverse undoes Handle for reverse computation (kernel.Reverser): the state is counts, so
+// Reverse subtracts what Handle added. Which way Handle went follows from the event's words
+// and the state after, except for a call or a hand-off that found no idle channel against
+// one that took the last: both leave none. Those draw differently (a blocked call draws its
+// next call and its duration, a blocked hand-off the next move and a duration), so Reverse
+// replays the first draw on a copy of ctx.RNG(), the generator as Handle found it, and
+// compares the count with what Handle made (ctx.DrawsMade).
+func (c *Cell) Reverse(ctx *kernel.Context, ev *kernel.Event) {
+	c.cfg.unstep(&c.S, ctx.RNG(), ctx.DrawsMade(), ev.Words)
+}
+
+// unstep undoes step on state s for the portable event with words w, given the generator
+// g as step found it and the number of draws step made.
+func (m *shared) unstep(s *State, g *kernel.RNG, made uint32, w kernel.Words) {
+	complete, next := w[1], w[2]
+	// only reports whether step made just one Poisson draw from p (it did not block).
+	only := func(p *kernel.Poisson) bool {
+		h := *g
+		p.Draw(&h)
+		return rng.Draws(*g, h) == made
+	}
+	switch Method(w[0]) {
+	case NextCall:
+		s.CallAttempts--
+		if s.IdleChannels > 0 || only(&m.callInterval) {
+			s.IdleChannels++
+		} else {
+			s.ChannelBlocks--
+		}
+	case CompleteCall:
+		s.IdleChannels--
+	case MoveCallOut:
+		if complete < next {
+			s.IdleChannels--
+		}
+	case MoveCallIn:
+		if complete > next { // not on a call: nothing changed
+			return
+		}
+		if s.IdleChannels > 0 || only(&m.moveInterval) {
+			s.IdleChannels++
+		} else {
+			s.HandoffBlocks--
+			s.ChannelBlocks--
+		}
+	default:
+		panic(fmt.Sprintf("pcs: unknown event method %d", w[0]))
+	}
 }
 
 // portable returns the words of a portable event: the kind and the three times.

@@ -2,12 +2,14 @@ package pcs
 
 import (
 	"context"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/partition"
+	"github.com/warpedgo/warped/rng"
 )
 
 func runPCS(t *testing.T, c Config, end float64, seed uint64) (kernel.Result, Results, []kernel.LogicalProcess) {
@@ -120,4 +122,29 @@ func TestPartitionerTilesTheTorus(t *testing.T) {
 	require.Equal(t, 1, part[5])
 	require.Equal(t, 2, part[3*10])
 	require.Equal(t, 3, part[59])
+}
+
+// TestReverseUndoesStep: for every event kind, on random states (no idle channel, one, and
+// more) and random times and generators, Reverse's unstep given the draws step made
+// restores the state step found, whichever branch step took.
+func TestReverseUndoesStep(t *testing.T) {
+	m := newShared(DefaultConfig())
+	r := rand.New(rand.NewPCG(7, 11))
+	branches := map[[2]uint64]bool{} // (kind, change in ChannelBlocks) seen
+	for i := range 20000 {
+		s0 := State{IdleChannels: uint64(r.IntN(4)), CallAttempts: r.Uint64N(100) + 10,
+			ChannelBlocks: r.Uint64N(100) + 10, HandoffBlocks: r.Uint64N(100) + 10}
+		w := kernel.Words{uint64(i % int(numMethods)), r.Uint64N(300), r.Uint64N(300), r.Uint64N(300)}
+		g0 := randomGen(r)
+		s, g := s0, g0
+		m.step(5, 5, &s, &g, w)
+		branches[[2]uint64{w[0], s.ChannelBlocks - s0.ChannelBlocks}] = true
+		m.unstep(&s, &g0, rng.Draws(g0, g), w)
+		require.Equal(t, s0, s, "event %v", w)
+	}
+	for k := range uint64(numMethods) {
+		require.True(t, branches[[2]uint64{k, 0}], "kind %d never left the blocks alone", k)
+	}
+	require.True(t, branches[[2]uint64{uint64(NextCall), 1}], "no call was blocked")
+	require.True(t, branches[[2]uint64{uint64(MoveCallIn), 1}], "no hand-off was blocked")
 }
