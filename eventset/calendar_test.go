@@ -568,7 +568,12 @@ func checkCalendar(t *testing.T, c *Calendar, ref []event.Event) {
 				t.Fatalf("late heap broken at %d", i)
 			}
 		}
-		for _, s := range slices.Concat(cur, c.late) {
+		for i := range c.after { // unsorted, after the whole sorted run
+			if s := &c.after[i]; s.t != s.e.recvTime || len(c.order) > 0 && !sless(&c.order[len(c.order)-1], s) {
+				t.Fatalf("after broken at %d: %+v, %d in order", i, *s, len(c.order))
+			}
+		}
+		for _, s := range slices.Concat(cur, c.late, c.after) {
 			if got, ok := c.bucketOf(s.t); !ok || got != c.cur {
 				t.Fatalf("current event at %v maps to %d, %v (current %d)", s.t, got, ok, c.cur)
 			}
@@ -629,9 +634,12 @@ func TestSortSlots(t *testing.T) {
 					e.RecvTime = float64(i)
 				case "reversed":
 					e.RecvTime = float64(n - i)
-				case "ties":
+				case "ties": // on every field of the key in turn
 					e.RecvTime = float64(r.IntN(3))
+					e.SendTime = float64(r.IntN(2))
+					e.Depth = uint32(r.IntN(2))
 					e.Sender = uint32(r.IntN(2))
+					e.Anti = r.IntN(2) == 0
 				case "nearly": // sorted by send time, shuffled within each send time
 					e.RecvTime = 100
 					e.SendTime = float64(i / 8)
@@ -639,7 +647,7 @@ func TestSortSlots(t *testing.T) {
 				}
 				e.Seq = uint64(i)
 				r := recordOf(&e)
-				s[i] = slot{r.recvTime, &r}
+				s[i] = slotOf(&r)
 			}
 			sortSlots(s)
 			require.True(t, slices.IsSortedFunc(s, func(a, b slot) int {
@@ -655,7 +663,7 @@ func TestSortSlots(t *testing.T) {
 	for i := range s {
 		e := event.Event{RecvTime: r.Float64(), Seq: uint64(i)}
 		r := recordOf(&e)
-		s[i] = slot{r.recvTime, &r}
+		s[i] = slotOf(&r)
 	}
 	heapSlots(s)
 	for i := 1; i < len(s); i++ {
@@ -669,3 +677,45 @@ func recordOf(e *event.Event) record {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestRadixSlots: radixSlots sorts as sortSlots does, by radix when the slots share their
+// times (sender words spanning one to three bytes, with repeated senders whose sequence
+// numbers come in any order) and by sortSlots otherwise (times differ, or the words span
+// more than three bytes).
+func TestRadixSlots(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	var tmp []slot
+	for _, n := range []int{10, 255, 256, 1000, 6000} {
+		for _, span := range []uint32{1, 200, 1 << 12, 1 << 20, 1 << 30} {
+			for _, mixed := range []bool{false, true} {
+				s := make([]slot, n)
+				recs := make([]record, n)
+				for i := range s {
+					e := event.Event{RecvTime: 7, SendTime: 7, Depth: 1,
+						Sender: uint32(r.Uint64N(uint64(span))) << 3, Seq: uint64(r.IntN(50))}
+					if mixed && i%100 == 0 { // sortSlots' case
+						e.SendTime = 6
+					}
+					if mixed && i%100 == 50 { // depths differ: a wider span
+						e.Depth = 2
+					}
+					if e.Anti = r.IntN(4) == 0; !e.Anti {
+						e.Seq += 50 // distinct keys: an anti-message has no twin here
+					}
+					recs[i] = recordOf(&e)
+					s[i] = slotOf(&recs[i])
+				}
+				tmp = radixSlots(s, tmp)
+				for i := 1; i < len(s); i++ {
+					a, b := s[i-1].e.key(), s[i].e.key()
+					require.False(t, event.KeyLess(&b, &a), "n %d span %d mixed %v: %d out of order", n, span, mixed, i)
+				}
+				seen := map[*record]bool{}
+				for i := range s {
+					seen[s[i].e] = true
+				}
+				require.Len(t, seen, n, "a permutation")
+			}
+		}
+	}
+}

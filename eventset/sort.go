@@ -203,3 +203,64 @@ func removeSlot(h *[]slot, i int) {
 	}
 	downSlots(a, i, x)
 }
+
+// radixMin is the shortest run radixSlots sorts by radix; shorter ones go to sortSlots.
+const radixMin = 256
+
+// radixSlots sorts s by key, as sortSlots does, using tmp (grown as needed, and returned)
+// as scratch. When all of s share their receive and send times, which is the case of the
+// zero-delay events a bucket collects in after (see Calendar), the order is that of the
+// depth and sender word, then the sequence number: it sorts by the bits in which the
+// words differ with a stable least-significant-digit radix sort, a byte per pass, which
+// takes no data-dependent branches, and an insertion pass then orders what shares a word
+// (events of one sender, already in sequence order when sent in order). Otherwise, or
+// when the words differ in more than three bytes' span, it uses sortSlots.
+func radixSlots(s, tmp []slot) []slot {
+	if len(s) < radixMin {
+		sortSlots(s)
+		return tmp
+	}
+	t0, st0, ds0 := s[0].t, s[0].st, s[0].ds
+	var diff uint64
+	for i := range s {
+		if s[i].t != t0 || s[i].st != st0 {
+			sortSlots(s)
+			return tmp
+		}
+		diff |= s[i].ds ^ ds0
+	}
+	lo, hi := bits.TrailingZeros64(diff), bits.Len64(diff)
+	if diff == 0 || hi-lo > 24 {
+		sortSlots(s)
+		return tmp
+	}
+	if cap(tmp) < len(s) {
+		tmp = make([]slot, len(s))
+	}
+	src, dst := s, tmp[:len(s)]
+	var count [256]int
+	for shift := lo; shift < hi; shift += 8 {
+		clear(count[:])
+		for i := range src {
+			count[byte(src[i].ds>>shift)]++
+		}
+		sum := 0
+		for d, n := range count {
+			count[d] = sum
+			sum += n
+		}
+		for i := range src {
+			d := byte(src[i].ds >> shift)
+			dst[count[d]] = src[i]
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &s[0] {
+		copy(s, src)
+	}
+	if !insertionWithin(s, 8*len(s)) {
+		quickSlots(s, 2*bits.Len(uint(len(s))))
+	}
+	return tmp
+}
