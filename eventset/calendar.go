@@ -405,31 +405,55 @@ func (c *Calendar) Pop() *event.Event {
 
 // Min returns the least receive time among the held events, or false when none is held.
 // It removes nothing, but it opens buckets (or tunes) exactly as Pop would to find the
-// least event, so the next Pop returns an event at that time. It is for GVT reports, which
-// are rare, and costs what Pop's search costs: nothing while the current bucket holds
-// events, the opening (a sort) of the next non-empty bucket otherwise, and O(pending
-// events) for a tuning, or when every event held is at +Inf.
+// least event, so the next Pop returns an event at that time. It is for GVT reports and
+// for the time-warp engine's check before it takes an event, and costs what Pop's search
+// costs: nothing while the current bucket holds events, the opening (a sort) of the next
+// non-empty bucket otherwise, and O(pending events) for a tuning, or when every event held
+// is at +Inf.
 func (c *Calendar) Min() (event.Time, bool) {
+	s, ok := c.least()
+	switch {
+	case !ok:
+		return 0, false
+	case s == nil:
+		return math.Inf(1), true // all held events are at +Inf
+	}
+	return s.t, true
+}
+
+// MinKey is Min with the whole key (event.KeyOf) of the least held event: the event the
+// next Pop returns. When every held event is at +Inf it returns the least key at +Inf.
+func (c *Calendar) MinKey() (event.Key, bool) {
+	s, ok := c.least()
+	switch {
+	case !ok:
+		return event.Key{}, false
+	case s == nil:
+		return event.Key{RecvTime: math.Inf(1)}, true
+	}
+	return s.e.key(), true
+}
+
+// least finds the least held event as Pop would, opening buckets or tuning on the way, and
+// returns its slot; or nil and true when every held event is at +Inf (in far, the calendar
+// untuned), or false when none is held.
+func (c *Calendar) least() (*slot, bool) {
 	for {
 		if c.head == len(c.order) && len(c.after) > 0 {
 			c.promote()
 		}
 		inOrder, inLate := c.head < len(c.order), len(c.late) > 0
-		if inOrder || inLate {
-			switch {
-			case !inLate:
-				return c.order[c.head].t, true
-			case !inOrder:
-				return c.late[0].t, true
-			}
-			return min(c.order[c.head].t, c.late[0].t), true
-		}
-		if c.n == 0 {
-			return 0, false
+		switch {
+		case inOrder && (!inLate || !sless(&c.late[0], &c.order[c.head])):
+			return &c.order[c.head], true
+		case inLate:
+			return &c.late[0], true
+		case c.n == 0:
+			return nil, false
 		}
 		if !c.tuned || c.inRing == 0 {
 			if !c.tune() {
-				return math.Inf(1), true // all held events are at +Inf
+				return nil, true
 			}
 			continue
 		}

@@ -389,6 +389,15 @@ func calendarOps(t *testing.T, ch choices, initial, ops int, check func(op int) 
 			if ok {
 				require.Equal(t, ref[least()].RecvTime, tm, "op %d", op)
 			}
+			k, ok := c.MinKey()
+			require.Equal(t, len(ref) > 0, ok, "op %d", op)
+			if ok {
+				if want := ref[least()]; math.IsInf(want.RecvTime, 1) {
+					require.Equal(t, event.Key{RecvTime: want.RecvTime}, k, "op %d", op)
+				} else {
+					require.Equal(t, event.KeyOf(&want), k, "op %d", op)
+				}
+			}
 		case x < 7 && len(ref) > 0: // cancel a held event
 			e := ref[y%len(ref)]
 			k := event.KeyOf(&e)

@@ -52,6 +52,11 @@ import (
 //   - GVT is Fujimoto's algorithm as in the shared engine: a worker drains its inbound and
 //     flushes its buffers before it reports, so an event in transit is covered either by its
 //     sender's report (made since its last report) or by its receiver's queue.
+//   - In a run in one process, each round also yields a commit horizon (see horizon): the
+//     least key, not only time, of the events that are pending or handed over, so that fossil
+//     collection commits the events at GVT's time that sort below it. A model with many
+//     events at one time (PCS: thousands per integer time) otherwise keeps them all in the
+//     logs until time moves on.
 //
 // With periodic state saving, every N-th event of an LP (N the period) keeps a copy of the
 // LP's state after it in its log entry. A rollback restores the newest copy before the
@@ -130,7 +135,9 @@ type partWorker struct {
 	antis          []event.Event   // anti-messages for the worker's LPs, handled before the next event
 	outbox         [][]event.Event // events for each other worker, handed over after each event
 	boxed          bool            // some outbox holds events
-	fossilGVT      Time            // the GVT of the last fossil collection
+	fossilKey      event.Key       // the commit horizon of the last fossil collection
+	keyMin         event.Key       // least key this worker handed to another since its last report (horizon)
+	horizonSeen    uint64          // the round of the last horizon read
 	maxCommitted   Time            // the latest receive time among the committed events dropped
 	undone, coasts []int64         // rollback scratch
 	free           []*savedState   // saved states no longer needed, for reuse
@@ -142,6 +149,7 @@ type partWorker struct {
 	remap          []int64         // compaction scratch: new absolute index of each entry, or -1
 	compactions    int             // number of compactions, for tests
 	compactPeak    int             // the longest log compacted, for tests
+	atGVT          int             // events committed at the horizon's time, for tests
 
 	// inMu guards in, the events other workers and the manager handed over; inN is its
 	// length, read without the lock to skip it when empty.
@@ -152,6 +160,57 @@ type partWorker struct {
 	// work is set, when the worker goes idle, to whether it holds events below the end
 	// time (the manager's passivity check across processes reads it).
 	work atomic.Bool
+}
+
+// horizon is the partitioned engine's commit horizon in a run in one process: with each GVT
+// round, the workers report, beside the least time, the least key (event.KeyOf) of the
+// events they hold or handed over since their last report, and the worker that completes
+// the round publishes the least of those keys. Fujimoto's argument holds for keys as for
+// times (an event's sends, its rollback's re-sends and anti-messages all sort after it), so
+// no event that sorts below the horizon can ever arrive again: fossil collection commits
+// every logged event below it, while GVT, a time, lets it commit only those before GVT's
+// time. Across processes Mattern's token carries times, and the horizon is GVT's time.
+//
+// A round's reports go to slots of its parity, each worker's on a cache line of its own,
+// and so does its result: round r+2, which reuses them, cannot end before every worker has
+// reported in round r+1, after it read round r's result and wrote its report.
+type horizon struct {
+	reports [2][]paddedKey
+	keys    [2]event.Key
+	// round is the last round whose result is in keys[round&1], or 0.
+	round atomic.Uint64
+}
+
+// paddedKey is a key alone on its cache line.
+type paddedKey struct {
+	k event.Key
+	_ [64 - unsafe.Sizeof(event.Key{})]byte
+}
+
+// newHorizon returns the horizon of the given number of workers.
+func newHorizon(workers int) *horizon {
+	return &horizon{reports: [2][]paddedKey{make([]paddedKey, workers), make([]paddedKey, workers)}}
+}
+
+// publish computes and publishes round r's horizon, once every worker has reported in it.
+func (h *horizon) publish(r uint64) {
+	k := h.reports[r&1][0].k
+	for i := range h.reports[r&1] {
+		if x := &h.reports[r&1][i].k; event.KeyLess(x, &k) {
+			k = *x
+		}
+	}
+	if prev := h.round.Load(); prev != 0 && event.KeyLess(&k, &h.keys[prev&1]) {
+		panic(fmt.Sprintf("kernel: the commit horizon would go down from %+v to %+v", h.keys[prev&1], k))
+	}
+	h.keys[r&1] = k
+	h.round.Store(r)
+}
+
+// maxKey is a key above every event's.
+func maxKey() event.Key {
+	return event.Key{RecvTime: math.Inf(1), SendTime: math.Inf(1), Depth: math.MaxUint32,
+		Sender: math.MaxUint32, SeqSign: math.MaxUint64}
 }
 
 // partGVTEvents is the number of events a worker of the partitioned engine processes
@@ -243,7 +302,10 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType string) error
 		if err != nil {
 			return err
 		}
-		w.p = &partWorker{inMu: l, outbox: make([][]event.Event, len(d.workers))}
+		w.p = &partWorker{inMu: l, outbox: make([][]event.Event, len(d.workers)), keyMin: maxKey()}
+	}
+	if d.dist == nil {
+		d.hz = newHorizon(len(d.workers))
 	}
 	return nil
 }
@@ -293,8 +355,17 @@ func (w *worker) partLoop() {
 		}
 		w.reportPart()
 		g := d.gvt.GVT()
-		if g > p.fossilGVT {
-			w.fossilPart(g)
+		hk := event.Key{RecvTime: g} // below every event at g
+		if d.hz != nil {
+			if r := d.hz.round.Load(); r != p.horizonSeen {
+				p.horizonSeen = r
+				if k := &d.hz.keys[r&1]; event.KeyLess(&hk, k) {
+					hk = *k
+				}
+			}
+		}
+		if event.KeyLess(&p.fossilKey, &hk) {
+			w.fossilPart(hk)
 		}
 		if r := d.gvt.Rounds(); r != p.roundsSeen {
 			p.roundsSeen, p.ahead = r, 0
@@ -304,7 +375,7 @@ func (w *worker) partLoop() {
 			if n := w.stats.processed; n-p.compactedAt >= uint64(every) {
 				p.compactedAt = n
 				before := p.hist.Len()
-				w.compactPart(g)
+				w.compactPart(p.fossilKey)
 				if before-p.hist.Len() < before/compactShare {
 					p.compactEvery = min(2*every, d.logMax)
 				} else {
@@ -482,6 +553,11 @@ func (d *timeWarpDispatcher) deliverPart(w *worker, e *event.Event) {
 	default:
 		w.p.outbox[o] = append(w.p.outbox[o], *e)
 		w.p.boxed = true
+		if e.RecvTime <= w.p.keyMin.RecvTime { // see horizon
+			if k := event.KeyOf(e); event.KeyLess(&k, &w.p.keyMin) {
+				w.p.keyMin = k
+			}
+		}
 	}
 }
 
@@ -526,6 +602,10 @@ func (w *worker) drainInbound() {
 	}
 	p.inMu.Unlock()
 	for i := range in {
+		if committed(&in[i], &p.fossilKey) {
+			// The horizon was not a lower bound: a protocol bug, which the tests would catch.
+			panic(fmt.Sprintf("kernel: event %+v arrived below the commit horizon %+v", in[i], p.fossilKey))
+		}
 		if in[i].Anti {
 			w.handleAnti(&in[i])
 		} else {
@@ -583,6 +663,9 @@ func (w *worker) handleAnti(a *event.Event) {
 // twin of an anti-message), and sends the anti-messages of their outputs.
 func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) {
 	d, p := w.d, w.p
+	if event.KeyLess(&k, &p.fossilKey) {
+		panic(fmt.Sprintf("kernel: LP %d rolls back to %+v, below the commit horizon %+v", id, k, p.fossilKey))
+	}
 	r := &d.sim.lps[id]
 	u := p.undone[:0]
 	i := x.last
@@ -701,30 +784,50 @@ func (w *worker) reportPart() {
 		w.handleAntis()
 	}
 	head := math.Inf(1)
-	if t, ok := p.cal.Min(); ok {
-		head = t
+	if d.hz == nil {
+		if t, ok := p.cal.Min(); ok {
+			head = t
+		}
+	} else {
+		k := maxKey()
+		if mk, ok := p.cal.MinKey(); ok {
+			head, k = mk.RecvTime, mk
+		}
+		if event.KeyLess(&p.keyMin, &k) {
+			k = p.keyMin
+		}
+		d.hz.reports[r&1][w.id].k = k
+		p.keyMin = maxKey()
 	}
-	if g, ok := d.gvt.Report(r, w.tracker.Take(r, head)); ok && g >= d.end && d.dist == nil {
+	g, ok := d.gvt.Report(r, w.tracker.Take(r, head))
+	if ok && d.hz != nil {
+		d.hz.publish(r)
+	}
+	if ok && g >= d.end && d.dist == nil {
 		d.done.Store(true)
 	}
 }
 
-// fossilPart drops the history log's head below GVT g, rolled-back entries and committed
-// ones alike (see commitPart), with their outputs.
-func (w *worker) fossilPart(g Time) {
+// fossilPart drops the history log's head below the commit horizon hk (see horizon; GVT's
+// time across processes), rolled-back entries and committed ones alike (see commitPart),
+// with their outputs.
+func (w *worker) fossilPart(hk event.Key) {
 	p := w.p
-	p.fossilGVT = g
+	p.fossilKey = hk
 	n, outTo := 0, p.outsBase
 	for n < p.hist.Len() {
 		h := p.hist.At(n)
 		if !h.dead {
-			if h.ev.RecvTime >= g {
+			if !committed(&h.ev, &hk) {
 				break
 			}
 			if !w.d.reverse {
 				w.prefetchCommit(n)
 			}
-			w.commitPart(h, p.histBase+int64(n), g)
+			if h.ev.RecvTime == hk.RecvTime {
+				p.atGVT++
+			}
+			w.commitPart(h, p.histBase+int64(n), hk.RecvTime)
 		}
 		outTo = h.outTo
 		n++
@@ -736,6 +839,15 @@ func (w *worker) fossilPart(g Time) {
 	p.histBase += int64(n)
 	p.outs.DropFront(int(outTo - p.outsBase))
 	p.outsBase = outTo
+}
+
+// committed reports whether event e sorts below the commit horizon hk.
+func committed(e *event.Event, hk *event.Key) bool {
+	if e.RecvTime != hk.RecvTime {
+		return e.RecvTime < hk.RecvTime
+	}
+	k := event.KeyOf(e)
+	return event.KeyLess(&k, hk)
 }
 
 // prefetchCommit asks, while fossil collection commits log entry n, for what committing
@@ -758,10 +870,11 @@ func (w *worker) prefetchCommit(n int) {
 }
 
 // commitPart does what dropping history entry h (absolute index i), a committed event
-// below GVT g, requires: with periodic state saving, its saved state becomes its LP's base
-// state, or its event moves to the LP's spill list when a rollback could still need it for
-// coast forward (the LP has no newer saved state below g). An LP's entries are dropped
-// oldest first.
+// below the commit horizon at time g, requires: with periodic state saving, its saved state
+// becomes its LP's base state, or its event moves to the LP's spill list when a rollback
+// could still need it for coast forward (the LP has no newer saved state before g; a newer
+// one at g may be committed too, and then replaces the spill as it is dropped). An LP's
+// entries are dropped oldest first.
 func (w *worker) commitPart(h *histEntry, i int64, g Time) {
 	d, p := w.d, w.p
 	if !d.reverse {
@@ -787,14 +900,15 @@ func (w *worker) commitPart(h *histEntry, i int64, g Time) {
 }
 
 // compactPart drops from anywhere in the history log what fossil collection drops from its
-// head only: rolled-back entries and committed ones (below GVT g), with their outputs. The
+// head only: rolled-back entries and committed ones (below the commit horizon hk, as of the
+// last fossil collection), with their outputs. The
 // entries kept, and their outputs, move towards the head in order, and are renumbered from
 // the absolute index after the last one in use: an index that still refers to a dropped
 // entry (an LP's last or anchor entry, committed) is then below histBase, which every walk
 // along an LP's entries reads as none, as it does after fossil collection. An LP's
-// committed entries all precede its entries above GVT in the log, so they are dropped
-// oldest first, as commitPart requires.
-func (w *worker) compactPart(g Time) {
+// committed entries all precede its entries above the horizon in the log, so they are
+// dropped oldest first, as commitPart requires.
+func (w *worker) compactPart(hk event.Key) {
 	d, p := w.d, w.p
 	n := p.hist.Len()
 	newBase, newOuts := p.histBase+int64(n), p.outsBase+int64(p.outs.Len())
@@ -808,9 +922,9 @@ func (w *worker) compactPart(g Time) {
 	for i := range n {
 		h := p.hist.At(i)
 		old := p.histBase + int64(i)
-		if h.dead || h.ev.RecvTime < g {
+		if h.dead || committed(&h.ev, &hk) {
 			if !h.dead {
-				w.commitPart(h, old, g)
+				w.commitPart(h, old, hk.RecvTime)
 			}
 			remap[i] = -1
 			h.ev.Payload = nil

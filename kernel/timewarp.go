@@ -253,6 +253,8 @@ type timeWarpDispatcher struct {
 	// logMax is the partitioned engine's bound on a worker's history log, partLogMax (tests
 	// set it lower to exercise compaction).
 	logMax int
+	// hz is the partitioned engine's commit horizon in a run in one process, or nil.
+	hz *horizon
 }
 
 // Cancellation kinds accepted in TimeWarpConfig.Cancellation ("" is aggressive).

@@ -28,6 +28,9 @@ type TimeWarpInternals struct {
 	Compactions int
 	// CompactPeak is the longest history log compacted.
 	CompactPeak int
+	// CommittedAtGVT counts the events fossil collection committed at the time of its
+	// commit horizon: those below the horizon's key but not before GVT's time.
+	CommittedAtGVT int
 }
 
 // RunTimeWarpInternals builds a simulation from cfg (Type is set to time warp) and lps,
@@ -91,6 +94,7 @@ func RunTimeWarpInternalsLogMax(ctx context.Context, cfg Config, lps []LogicalPr
 			}
 			in.Compactions += p.compactions
 			in.CompactPeak = max(in.CompactPeak, p.compactPeak)
+			in.CommittedAtGVT += p.atGVT
 		}
 	}
 	in.LeakedEvents = live

@@ -250,6 +250,27 @@ func TestCalendarLogCompaction(t *testing.T) {
 	}
 }
 
+// TestCommitHorizon: in a run in one process, fossil collection commits events at GVT's
+// time too, those below the commit horizon's key (PCS's times are integers, so most of its
+// events share their time with others), and the result is the sequential one. (Across
+// processes the horizon is GVT's time; the distributed tests cover that path.)
+func TestCommitHorizon(t *testing.T) {
+	m := smallModels(t)[1]
+	seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 3}, m.build())
+	for _, workers := range []int{1, 2, 3} {
+		for _, ss := range []string{"periodic", "reverse"} {
+			cfg := kernel.Config{MaxSimTime: m.end, Seed: 3, Type: kernel.TimeWarp,
+				TimeWarp: kernel.TimeWarpConfig{Workers: workers, StateSaving: ss, StateSavingPeriod: 3,
+					GVTPeriod: 100 * time.Microsecond}}
+			in, err := kernel.RunTimeWarpInternals(context.Background(), cfg, m.build())
+			require.NoError(t, err)
+			requireSettled(t, in, false, 0)
+			require.Equal(t, seq.Digest, in.Digest, "%d workers, %s", workers, ss)
+			require.NotZero(t, in.CommittedAtGVT, "%d workers, %s: nothing committed at GVT's time", workers, ss)
+		}
+	}
+}
+
 // TestStateSavingAuto: the default state saving is reverse computation when every LP
 // implements Reverser and no period is set, periodic otherwise; the result says which,
 // and is the sequential one either way.
