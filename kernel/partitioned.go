@@ -355,17 +355,21 @@ func (w *worker) partLoop() {
 		}
 		w.reportPart()
 		g := d.gvt.GVT()
-		hk := event.Key{RecvTime: g} // below every event at g
-		if d.hz != nil {
-			if r := d.hz.round.Load(); r != p.horizonSeen {
-				p.horizonSeen = r
-				if k := &d.hz.keys[r&1]; event.KeyLess(&hk, k) {
-					hk = *k
-				}
+		if d.hz == nil {
+			if g > p.fossilKey.RecvTime {
+				w.fossilPart(event.Key{RecvTime: g}) // below every event at g
 			}
-		}
-		if event.KeyLess(&p.fossilKey, &hk) {
-			w.fossilPart(hk)
+		} else if r := d.hz.round.Load(); r != p.horizonSeen {
+			// Every round publishes a horizon, which is at least its GVT; GVT may come from
+			// a round whose horizon is not out yet.
+			p.horizonSeen = r
+			hk := d.hz.keys[r&1]
+			if hk.RecvTime < g {
+				hk = event.Key{RecvTime: g}
+			}
+			if event.KeyLess(&p.fossilKey, &hk) {
+				w.fossilPart(hk)
+			}
 		}
 		if r := d.gvt.Rounds(); r != p.roundsSeen {
 			p.roundsSeen, p.ahead = r, 0
