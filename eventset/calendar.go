@@ -77,8 +77,11 @@ type Calendar struct {
 	taken int
 	// tunes counts tunings.
 	tunes int
-	// out is the event that Pop returns.
-	out event.Event
+	// out is the event that Pop returns, and outStamp its stamp.
+	out      event.Event
+	outStamp uint32
+	// pushes counts the events pushed, modulo 2^32 (see Stamp).
+	pushes uint32
 	// payloads holds the Payload values of stored events, by handle; freeHandles are its
 	// unused entries.
 	payloads    []any
@@ -107,6 +110,7 @@ type record struct {
 	receiver           uint32
 	payload            uint32 // 1 + index in Calendar.payloads, or 0 for none
 	anti               bool
+	stamp              uint32 // Calendar.pushes when pushed (see Stamp)
 }
 
 // key returns the record's sort key (as event.KeyOf).
@@ -286,9 +290,10 @@ func (c *Calendar) Peak() int { return c.peak }
 // Push adds a copy of e.
 func (c *Calendar) Push(e *event.Event) {
 	r, late := c.slotFor(e.RecvTime)
+	c.pushes++
 	*r = record{recvTime: e.RecvTime, sendTime: e.SendTime, seq: e.Seq, words: e.Words,
 		depth: e.Depth, sender: e.Sender, receiver: e.Receiver, anti: e.Anti,
-		payload: c.payloadHandle(e.Payload)}
+		payload: c.payloadHandle(e.Payload), stamp: c.pushes}
 	if late {
 		c.pushLate(r)
 	}
@@ -299,8 +304,9 @@ func (c *Calendar) Push(e *event.Event) {
 func (c *Calendar) PushSend(recvTime, sendTime event.Time, seq uint64, depth, sender, receiver uint32,
 	w event.Words, payload any) {
 	r, late := c.slotFor(recvTime)
+	c.pushes++
 	*r = record{recvTime: recvTime, sendTime: sendTime, seq: seq, words: w, depth: depth,
-		sender: sender, receiver: receiver, payload: c.payloadHandle(payload)}
+		sender: sender, receiver: receiver, payload: c.payloadHandle(payload), stamp: c.pushes}
 	if late {
 		c.pushLate(r)
 	}
@@ -366,6 +372,18 @@ func (c *Calendar) retuneHeld() {
 	c.tune()
 }
 
+// Stamp returns the stamp of the event pushed last: pushes are numbered 1, 2, ... (modulo
+// 2^32), and PoppedStamp tells which push an event taken came from, so that a caller can
+// tell apart two events of one key pushed before and after some moment (StampBefore).
+func (c *Calendar) Stamp() uint32 { return c.pushes }
+
+// PoppedStamp returns the stamp of the event the last Pop returned.
+func (c *Calendar) PoppedStamp() uint32 { return c.outStamp }
+
+// StampBefore reports whether stamp a was given before stamp b, for stamps fewer than 2^31
+// pushes apart.
+func StampBefore(a, b uint32) bool { return int32(a-b) < 0 }
+
 // Pop removes the least event and returns it, or nil when none is held. The event stays
 // valid, and in place, until the next Pop: pushing meanwhile does not move it.
 func (c *Calendar) Pop() *event.Event {
@@ -387,6 +405,7 @@ func (c *Calendar) Pop() *event.Event {
 			c.inRing--
 			c.taken++
 			c.load(&c.out, e)
+			c.outStamp = e.stamp
 			return &c.out
 		}
 		if c.n == 0 {
@@ -486,10 +505,12 @@ func (c *Calendar) PrefetchUpcoming(k int) {
 
 // Cancel removes the held event (pushed, and neither popped nor cancelled) whose Receiver
 // is receiver and whose key (event.KeyOf) is k, and reports whether there was one. If
-// several held events match, one of them is removed; the time-warp engine, which cancels
-// an event when its anti-message arrives, holds at most one. Cancel is rare, so it scans,
-// but only where the event must be: the far list, the one bucket of the window that its
-// receive time maps to, or the current bucket's untaken slots. An event taken by Pop is
+// several held events match, one of them is removed. Cancel scans, but only where the
+// event must be: the far list, the one bucket of the window that its receive time maps
+// to, or the current bucket's untaken slots. That is cheap for buckets of a few dozen
+// events, not for the thousands a bucket of a model with integer times holds; the
+// time-warp engine therefore drops a cancelled event when it takes it instead, telling it
+// from a re-send of its key by the stamps (Stamp, PoppedStamp). An event taken by Pop is
 // no longer held, so Cancel never matches it, even while its record waits in the current
 // bucket for the bucket to close; a later push of an event with its key is held anew.
 func (c *Calendar) Cancel(receiver event.LPID, k event.Key) bool {
@@ -749,6 +770,7 @@ func (c *Calendar) popInfinite(dst *event.Event) {
 		}
 	})
 	c.load(dst, m)
+	c.outStamp = m.stamp
 	c.remove(&c.far, m)
 	c.n--
 }

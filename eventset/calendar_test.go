@@ -728,3 +728,35 @@ func TestRadixSlots(t *testing.T) {
 		}
 	}
 }
+
+// TestCalendarStamps: every push gets the next stamp, and Pop tells the stamp of the event
+// it returns, whatever path the event took (sorted run, late heap, after, far, +Inf);
+// StampBefore orders stamps across the wrap.
+func TestCalendarStamps(t *testing.T) {
+	var c Calendar
+	r := rand.New(rand.NewPCG(3, 4))
+	stamps := map[uint64]uint32{} // by Seq
+	push := func(e event.Event) {
+		c.Push(&e)
+		stamps[e.Seq] = c.Stamp()
+		require.Equal(t, uint32(len(stamps)), c.Stamp())
+	}
+	for i := range 500 {
+		push(event.Event{RecvTime: float64(r.IntN(50)), Seq: uint64(i)})
+	}
+	push(event.Event{RecvTime: math.Inf(1), Seq: 500})
+	seq := uint64(501)
+	for c.Len() > 0 {
+		e := c.Pop()
+		require.Equal(t, stamps[e.Seq], c.PoppedStamp(), "event %d", e.Seq)
+		if now := e.RecvTime; seq < 700 && !math.IsInf(now, 1) {
+			// zero-delay and later sends while taking: after, late heap, later buckets
+			push(event.Event{RecvTime: now + float64(r.IntN(2)), SendTime: now, Depth: 1, Seq: seq})
+			seq++
+		}
+	}
+	require.True(t, StampBefore(1, 2))
+	require.False(t, StampBefore(2, 2))
+	require.True(t, StampBefore(math.MaxUint32, 0), "across the wrap")
+	require.False(t, StampBefore(0, math.MaxUint32))
+}

@@ -92,6 +92,17 @@ func RunTimeWarpInternalsLogMax(ctx context.Context, cfg Config, lps []LogicalPr
 					}
 				}
 			}
+			// A cancelled event below the end time would have been taken and dropped.
+			for _, id := range d.local {
+				if int(d.owner[id]) != w.id {
+					continue
+				}
+				for i := d.plp[id].cancels; i != 0; i = p.cancels[i-1].next {
+					if p.cancels[i-1].k.RecvTime < d.end {
+						in.Unsettled++
+					}
+				}
+			}
 			in.Compactions += p.compactions
 			in.CompactPeak = max(in.CompactPeak, p.compactPeak)
 			in.CommittedAtGVT += p.atGVT
