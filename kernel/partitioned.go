@@ -165,7 +165,6 @@ type partWorker struct {
 	maxCommitted   Time            // the latest receive time among the committed events dropped
 	undone, coasts []int64         // rollback scratch
 	free           []*savedState   // saved states no longer needed, for reuse
-	cur            event.Event     // the event being processed
 	ahead          int             // events taken since a GVT round last ended (see partAheadEvents)
 	roundsSeen     uint64          // GVT rounds ended when ahead was last reset
 	compactedAt    uint64          // stats.processed at the last compaction (see compactPart)
@@ -425,10 +424,12 @@ func (w *worker) partLoop() {
 			continue
 		}
 		w.setIdle(false)
-		p.cur = *p.cal.Pop() // kept in the worker: a local would escape through Handle
+		// The calendar's own copy, valid until the next Pop: copying it out right after Pop
+		// wrote it field by field stalled on store forwarding (1-2% of a run).
+		ev := p.cal.Pop()
 		p.ahead++
 		w.prefetchPart()
-		w.step(&p.cur)
+		w.step(ev)
 		if p.boxed && p.ahead%flushEvents == 0 {
 			w.flushOutboxes()
 		}
