@@ -108,6 +108,10 @@ func TestKeyOrderEqualsCompare(t *testing.T) {
 		ka, kb := KeyOf(a), KeyOf(b)
 		require.Equal(t, Less(a, b), KeyLess(&ka, &kb), "%+v %+v", a, b)
 		require.Equal(t, Compare(a, b) == 0, ka == kb)
+		require.Equal(t, KeyLess(&ka, &kb), Before(a, &kb), "Before %+v %+v", a, b)
+		var k Key
+		k.Set(a)
+		require.Equal(t, ka, k, "Set %+v", a)
 	}
 	anti := Event{RecvTime: 1, Seq: 1 << 40, Anti: true}
 	pos := anti

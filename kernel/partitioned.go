@@ -471,19 +471,20 @@ func (w *worker) step(ev *event.Event) {
 	d := w.d
 	id := ev.Receiver
 	x := &d.plp[id]
-	k := event.KeyOf(ev)
-	if x.cancels != 0 && w.p.dropCancelled(x, &k, w.p.cal.PoppedStamp()) {
-		return
+	if x.cancels != 0 {
+		if k := event.KeyOf(ev); w.p.dropCancelled(x, &k, w.p.cal.PoppedStamp()) {
+			return
+		}
 	}
-	if event.KeyLess(&k, &x.lastKey) {
+	if event.Before(ev, &x.lastKey) {
 		w.stats.primary++
-		w.partRollback(x, id, k, false)
+		w.partRollback(x, id, event.KeyOf(ev), false)
 		// The rollback put events back and may have sent anti-messages to this worker's
 		// LPs: those go first, then the least event is taken again.
 		w.p.cal.Push(ev)
 		return
 	}
-	w.processPart(x, id, ev, k)
+	w.processPart(x, id, ev)
 }
 
 // cancel records that the pending event with key k of LP record x was cancelled, as of
@@ -529,13 +530,12 @@ func (p *partWorker) dropCancelled(x *partLP, k *event.Key, stamp uint32) bool {
 	return true
 }
 
-// processPart runs the handler of event ev (key k) on LP id and logs it.
-func (w *worker) processPart(x *partLP, id LPID, ev *event.Event, k event.Key) {
+// processPart runs the handler of event ev on LP id and logs it.
+func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 	d, p := w.d, w.p
 	r := &d.sim.lps[id]
 	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
-	w.cause = k
-	g := r.rng
+	d0 := r.rng.D // the Weyl counter alone counts the draws (rng.Draws)
 	outFrom := p.outsBase + int64(p.outs.Len())
 	r.model.Handle(&w.ctx, ev)
 	// Field by field: a composite literal is built on the stack and then copied.
@@ -543,9 +543,10 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event, k event.Key) {
 	h.ev = *ev
 	h.prev, h.outFrom, h.outTo = x.last, outFrom, p.outsBase+int64(p.outs.Len())
 	h.saved, h.dead = nil, false
-	x.last, x.lastKey = p.histBase+int64(p.hist.Len()-1), k
+	x.last = p.histBase + int64(p.hist.Len()-1)
+	x.lastKey.Set(ev) // not KeyOf: see event.Key.Set
 	if d.reverse {
-		h.draws = rng.Draws(g, r.rng)
+		h.draws = rng.Draws(rng.XORWOW{D: d0}, rng.XORWOW{D: r.rng.D})
 	} else if x.count++; x.count >= d.period {
 		x.count = 0
 		h.saved = p.save(r)
