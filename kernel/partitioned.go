@@ -583,8 +583,8 @@ func (w *worker) sendPart(to, from LPID, depth uint32, seq uint64, at, now Time,
 	}
 	d := w.d
 	if !w.initSend {
-		*w.p.outs.Push(outsMin) = outEntry{recvTime: at, sendTime: now, seq: seq, depth: depth,
-			sender: from, receiver: to}
+		o := w.p.outs.Push(outsMin) // field by field: see processPart
+		o.recvTime, o.sendTime, o.seq, o.depth, o.sender, o.receiver = at, now, seq, depth, from, to
 		if int(d.owner[to]) == w.id && (d.dist == nil || d.dist.isLocal(to)) {
 			// The common case, into the worker's own calendar, without building the
 			// event first (deliverPart's case for it).
