@@ -918,13 +918,7 @@ func (w *worker) fossilPart(hk event.Key) {
 }
 
 // committed reports whether event e sorts below the commit horizon hk.
-func committed(e *event.Event, hk *event.Key) bool {
-	if e.RecvTime != hk.RecvTime {
-		return e.RecvTime < hk.RecvTime
-	}
-	k := event.KeyOf(e)
-	return event.KeyLess(&k, hk)
-}
+func committed(e *event.Event, hk *event.Key) bool { return event.Before(e, hk) }
 
 // prefetchCommit asks, while fossil collection commits log entry n, for what committing
 // the entries after it will touch with periodic state saving (their LPs' records and spill
