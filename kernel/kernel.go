@@ -94,10 +94,28 @@ type StateAppender interface {
 // rewound), so Reverse may draw from it to replay Handle's draws and recompute what Handle
 // decided; the kernel resets the generator after Reverse returns, whatever Reverse drew.
 // ctx.DrawsMade() is the number of draws Handle made, which tells apart branches that the
-// state after the event does not (see models/pcs). Handle must therefore only draw from ctx.RNG(), never replace it. Reverse must not send
-// (a send from Reverse is a model panic).
+// state after the event does not (see models/pcs). Handle must therefore only draw from
+// ctx.RNG(), never replace it. Reverse must not send (a send from Reverse is a model
+// panic).
 type Reverser interface {
 	Reverse(ctx *Context, ev *Event)
+}
+
+// Reversible is implemented by a Reverser whose Reverse works only in some configurations
+// (PCS's cannot tell a blocked call from one that took the last channel when calls take no
+// draws): an LP whose Reversible returns false counts as not implementing Reverser, so the
+// default state saving is periodic and asking for reverse computation is an error.
+type Reversible interface {
+	Reversible() bool
+}
+
+// canReverse reports whether lp can be rolled back by reverse computation.
+func canReverse(lp LogicalProcess) bool {
+	if _, ok := lp.(Reverser); !ok {
+		return false
+	}
+	r, ok := lp.(Reversible)
+	return !ok || r.Reversible()
 }
 
 // Batcher is implemented by LPs whose events can be handled in batches on an offload

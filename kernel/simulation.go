@@ -137,6 +137,9 @@ func New(cfg Config, lps []LogicalProcess) (*Simulation, error) {
 			if _, ok := lp.(Reverser); !ok {
 				return nil, fmt.Errorf("time-warp state-saving type reverse needs every LP to implement Reverse; LP %q (id %d) does not", name, i)
 			}
+			if !canReverse(lp) {
+				return nil, fmt.Errorf("time-warp state-saving type reverse: LP %q (id %d) cannot reverse its events in this configuration; use periodic", name, i)
+			}
 		}
 		s.lps[i] = lpRecord{model: lp, rng: rng.New(cfg.Seed, uint64(i))}
 	}
@@ -147,7 +150,8 @@ func New(cfg Config, lps []LogicalProcess) (*Simulation, error) {
 }
 
 // resolveStateSaving returns the state saving tw asks for, auto resolved for lps: reverse
-// computation when every LP implements Reverser and no period is set, else periodic.
+// computation when every LP implements Reverser (and is Reversible) and no period is set,
+// else periodic.
 func resolveStateSaving(tw TimeWarpConfig, lps []LogicalProcess) string {
 	if tw.StateSaving != "" && tw.StateSaving != StateSavingAuto {
 		return tw.StateSaving
@@ -156,7 +160,7 @@ func resolveStateSaving(tw TimeWarpConfig, lps []LogicalProcess) string {
 		return StateSavingPeriodic
 	}
 	for _, lp := range lps {
-		if _, ok := lp.(Reverser); !ok {
+		if !canReverse(lp) {
 			return StateSavingPeriodic
 		}
 	}

@@ -223,10 +223,16 @@ func (c *Cell) Handle(ctx *kernel.Context, ev *kernel.Event) {
 // one that took the last: both leave none. Those draw differently (a blocked call draws its
 // next call and its duration, a blocked hand-off the next move and a duration), so Reverse
 // replays the first draw on a copy of ctx.RNG(), the generator as Handle found it, and
-// compares the count with what Handle made (ctx.DrawsMade).
+// compares the count with what Handle made (ctx.DrawsMade). That needs the call duration's
+// mean above 0 (see Reversible).
 func (c *Cell) Reverse(ctx *kernel.Context, ev *kernel.Event) {
 	c.cfg.unstep(&c.S, ctx.RNG(), ctx.DrawsMade(), ev.Words)
 }
+
+// Reversible reports whether Reverse can undo Handle in this configuration
+// (kernel.Reversible): not when the call duration's mean is 0, as its Poisson then makes no
+// draws, and a blocked call or hand-off draws as much as one that took the last channel.
+func (c *Cell) Reversible() bool { return c.cfg.CallDuration > 0 }
 
 // unstep undoes step on state s for the portable event with words w, given the generator
 // g as step found it and the number of draws step made.

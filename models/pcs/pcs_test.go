@@ -126,25 +126,59 @@ func TestPartitionerTilesTheTorus(t *testing.T) {
 
 // TestReverseUndoesStep: for every event kind, on random states (no idle channel, one, and
 // more) and random times and generators, Reverse's unstep given the draws step made
-// restores the state step found, whichever branch step took.
+// restores the state step found, whichever branch step took; with WARPED2's means and
+// with the smallest a reversible configuration allows (call interval and move interval 0,
+// whose Poissons make no draws, call duration 1).
 func TestReverseUndoesStep(t *testing.T) {
-	m := newShared(DefaultConfig())
-	r := rand.New(rand.NewPCG(7, 11))
-	branches := map[[2]uint64]bool{} // (kind, change in ChannelBlocks) seen
-	for i := range 20000 {
-		s0 := State{IdleChannels: uint64(r.IntN(4)), CallAttempts: r.Uint64N(100) + 10,
-			ChannelBlocks: r.Uint64N(100) + 10, HandoffBlocks: r.Uint64N(100) + 10}
-		w := kernel.Words{uint64(i % int(numMethods)), r.Uint64N(300), r.Uint64N(300), r.Uint64N(300)}
-		g0 := randomGen(r)
-		s, g := s0, g0
-		m.step(5, 5, &s, &g, w)
-		branches[[2]uint64{w[0], s.ChannelBlocks - s0.ChannelBlocks}] = true
-		m.unstep(&s, &g0, rng.Draws(g0, g), w)
-		require.Equal(t, s0, s, "event %v", w)
+	small := DefaultConfig()
+	small.CallInterval, small.MoveInterval, small.CallDuration = 0, 0, 1
+	for _, c := range []Config{DefaultConfig(), small} {
+		m := newShared(c)
+		r := rand.New(rand.NewPCG(7, 11))
+		branches := map[[2]uint64]bool{} // (kind, change in ChannelBlocks) seen
+		for i := range 20000 {
+			s0 := State{IdleChannels: uint64(r.IntN(4)), CallAttempts: r.Uint64N(100) + 10,
+				ChannelBlocks: r.Uint64N(100) + 10, HandoffBlocks: r.Uint64N(100) + 10}
+			w := kernel.Words{uint64(i % int(numMethods)), r.Uint64N(300), r.Uint64N(300), r.Uint64N(300)}
+			g0 := randomGen(r)
+			s, g := s0, g0
+			m.step(5, 5, &s, &g, w)
+			branches[[2]uint64{w[0], s.ChannelBlocks - s0.ChannelBlocks}] = true
+			m.unstep(&s, &g0, rng.Draws(g0, g), w)
+			require.Equal(t, s0, s, "%+v: event %v", c, w)
+		}
+		for k := range uint64(numMethods) {
+			require.True(t, branches[[2]uint64{k, 0}], "kind %d never left the blocks alone", k)
+		}
+		require.True(t, branches[[2]uint64{uint64(NextCall), 1}], "no call was blocked")
+		require.True(t, branches[[2]uint64{uint64(MoveCallIn), 1}], "no hand-off was blocked")
 	}
-	for k := range uint64(numMethods) {
-		require.True(t, branches[[2]uint64{k, 0}], "kind %d never left the blocks alone", k)
-	}
-	require.True(t, branches[[2]uint64{uint64(NextCall), 1}], "no call was blocked")
-	require.True(t, branches[[2]uint64{uint64(MoveCallIn), 1}], "no hand-off was blocked")
+}
+
+// TestIrreversibleWithoutCallDraws: with a call duration of mean 0 (no draws), a blocked
+// call draws as much as one that took the last channel, so the cells say they cannot be
+// reversed: the default state saving is then periodic, with the sequential result, and
+// asking for reverse computation is an error.
+func TestIrreversibleWithoutCallDraws(t *testing.T) {
+	c := small()
+	c.CallDuration = 0
+	seq, _, _ := runPCS(t, c, 60, 3)
+	lps, err := New(c)
+	require.NoError(t, err)
+	require.False(t, lps[0].(*Cell).Reversible())
+	s, err := kernel.New(kernel.Config{MaxSimTime: 60, Seed: 3, Type: kernel.TimeWarp,
+		TimeWarp: kernel.TimeWarpConfig{Workers: 3}}, lps)
+	require.NoError(t, err)
+	require.Equal(t, kernel.StateSavingPeriodic, s.StateSaving())
+	r, err := s.Run(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, seq.Digest, r.Digest)
+	lps, err = New(c)
+	require.NoError(t, err)
+	_, err = kernel.New(kernel.Config{MaxSimTime: 60, Type: kernel.TimeWarp,
+		TimeWarp: kernel.TimeWarpConfig{StateSaving: kernel.StateSavingReverse}}, lps)
+	require.ErrorContains(t, err, "cannot reverse its events in this configuration")
+	lps, err = New(small())
+	require.NoError(t, err)
+	require.True(t, lps[0].(*Cell).Reversible())
 }
