@@ -15,8 +15,9 @@ const perBucket = 32
 // Calendar holds pending events in the total order of package event: those of all LPs for
 // the sequential dispatcher, which only takes the least event and pushes none before it,
 // and each time-warp worker's pending events, which after a rollback may be pushed into the
-// past of events already taken, and of which Cancel removes one by key when its
-// anti-message arrives. Pop always takes the least event held. It is a calendar queue (Brown,
+// past of events already taken (Cancel removes one by key; the time-warp engine drops a
+// cancelled event when it takes it instead, see Stamp). Pop always takes the least event
+// held. It is a calendar queue (Brown,
 // 1988) whose buckets hold the events themselves, by value: a window of nb buckets, each
 // width units of virtual time wide, covers the near future, and the far future waits
 // unsorted in one list. When a bucket becomes current its events are sorted by key, and
@@ -47,8 +48,8 @@ type Calendar struct {
 	// into the current bucket after it was opened (those at earlier times included) wait in
 	// the binary heap late instead, so that a burst of zero-delay events costs O(log n)
 	// each rather than a shift of the sorted run each. The current bucket's chunks also
-	// keep the records already taken or cancelled until it closes; order[head:] and late
-	// point at exactly its held events.
+	// keep the records already taken or cancelled until it closes; order[head:], late and
+	// after (below) point at exactly its held events.
 	//
 	// Events sent into the current bucket that sort after all of order (zero-delay sends
 	// from the run's events, which share its time) wait unsorted in after, and become the
@@ -79,9 +80,9 @@ type Calendar struct {
 	tunes int
 	// out is the event that Pop returns, and outStamp its stamp.
 	out      event.Event
-	outStamp uint32
-	// pushes counts the events pushed, modulo 2^32 (see Stamp).
-	pushes uint32
+	outStamp uint64
+	// pushes counts the events pushed (see Stamp).
+	pushes uint64
 	// payloads holds the Payload values of stored events, by handle; freeHandles are its
 	// unused entries.
 	payloads    []any
@@ -110,8 +111,17 @@ type record struct {
 	receiver           uint32
 	payload            uint32 // 1 + index in Calendar.payloads, or 0 for none
 	anti               bool
-	stamp              uint32 // Calendar.pushes when pushed (see Stamp)
+	// stampHi and stamp are the high 16 and low 32 bits of Calendar.pushes when the record
+	// was pushed (see Stamp): 48 bits fill the record's padding, so it stays 80 bytes.
+	stampHi uint16
+	stamp   uint32
 }
+
+// stamp48 returns r's stamp.
+func (r *record) stamp48() uint64 { return uint64(r.stampHi)<<32 | uint64(r.stamp) }
+
+// setStamp gives r stamp s.
+func (r *record) setStamp(s uint64) { r.stampHi, r.stamp = uint16(s>>32), uint32(s) }
 
 // key returns the record's sort key (as event.KeyOf).
 func (r *record) key() event.Key {
@@ -310,7 +320,8 @@ func (c *Calendar) Push(e *event.Event) {
 	c.pushes++
 	r.recvTime, r.sendTime, r.seq, r.words = e.RecvTime, e.SendTime, e.Seq, e.Words
 	r.depth, r.sender, r.receiver, r.anti = e.Depth, e.Sender, e.Receiver, e.Anti
-	r.payload, r.stamp = c.payloadHandle(e.Payload), c.pushes
+	r.payload = c.payloadHandle(e.Payload)
+	r.setStamp(c.pushes)
 	if late {
 		c.pushLate(r)
 	}
@@ -324,7 +335,8 @@ func (c *Calendar) PushSend(recvTime, sendTime event.Time, seq uint64, depth, se
 	c.pushes++
 	r.recvTime, r.sendTime, r.seq, r.words = recvTime, sendTime, seq, w
 	r.depth, r.sender, r.receiver, r.anti = depth, sender, receiver, false
-	r.payload, r.stamp = c.payloadHandle(payload), c.pushes
+	r.payload = c.payloadHandle(payload)
+	r.setStamp(c.pushes)
 	if late {
 		c.pushLate(r)
 	}
@@ -390,17 +402,14 @@ func (c *Calendar) retuneHeld() {
 	c.tune()
 }
 
-// Stamp returns the stamp of the event pushed last: pushes are numbered 1, 2, ... (modulo
-// 2^32), and PoppedStamp tells which push an event taken came from, so that a caller can
-// tell apart two events of one key pushed before and after some moment (StampBefore).
-func (c *Calendar) Stamp() uint32 { return c.pushes }
+// Stamp returns the stamp of the event pushed last: pushes are numbered 1, 2, ... (in 48
+// bits, which at a billion pushes a second last nine years), and PoppedStamp tells which
+// push an event taken came from, so that a caller can tell apart two events of one key
+// pushed before and after some moment.
+func (c *Calendar) Stamp() uint64 { return c.pushes }
 
 // PoppedStamp returns the stamp of the event the last Pop returned.
-func (c *Calendar) PoppedStamp() uint32 { return c.outStamp }
-
-// StampBefore reports whether stamp a was given before stamp b, for stamps fewer than 2^31
-// pushes apart.
-func StampBefore(a, b uint32) bool { return int32(a-b) < 0 }
+func (c *Calendar) PoppedStamp() uint64 { return c.outStamp }
 
 // Pop removes the least event and returns it, or nil when none is held. The event stays
 // valid, and in place, until the next Pop: pushing meanwhile does not move it.
@@ -423,7 +432,7 @@ func (c *Calendar) Pop() *event.Event {
 			c.inRing--
 			c.taken++
 			c.load(&c.out, e)
-			c.outStamp = e.stamp
+			c.outStamp = e.stamp48()
 			return &c.out
 		}
 		if c.n == 0 {
@@ -459,7 +468,8 @@ func (c *Calendar) Min() (event.Time, bool) {
 }
 
 // MinKey is Min with the whole key (event.KeyOf) of the least held event: the event the
-// next Pop returns. When every held event is at +Inf it returns the least key at +Inf.
+// next Pop returns. When every held event is at +Inf it returns Key{RecvTime: +Inf}, which
+// sorts at or below each of theirs.
 func (c *Calendar) MinKey() (event.Key, bool) {
 	s, ok := c.least()
 	switch {
@@ -788,7 +798,7 @@ func (c *Calendar) popInfinite(dst *event.Event) {
 		}
 	})
 	c.load(dst, m)
-	c.outStamp = m.stamp
+	c.outStamp = m.stamp48()
 	c.remove(&c.far, m)
 	c.n--
 }

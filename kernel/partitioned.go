@@ -37,10 +37,11 @@ import (
 //     the event by value, the index of the LP's previous entry (each LP's entries are
 //     chained, newest first, for rollback), the range of its outputs in the worker's output
 //     log, and, with reverse computation, its generator's draw count. Fossil collection
-//     drops entries from the log's head while they are below GVT (with periodic state
-//     saving, keeping what coast forward may need beside the log, see below), so both logs
-//     are written and read sequentially; a log that reaches its bound is compacted
-//     (compactPart), since a rollback can leave an entry above GVT at its head.
+//     drops entries from the log's head while they are below the commit horizon (GVT, to
+//     the key in one process: see horizon; with periodic state saving it keeps what coast
+//     forward may need beside the log, see below), so both logs are written and read
+//     sequentially; a log that reaches its bound is compacted (compactPart), since a
+//     rollback can leave an entry above the horizon at its head.
 //   - Events for another worker's LPs are buffered per destination and handed over every
 //     flushEvents events, under the destination's inbound lock (LockType); a
 //     worker drains its inbound before it takes an event, before it reports to a GVT round,
@@ -64,9 +65,9 @@ import (
 // straggler and coasts forward over the LP's entries after it. Fossil collection never
 // waits for an LP: when it drops an entry with a copy, that copy becomes the LP's base
 // state (timeWarpDispatcher.base), and when it drops one without, whose LP has no newer
-// copy below GVT, the event moves to the LP's spill list (timeWarpDispatcher.spill), from
-// which a rollback that reaches back past the log coasts forward after restoring the base.
-// So the log holds what lies above GVT and no more, whatever the period.
+// copy before GVT's time, the event moves to the LP's spill list (timeWarpDispatcher.spill),
+// from which a rollback that reaches back past the log coasts forward after restoring the
+// base. So the log holds what lies above the horizon and no more, whatever the period.
 //
 // Lazy cancellation, CheckRollbacks,
 // batched event handling (Offload) and fewer schedule queues than workers run on the
@@ -98,8 +99,8 @@ type partLP struct {
 	cancels uint32
 }
 
-// cancelled is a pending event cancelled by its anti-message: its LP and key, and the
-// calendar's stamp when the anti-message came. The event stays in the calendar until it
+// cancelled is a pending event cancelled by its anti-message, in its LP's list
+// (partLP.cancels): its key, and the calendar's stamp when the anti-message came. The event stays in the calendar until it
 // is taken, and is then dropped instead of processed. Removing it at once would mean
 // searching its calendar bucket, which in a model with many events at one time holds
 // thousands (PCS: 6% of a two-worker run went to those scans). Until it is taken it still
@@ -111,7 +112,7 @@ type partLP struct {
 // its twin there) is the one cancelled, which the stamps tell.
 type cancelled struct {
 	k      event.Key
-	before uint32 // Calendar.Stamp() when the anti-message came
+	before uint64 // Calendar.Stamp() when the anti-message came
 	next   uint32 // 1 + the index of the LP's next entry (or the next unused one), or 0
 }
 
@@ -489,7 +490,7 @@ func (w *worker) step(ev *event.Event) {
 
 // cancel records that the pending event with key k of LP record x was cancelled, as of
 // calendar stamp before.
-func (p *partWorker) cancel(x *partLP, k event.Key, before uint32) {
+func (p *partWorker) cancel(x *partLP, k event.Key, before uint64) {
 	var i uint32
 	if p.cancelFree != 0 {
 		i = p.cancelFree - 1
@@ -506,12 +507,11 @@ func (p *partWorker) cancel(x *partLP, k event.Key, before uint32) {
 // for LP record x was cancelled by its anti-message, and forgets the cancellation if so.
 // Several cancellations may name its key (the event was re-sent and cancelled again): its
 // own is the earliest that came after it was pushed.
-func (p *partWorker) dropCancelled(x *partLP, k *event.Key, stamp uint32) bool {
+func (p *partWorker) dropCancelled(x *partLP, k *event.Key, stamp uint64) bool {
 	var best, bestPrev, prev uint32 // 1-based; 0: none
 	for i := x.cancels; i != 0; i = p.cancels[i-1].next {
 		c := &p.cancels[i-1]
-		if c.k == *k && eventset.StampBefore(stamp, c.before+1) &&
-			(best == 0 || eventset.StampBefore(c.before, p.cancels[best-1].before)) {
+		if c.k == *k && stamp <= c.before && (best == 0 || c.before < p.cancels[best-1].before) {
 			best, bestPrev = i, prev
 		}
 		prev = i
@@ -850,14 +850,17 @@ func (w *worker) reportPart() {
 	if !w.tracker.Due(r) {
 		return
 	}
-	if p.boxed {
-		w.flushOutboxes()
-	}
 	if p.inN.Load() > 0 {
 		w.drainInbound()
 	}
 	if len(p.antis) > 0 {
 		w.handleAntis()
+	}
+	// Last, as the rollbacks of what came in may have sent anti-messages to other workers:
+	// everything this worker made visible since its last report is then either in the
+	// report (handed over, counted in the tracker and keyMin) or in its own calendar.
+	if p.boxed {
+		w.flushOutboxes()
 	}
 	head := math.Inf(1)
 	if d.hz == nil {
