@@ -126,17 +126,22 @@ type savedState struct {
 // histEntry is one processed event in a worker's history log. It takes two cache lines
 // (TestHistEntryLayout): writing it is most of what logging an event costs.
 type histEntry struct {
-	ev event.Event
-	// prev is the absolute index of the LP's previous entry (below the base: none).
-	prev int64
-	// outFrom and outTo delimit the event's sends in the worker's output log.
-	outFrom, outTo int64
-	saved          *savedState // periodic state saving: the LP's state after the event, or nil
+	// The first cache line holds what fossil collection reads of most entries: outTo, dead
+	// and the event's receive time and payload (its send time and sequence number too, for
+	// ties with the horizon), so that it reads one line an entry, not two.
+
+	// outTo and outFrom (below) delimit the event's sends in the worker's output log.
+	outTo int64
+	dead  bool // rolled back
 	// draws is the number of generator draws the event made (reverse computation only;
 	// the LP's send sequence number before the event is its number after less the sends,
 	// outTo - outFrom).
 	draws uint32
-	dead  bool // rolled back
+	ev    event.Event
+	// prev is the absolute index of the LP's previous entry (below the base: none).
+	prev    int64
+	outFrom int64
+	saved   *savedState // periodic state saving: the LP's state after the event, or nil
 }
 
 // outEntry is one sent event in a worker's output log: what its anti-message needs.
@@ -452,7 +457,7 @@ func (w *worker) prefetchPart() {
 	}
 	if h := p.hist.Spare(); h != nil { // two lines (see histEntry)
 		prefetch.Line(unsafe.Pointer(h))
-		prefetch.Line(unsafe.Pointer(&h.dead))
+		prefetch.Line(unsafe.Pointer(&h.saved))
 	}
 }
 
