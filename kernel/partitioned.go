@@ -590,9 +590,11 @@ func (w *worker) sendPart(to, from LPID, depth uint32, seq uint64, at, now Time,
 	if !w.initSend {
 		o := w.p.outs.Push(outsMin) // field by field: see processPart
 		o.recvTime, o.sendTime, o.seq, o.depth, o.sender, o.receiver = at, now, seq, depth, from, to
-		if int(d.owner[to]) == w.id && (d.dist == nil || d.dist.isLocal(to)) {
+		if to == from || int(d.owner[to]) == w.id && (d.dist == nil || d.dist.isLocal(to)) {
 			// The common case, into the worker's own calendar, without building the
-			// event first (deliverPart's case for it).
+			// event first (deliverPart's case for it). A send to self needs no lookup:
+			// the owner table's line is cold more often than not (the load was 4% of a
+			// PHOLD run, where three sends in four go to self).
 			w.tracker.Made(at)
 			w.p.cal.PushSend(at, now, seq, depth, from, to, ws, payload)
 			return
