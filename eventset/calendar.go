@@ -414,39 +414,26 @@ func (c *Calendar) PoppedStamp() uint64 { return c.outStamp }
 // Pop removes the least event and returns it, or nil when none is held. The event stays
 // valid, and in place, until the next Pop: pushing meanwhile does not move it.
 func (c *Calendar) Pop() *event.Event {
-	for {
-		if c.head == len(c.order) && len(c.after) > 0 {
-			c.promote()
-		}
-		inOrder, inLate := c.head < len(c.order), len(c.late) > 0
-		if inOrder || inLate {
-			var e *record
-			if inLate && (!inOrder || sless(&c.late[0], &c.order[c.head])) {
-				e = c.late[0].e
-				popSlots(&c.late)
-			} else {
-				e = c.order[c.head].e
-				c.head++
-			}
-			c.n--
-			c.inRing--
-			c.taken++
-			c.load(&c.out, e)
-			c.outStamp = e.stamp48()
-			return &c.out
-		}
-		if c.n == 0 {
-			return nil
-		}
-		if !c.tuned || c.inRing == 0 {
-			if !c.tune() {
-				c.popInfinite(&c.out)
-				return &c.out
-			}
-			continue
-		}
-		c.advance()
+	s, ok := c.least()
+	switch {
+	case !ok:
+		return nil
+	case s == nil:
+		c.popInfinite(&c.out)
+		return &c.out
 	}
+	e := s.e
+	if len(c.late) > 0 && s == &c.late[0] {
+		popSlots(&c.late)
+	} else {
+		c.head++
+	}
+	c.n--
+	c.inRing--
+	c.taken++
+	c.load(&c.out, e)
+	c.outStamp = e.stamp48()
+	return &c.out
 }
 
 // Min returns the least receive time among the held events, or false when none is held.

@@ -636,10 +636,8 @@ func (d *timeWarpDispatcher) deliverPart(w *worker, e *event.Event) {
 	default:
 		w.p.outbox[o] = append(w.p.outbox[o], *e)
 		w.p.boxed = true
-		if e.RecvTime <= w.p.keyMin.RecvTime { // see horizon
-			if k := event.KeyOf(e); event.KeyLess(&k, &w.p.keyMin) {
-				w.p.keyMin = k
-			}
+		if event.Before(e, &w.p.keyMin) { // see horizon
+			w.p.keyMin.Set(e)
 		}
 	}
 }
