@@ -254,7 +254,8 @@ func (c *Calendar) payloadHandle(v any) uint32 {
 
 // load fills dst from r and releases r's payload handle.
 func (c *Calendar) load(dst *event.Event, r *record) {
-	dst.RecvTime, dst.SendTime, dst.Seq, dst.Words = r.recvTime, r.sendTime, r.seq, r.words
+	dst.RecvTime, dst.SendTime, dst.Seq = r.recvTime, r.sendTime, r.seq
+	dst.Words = r.words // alone: in a tuple assignment it goes through the stack
 	dst.Depth, dst.Sender, dst.Receiver, dst.Anti = r.depth, r.sender, r.receiver, r.anti
 	dst.Payload = nil
 	if r.payload != 0 {
@@ -318,7 +319,8 @@ func (c *Calendar) Peak() int { return c.peak }
 func (c *Calendar) Push(e *event.Event) {
 	r, late := c.slotFor(e.RecvTime)
 	c.pushes++
-	r.recvTime, r.sendTime, r.seq, r.words = e.RecvTime, e.SendTime, e.Seq, e.Words
+	r.recvTime, r.sendTime, r.seq = e.RecvTime, e.SendTime, e.Seq
+	r.words = e.Words
 	r.depth, r.sender, r.receiver, r.anti = e.Depth, e.Sender, e.Receiver, e.Anti
 	r.payload = c.payloadHandle(e.Payload)
 	r.setStamp(c.pushes)
@@ -333,7 +335,8 @@ func (c *Calendar) PushSend(recvTime, sendTime event.Time, seq uint64, depth, se
 	w event.Words, payload any) {
 	r, late := c.slotFor(recvTime)
 	c.pushes++
-	r.recvTime, r.sendTime, r.seq, r.words = recvTime, sendTime, seq, w
+	r.recvTime, r.sendTime, r.seq = recvTime, sendTime, seq
+	r.words = w
 	r.depth, r.sender, r.receiver, r.anti = depth, sender, receiver, false
 	r.payload = c.payloadHandle(payload)
 	r.setStamp(c.pushes)
