@@ -423,10 +423,8 @@ func (w *worker) partLoop() {
 				// Across processes, ranks may share cores: give the core up to the
 				// thread, perhaps this rank's manager, that brings the next GVT.
 				yieldThread()
-				runtime.Gosched()
-			} else {
-				runtime.Gosched()
 			}
+			runtime.Gosched()
 			continue
 		}
 		w.setIdle(false)
