@@ -30,6 +30,8 @@ type Context struct {
 	reversing bool
 	// drawsMade is, while Reverse runs, the number of draws Handle made for the event.
 	drawsMade uint32
+	// lookahead is the simulation's (see Lookahead): a copy, read on every send.
+	lookahead Time
 }
 
 // Now returns the current virtual time: the receive time of the event being handled, or 0
@@ -85,6 +87,10 @@ func (c *Context) check(to LPID, at Time) bool {
 		c.err = &SendError{From: c.self, FromName: c.lp.model.Name(), Now: c.now, To: to, At: at,
 			NumLPs: len(c.sim.lps)}
 		return false
+	case at < c.now+c.lookahead && to != c.self:
+		c.err = &SendError{From: c.self, FromName: c.lp.model.Name(), Now: c.now, To: to,
+			ToName: c.sim.nameOf(to), At: at, Lookahead: c.lookahead}
+		return false
 	}
 	return true
 }
@@ -110,6 +116,9 @@ type SendError struct {
 	At       Time
 	// NumLPs is set when To is not a valid id.
 	NumLPs int
+	// Lookahead is set when At is before Now + Lookahead, the lookahead the LPs declare
+	// (see the Lookahead interface).
+	Lookahead Time
 }
 
 func (e *SendError) Error() string {
@@ -120,6 +129,11 @@ func (e *SendError) Error() string {
 	if math.IsNaN(e.At) {
 		return fmt.Sprintf("LP %q (id %d) at time %v sent an event to %q (id %d) at time NaN; "+
 			"event times must be numbers", e.FromName, e.From, e.Now, e.ToName, e.To)
+	}
+	if e.Lookahead > 0 && e.At >= e.Now {
+		return fmt.Sprintf("LP %q (id %d) at time %v sent an event to %q (id %d) at time %v, "+
+			"less than the declared lookahead %v later; send to another LP at or after Now()+lookahead, "+
+			"or declare a smaller Lookahead", e.FromName, e.From, e.Now, e.ToName, e.To, e.At, e.Lookahead)
 	}
 	return fmt.Sprintf("LP %q (id %d) at time %v sent an event to %q (id %d) at time %v, "+
 		"which is in its past; send at or after Now()", e.FromName, e.From, e.Now, e.ToName, e.To, e.At)

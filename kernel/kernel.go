@@ -109,6 +109,17 @@ type Reversible interface {
 	Reversible() bool
 }
 
+// Lookahead is implemented by an LP that promises a least delay for what it sends to
+// other LPs: every event it sends to another LP, from Init or Handle, is at or after
+// Now() + Lookahead() (sends to itself may be at Now()). The simulation's lookahead is
+// the least over its LPs (0 when any LP does not implement Lookahead), and a send that
+// breaks it is an error (SendError). Time warp uses it to commit events as it processes
+// them, without logging them for rollback, when no event can come below them any more
+// (see docs/DECISIONS.md); a lookahead of 0 is always correct, only less of that.
+type Lookahead interface {
+	Lookahead() Time
+}
+
 // canReverse reports whether lp can be rolled back by reverse computation.
 func canReverse(lp LogicalProcess) bool {
 	if _, ok := lp.(Reverser); !ok {

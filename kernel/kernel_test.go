@@ -152,6 +152,47 @@ func TestSendIntoThePast(t *testing.T) {
 	require.Equal(t, `LP "a" (id 0) at time 5 sent an event to "b" (id 1) at time 4, which is in its past; send at or after Now()`, err.Error())
 }
 
+// ahead is a bad LP that declares a lookahead (kernel.Lookahead).
+type ahead struct {
+	bad
+	la kernel.Time
+}
+
+func (a *ahead) Lookahead() kernel.Time { return a.la }
+
+// TestLookahead: the simulation's lookahead is the least the LPs declare (none when one
+// declares none), a send to another LP before Now()+lookahead is an error in either
+// dispatcher while one to self is not, and a declared lookahead must be a number >= 0.
+func TestLookahead(t *testing.T) {
+	send := func(to kernel.LPID, d float64) func(*kernel.Context) {
+		return func(ctx *kernel.Context) { ctx.Send(to, ctx.Now()+d, nil) }
+	}
+	for _, typ := range []string{kernel.Sequential, kernel.TimeWarp} {
+		cfg := kernel.Config{MaxSimTime: 100, Type: typ, TimeWarp: kernel.TimeWarpConfig{Workers: 1}}
+		runs := func(lps ...kernel.LogicalProcess) error {
+			s, err := kernel.New(cfg, lps)
+			require.NoError(t, err)
+			_, err = s.Run(context.Background())
+			return err
+		}
+		// b declares 1, a 0.5: 0.75 to another LP is fine, and 0.25 to self.
+		require.NoError(t, runs(&ahead{bad{name: "a", init: selfAt(1), handle: send(1, 0.75)}, 0.5},
+			&ahead{bad{name: "b", handle: send(1, 0.25)}, 1}), typ)
+		err := runs(&ahead{bad{name: "a", init: selfAt(5), handle: send(1, 0.25)}, 0.5},
+			&ahead{bad{name: "b"}, 1})
+		var se *kernel.SendError
+		require.ErrorAs(t, err, &se, typ)
+		require.Equal(t, `LP "a" (id 0) at time 5 sent an event to "b" (id 1) at time 5.25, less than the declared `+
+			`lookahead 0.5 later; send to another LP at or after Now()+lookahead, or declare a smaller Lookahead`, err.Error())
+		// An LP without Lookahead makes the lookahead 0.
+		require.NoError(t, runs(&ahead{bad{name: "a", init: selfAt(5), handle: send(1, 0.25)}, 0.5}, &bad{name: "b"}), typ)
+	}
+	for _, la := range []float64{-1, math.NaN(), math.Inf(1)} {
+		_, err := kernel.New(kernel.Config{MaxSimTime: 1}, []kernel.LogicalProcess{&ahead{bad{name: "a"}, la}})
+		require.EqualError(t, err, fmt.Sprintf(`LP "a" (id 0) declares lookahead %v; a lookahead must be a finite number >= 0`, la))
+	}
+}
+
 func TestSendToUnknownLP(t *testing.T) {
 	err := runErr(t, &bad{name: "a", init: func(ctx *kernel.Context) { ctx.SendWords(7, 1, kernel.Words{}) }})
 	require.EqualError(t, err, `LP "a" (id 0) at time 0 sent an event to unknown LP id 7; the simulation has 1 LPs (ids 0..0)`)

@@ -167,18 +167,23 @@ type partWorker struct {
 	boxed          bool            // some outbox holds events
 	fossilKey      event.Key       // the commit horizon of the last fossil collection
 	keyMin         event.Key       // least key this worker handed to another since its last report (horizon)
-	horizonSeen    uint64          // the round of the last horizon read
-	maxCommitted   Time            // the latest receive time among the committed events dropped
-	undone, coasts []int64         // rollback scratch
-	free           []*savedState   // saved states no longer needed, for reuse
-	ahead          int             // events taken since a GVT round last ended (see partAheadEvents)
-	roundsSeen     uint64          // GVT rounds ended when ahead was last reset
-	compactedAt    uint64          // stats.processed at the last compaction (see compactPart)
-	compactEvery   int             // events between compactions when more than the least (see compactShare)
-	remap          []int64         // compaction scratch: new absolute index of each entry, or -1
-	compactions    int             // number of compactions, for tests
-	compactPeak    int             // the longest log compacted, for tests
-	atGVT          int             // events committed at the horizon's time, for tests
+	handed         [2]event.Key    // keyMin at the worker's report in round handedRound[i] (i its parity)
+	handedRound    [2]uint64
+	safeBound      event.Key     // an event that sorts below it is safe (see updateSafe)
+	safeHigh       event.Key     // the key of the last safe event processed
+	safeCount      int           // safe events processed, for tests
+	horizonSeen    uint64        // the round of the last horizon read
+	maxCommitted   Time          // the latest receive time among the committed events dropped
+	undone, coasts []int64       // rollback scratch
+	free           []*savedState // saved states no longer needed, for reuse
+	ahead          int           // events taken since a GVT round last ended (see partAheadEvents)
+	roundsSeen     uint64        // GVT rounds ended when ahead was last reset
+	compactedAt    uint64        // stats.processed at the last compaction (see compactPart)
+	compactEvery   int           // events between compactions when more than the least (see compactShare)
+	remap          []int64       // compaction scratch: new absolute index of each entry, or -1
+	compactions    int           // number of compactions, for tests
+	compactPeak    int           // the longest log compacted, for tests
+	atGVT          int           // events committed at the horizon's time, for tests
 
 	// inMu guards in, the events other workers and the manager handed over; inN is its
 	// length, read without the lock to skip it when empty.
@@ -206,6 +211,10 @@ type partWorker struct {
 type horizon struct {
 	reports [2][]paddedKey
 	keys    [2]event.Key
+	// safety[parity][w] is worker w's other report in the round: a key below every event
+	// its LPs may yet send to another worker's (see partWorker.updateSafe); others[parity][w]
+	// is the least of the round's safety reports but worker w's.
+	safety, others [2][]paddedKey
 	// round is the last round whose result is in keys[round&1], or 0.
 	round atomic.Uint64
 }
@@ -218,11 +227,32 @@ type paddedKey struct {
 
 // newHorizon returns the horizon of the given number of workers.
 func newHorizon(workers int) *horizon {
-	return &horizon{reports: [2][]paddedKey{make([]paddedKey, workers), make([]paddedKey, workers)}}
+	return &horizon{
+		reports: [2][]paddedKey{make([]paddedKey, workers), make([]paddedKey, workers)},
+		safety:  [2][]paddedKey{make([]paddedKey, workers), make([]paddedKey, workers)},
+		others:  [2][]paddedKey{make([]paddedKey, workers), make([]paddedKey, workers)},
+	}
 }
 
 // publish computes and publishes round r's horizon, once every worker has reported in it.
 func (h *horizon) publish(r uint64) {
+	// s is the least safety report, at index at; s2 the least of the others.
+	s, s2, at := maxKey(), maxKey(), -1
+	for i := range h.safety[r&1] {
+		switch x := &h.safety[r&1][i].k; {
+		case event.KeyLess(x, &s):
+			s2, s, at = s, *x, i
+		case event.KeyLess(x, &s2):
+			s2 = *x
+		}
+	}
+	for i := range h.others[r&1] {
+		if i == at {
+			h.others[r&1][i].k = s2
+		} else {
+			h.others[r&1][i].k = s
+		}
+	}
 	k := h.reports[r&1][0].k
 	for i := range h.reports[r&1] {
 		if x := &h.reports[r&1][i].k; event.KeyLess(x, &k) {
@@ -247,7 +277,7 @@ func maxKey() event.Key {
 // the workers' clocks, so frequent rounds keep it in the caches (a round costs each worker
 // one report); 8192, the shared engine's, left a quarter of the run in cache misses writing
 // the log.
-const partGVTEvents = 2048
+const partGVTEvents = 512
 
 // partAheadEvents bounds how far a worker runs ahead of the others: after taking that many
 // events without seeing a GVT round end, it takes only events at GVT until one does. A
@@ -399,6 +429,9 @@ func (w *worker) partLoop() {
 			if event.KeyLess(&p.fossilKey, &hk) {
 				w.fossilPart(hk)
 			}
+			if d.reverse {
+				p.updateSafe(d.hz, r, w.id, d.sim.lookahead)
+			}
 		}
 		if r := d.gvt.Rounds(); r != p.roundsSeen {
 			p.roundsSeen, p.ahead = r, 0
@@ -538,6 +571,20 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 	d, p := w.d, w.p
 	r := &d.sim.lps[id]
 	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
+	if event.Before(ev, &p.safeBound) {
+		// Safe (reverse computation only: see updateSafe): committed as it is processed.
+		w.unlogged = true
+		r.model.Handle(&w.ctx, ev)
+		w.unlogged = false
+		x.lastKey.Set(ev)
+		p.safeHigh.Set(ev)
+		p.safeCount++
+		if ev.RecvTime > p.maxCommitted {
+			p.maxCommitted = ev.RecvTime
+		}
+		w.countProcessed()
+		return
+	}
 	d0 := r.rng.D // the Weyl counter alone counts the draws (rng.Draws)
 	outFrom := p.outsBase + int64(p.outs.Len())
 	r.model.Handle(&w.ctx, ev)
@@ -555,9 +602,66 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 		h.saved = p.save(r)
 		x.anchor, x.anchorTime = x.last, ev.RecvTime
 	}
+	w.countProcessed()
+}
+
+// countProcessed counts an event processed, starting a GVT round every partGVTEvents.
+func (w *worker) countProcessed() {
 	if w.stats.processed++; w.stats.processed%partGVTEvents == 0 {
 		w.shown.Store(w.stats.processed)
-		d.startGVT()
+		w.d.startGVT()
+	}
+}
+
+// updateSafe sets the worker's safe bound (safeBound) from round r's reports, in a run in
+// one process with reverse computation: a key below which no event can arrive at this
+// worker any more, so that an event the worker takes below it can never be rolled back, and
+// is committed as it is processed, without a history entry or outputs to log.
+//
+// It is the horizon's argument without the worker's own pending events. Those are taken in
+// key order, and what they cause comes back to the worker only through other workers, so
+// an event that may still arrive here is one another worker may send: below it, the least
+// of
+//   - the other workers' safety reports in round r: each the least of its pending events'
+//     keys, and the keys it handed to other workers since its previous report (those may
+//     not have been in their receivers' reports);
+//   - the keys this worker handed to other workers since its report in round r-1 (those
+//     may have reached their receivers after their reports in round r), before and after
+//     this call (lowerSafe).
+//
+// With a lookahead L (see Lookahead), an event that a pending event at time t causes at
+// another LP is at or after t+L, so the pending events' part of a safety report is the
+// least key at time t+L, and so is that of an event this worker handed over at time t.
+func (p *partWorker) updateSafe(h *horizon, r uint64, id int, la Time) {
+	b := h.others[r&1][id].k
+	if p.handedRound[r&1] != r {
+		panic(fmt.Sprintf("kernel: round %d ended without the report of worker %d", r, id))
+	}
+	own := p.keyMin
+	if event.KeyLess(&p.handed[r&1], &own) {
+		own = p.handed[r&1]
+	}
+	if n := (r + 1) & 1; p.handedRound[n] == r+1 && event.KeyLess(&p.handed[n], &own) {
+		own = p.handed[n]
+	}
+	if la > 0 {
+		own = event.Key{RecvTime: own.RecvTime + la}
+	}
+	if event.KeyLess(&own, &b) {
+		b = own
+	}
+	p.safeBound = b
+}
+
+// lowerSafe lowers the safe bound for event e, handed to another worker (see updateSafe;
+// la is the lookahead).
+func (p *partWorker) lowerSafe(e *event.Event, la Time) {
+	if la > 0 {
+		if t := e.RecvTime + la; t <= p.safeBound.RecvTime {
+			p.safeBound = event.Key{RecvTime: t}
+		}
+	} else if event.Before(e, &p.safeBound) {
+		p.safeBound.Set(e)
 	}
 }
 
@@ -586,8 +690,10 @@ func (w *worker) sendPart(to, from LPID, depth uint32, seq uint64, at, now Time,
 	}
 	d := w.d
 	if !w.initSend {
-		o := w.p.outs.Push(outsMin) // field by field: see processPart
-		o.recvTime, o.sendTime, o.seq, o.depth, o.sender, o.receiver = at, now, seq, depth, from, to
+		if !w.unlogged {
+			o := w.p.outs.Push(outsMin) // field by field: see processPart
+			o.recvTime, o.sendTime, o.seq, o.depth, o.sender, o.receiver = at, now, seq, depth, from, to
+		}
 		if to == from || int(d.owner[to]) == w.id && (d.dist == nil || d.dist.isLocal(to)) {
 			// The common case, into the worker's own calendar, without building the
 			// event first (deliverPart's case for it). A send to self needs no lookup:
@@ -637,6 +743,7 @@ func (d *timeWarpDispatcher) deliverPart(w *worker, e *event.Event) {
 		if event.Before(e, &w.p.keyMin) { // see horizon
 			w.p.keyMin.Set(e)
 		}
+		w.p.lowerSafe(e, d.sim.lookahead)
 	}
 }
 
@@ -681,9 +788,11 @@ func (w *worker) drainInbound() {
 	}
 	p.inMu.Unlock()
 	for i := range in {
-		if committed(&in[i], &p.fossilKey) {
-			// The horizon was not a lower bound: a protocol bug, which the tests would catch.
-			panic(fmt.Sprintf("kernel: event %+v arrived below the commit horizon %+v", in[i], p.fossilKey))
+		if committed(&in[i], &p.fossilKey) || event.Before(&in[i], &p.safeHigh) {
+			// The horizon or the safe bound was not a lower bound: a protocol bug, which
+			// the tests would catch.
+			panic(fmt.Sprintf("kernel: event %+v arrived below the commit horizon %+v or a safe event %+v",
+				in[i], p.fossilKey, p.safeHigh))
 		}
 		if in[i].Anti {
 			w.handleAnti(&in[i])
@@ -732,6 +841,9 @@ func (w *worker) handleAnti(a *event.Event) {
 	}
 	// The twin is pending: it is dropped when taken (see cancelled). Per-pair order puts
 	// it ahead of its anti-message, so it is in the calendar already.
+	if !event.KeyLess(&p.safeHigh, &twin) {
+		panic(fmt.Sprintf("kernel: an anti-message for LP %d came for %+v, at or below a safe event %+v", id, twin, p.safeHigh))
+	}
 	p.cancel(x, twin, p.cal.Stamp())
 	w.stats.annihil++
 }
@@ -742,8 +854,9 @@ func (w *worker) handleAnti(a *event.Event) {
 // twin of an anti-message), and sends the anti-messages of their outputs.
 func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) {
 	d, p := w.d, w.p
-	if event.KeyLess(&k, &p.fossilKey) {
-		panic(fmt.Sprintf("kernel: LP %d rolls back to %+v, below the commit horizon %+v", id, k, p.fossilKey))
+	if event.KeyLess(&k, &p.fossilKey) || !event.KeyLess(&p.safeHigh, &k) {
+		panic(fmt.Sprintf("kernel: LP %d rolls back to %+v, below the commit horizon %+v or a safe event %+v",
+			id, k, p.fossilKey, p.safeHigh))
 	}
 	r := &d.sim.lps[id]
 	u := p.undone[:0]
@@ -875,10 +988,19 @@ func (w *worker) reportPart() {
 		if mk, ok := p.cal.MinKey(); ok {
 			head, k = mk.RecvTime, mk
 		}
+		s := k // the safety report: see updateSafe
+		if la := d.sim.lookahead; la > 0 {
+			s = event.Key{RecvTime: k.RecvTime + la}
+		}
 		if event.KeyLess(&p.keyMin, &k) {
 			k = p.keyMin
 		}
+		if event.KeyLess(&p.keyMin, &s) {
+			s = p.keyMin
+		}
 		d.hz.reports[r&1][w.id].k = k
+		d.hz.safety[r&1][w.id].k = s
+		p.handed[r&1], p.handedRound[r&1] = p.keyMin, r
 		p.keyMin = maxKey()
 	}
 	g, ok := d.gvt.Report(r, w.tracker.Take(r, head))

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"runtime/debug"
 	"time"
@@ -28,6 +29,8 @@ type Simulation struct {
 	lps  []lpRecord
 	ran  bool
 	init bool // true while Init runs
+	// lookahead is the least delay of a send to another LP (see Lookahead).
+	lookahead Time
 	// gvtLaps is the most laps Mattern's token needed in a round this rank initiated (a
 	// run across processes; for tests).
 	gvtLaps uint32
@@ -146,7 +149,31 @@ func New(cfg Config, lps []LogicalProcess) (*Simulation, error) {
 	if cfg.Type == TimeWarp {
 		s.cfg.TimeWarp.StateSaving = resolveStateSaving(cfg.TimeWarp, lps)
 	}
+	la, err := lookaheadOf(lps)
+	if err != nil {
+		return nil, err
+	}
+	s.lookahead = la
 	return s, nil
+}
+
+// lookaheadOf returns the simulation's lookahead for lps: the least that they declare, or
+// 0 when one does not implement Lookahead. A declared lookahead that is negative, infinite
+// or not a number is an error.
+func lookaheadOf(lps []LogicalProcess) (Time, error) {
+	la := math.Inf(1)
+	for i, lp := range lps {
+		l, ok := lp.(Lookahead)
+		if !ok {
+			return 0, nil
+		}
+		v := l.Lookahead()
+		if !(v >= 0) || math.IsInf(v, 1) {
+			return 0, fmt.Errorf("LP %q (id %d) declares lookahead %v; a lookahead must be a finite number >= 0", lp.Name(), i, v)
+		}
+		la = min(la, v)
+	}
+	return la, nil
 }
 
 // resolveStateSaving returns the state saving tw asks for, auto resolved for lps: reverse

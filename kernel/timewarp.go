@@ -171,6 +171,9 @@ type worker struct {
 	cause    event.Key
 	coasting bool
 	initSend bool
+	// unlogged marks the partitioned engine's processing of a safe event (see
+	// partWorker.safeBound), whose sends are not recorded as outputs.
+	unlogged bool
 	outBuf   []event.Event
 	idle     bool
 	// cancels receives the clashes of Regenerated (lazy cancellation).
@@ -363,7 +366,7 @@ func (d *timeWarpDispatcher) addWorkers() {
 			wk.sq = &d.queues[w%cfg.Schedulers]
 		}
 		wk.pool.Depot = depot
-		wk.ctx = Context{out: wk, sim: s}
+		wk.ctx = Context{out: wk, sim: s, lookahead: s.lookahead}
 		if cfg.Offload != nil {
 			wk.off = newOffloader(d) // offload.go
 		}
@@ -374,7 +377,7 @@ func (d *timeWarpDispatcher) addWorkers() {
 		// without a schedule queue of its own.
 		mw := &worker{d: d, id: cfg.Workers, tracker: gvt.NewTracker()}
 		mw.pool.Depot = depot
-		mw.ctx = Context{out: mw, sim: s}
+		mw.ctx = Context{out: mw, sim: s, lookahead: s.lookahead}
 		d.dist.mw = mw
 	}
 }

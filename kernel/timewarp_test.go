@@ -266,9 +266,67 @@ func TestCommitHorizon(t *testing.T) {
 			require.NoError(t, err)
 			requireSettled(t, in, false, 0)
 			require.Equal(t, seq.Digest, in.Digest, "%d workers, %s", workers, ss)
+			if workers == 1 && ss == "reverse" {
+				// One worker's events are safe once a round ended (TestSafeEvents): how
+				// many were logged before depends on when that was.
+				continue
+			}
 			require.NotZero(t, in.CommittedAtGVT, "%d workers, %s: nothing committed at GVT's time", workers, ss)
 		}
 	}
+}
+
+// TestSafeEvents: with reverse computation in one process, a worker commits the events
+// below its safe bound as it processes them, without logging them (with one worker, all
+// once a GVT round ended), and the results are the sequential ones; with periodic state
+// saving, whose coast forward needs every event, none. The models are larger than
+// smallModels', so that the workers run side by side long enough: PHOLD declares its
+// lookahead, and its zero-lookahead form rolls back a lot.
+func TestSafeEvents(t *testing.T) {
+	pholdOf := func(lps int, lookahead, remote float64) func() []kernel.LogicalProcess {
+		return func() []kernel.LogicalProcess {
+			c := phold.DefaultConfig()
+			c.LPs, c.Lookahead, c.Remote = lps, lookahead, remote
+			lps, err := phold.New(c)
+			require.NoError(t, err)
+			return lps
+		}
+	}
+	models := []model{
+		{"phold", 20, pholdOf(2048, 0.1, 0.25), true},
+		{"phold-zero-lookahead", 10, pholdOf(512, 0, 1), true},
+		{"pcs", 100, func() []kernel.LogicalProcess {
+			c := pcs.DefaultConfig()
+			c.CellsX, c.CellsY = 16, 16
+			lps, err := pcs.New(c)
+			require.NoError(t, err)
+			return lps
+		}, true},
+	}
+	shared := 0 // safe events with more than one worker, which depend on timing
+	for _, m := range models {
+		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 5}, m.build())
+		for _, workers := range []int{1, 2, 3} {
+			for _, ss := range []string{"periodic", "reverse"} {
+				cfg := kernel.Config{MaxSimTime: m.end, Seed: 5, Type: kernel.TimeWarp,
+					TimeWarp: kernel.TimeWarpConfig{Workers: workers, StateSaving: ss}}
+				in := runTW(t, cfg, m.build())
+				name := fmt.Sprintf("%s, %d workers, %s", m.name, workers, ss)
+				t.Logf("%s: %d of %d events safe, %d rolled back", name, in.SafeEvents, in.EventsProcessed, in.EventsRolledBack)
+				require.Equal(t, seq.Digest, in.Digest, name)
+				require.Equal(t, seq.EventsCommitted, in.EventsCommitted, name)
+				switch {
+				case ss == "periodic":
+					require.Zero(t, in.SafeEvents, name)
+				case workers == 1:
+					require.Greater(t, in.SafeEvents, int(in.EventsProcessed)/2, name)
+				default:
+					shared += in.SafeEvents
+				}
+			}
+		}
+	}
+	require.NotZero(t, shared, "no safe events with more than one worker")
 }
 
 // TestStateSavingAuto: the default state saving is reverse computation when every LP

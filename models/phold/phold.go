@@ -125,6 +125,10 @@ func (lp *LP) delay(g *kernel.RNG) kernel.Time {
 	return lp.cfg.Lookahead + g.Exponential(lp.cfg.Mean-lp.cfg.Lookahead)
 }
 
+// Lookahead returns the configured Lookahead: every delay is at least that
+// (kernel.Lookahead), which lets time warp commit events as it processes them.
+func (lp *LP) Lookahead() kernel.Time { return lp.cfg.Lookahead }
+
 // Handle does the busy work, then sends one event, remote with probability Remote.
 func (lp *LP) Handle(ctx *kernel.Context, _ *kernel.Event) {
 	s := &lp.S
