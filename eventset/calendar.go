@@ -366,13 +366,39 @@ func (c *Calendar) slotFor(t float64) (*record, bool) {
 	return c.reserve(&c.ring[c.cur&c.mask]), true
 }
 
+// evictMax is the most events of the sorted run that pushLate moves to after.
+const evictMax = 256
+
 // pushLate adds a filled record of the current bucket to after, when it sorts after the
-// whole sorted run, else to the late heap.
+// whole sorted run (or after all but a few of its events left, which move there with it),
+// else to the late heap.
 func (c *Calendar) pushLate(r *record) {
 	s := slotOf(r)
-	if n := len(c.order); n > 0 && sless(&c.order[n-1], &s) {
+	n := len(c.order)
+	if n > 0 && sless(&c.order[n-1], &s) {
 		appendSlot(&c.after, r)
 		return
+	}
+	// When at most evictMax of the run's events left sort after it, those move to after,
+	// and it with them. An event that sorts after most of a wave of zero-delay events (one
+	// handed over from another worker's longer chain, or put back by a rollback) would
+	// otherwise send every event of the next wave to the late heap: a time-warp worker
+	// on PCS sent an eighth of its events there, thousands deep.
+	if n > c.head {
+		pos := n - 1
+		for pos > c.head && pos > n-evictMax && sless(&s, &c.order[pos-1]) {
+			pos--
+		}
+		if pos == c.head || !sless(&s, &c.order[pos-1]) {
+			c.after = append(c.after, c.order[pos:]...)
+			c.after = append(c.after, s)
+			if c.order = c.order[:pos]; pos == c.head {
+				// The run is used up: drop its taken slots too, as promote would (s may
+				// sort before the last of them, a straggler put back).
+				c.order, c.head = c.order[:0], 0
+			}
+			return
+		}
 	}
 	c.late = append(c.late, s)
 	upSlots(c.late, len(c.late)-1)

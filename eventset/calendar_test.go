@@ -152,7 +152,10 @@ func TestCalendarPushAfterOnlyInfinityLeft(t *testing.T) {
 // key is pushed again, Cancel removes the new event, and only once.
 func TestCalendarCancelRepushedKey(t *testing.T) {
 	var c Calendar
-	for i := range 8 {
+	// More events at time 1 than pushLate moves from the sorted run to after, so that the
+	// re-pushed key goes to the late heap.
+	n := evictMax + 8
+	for i := range n {
 		c.Push(&event.Event{RecvTime: 1, Seq: uint64(i), Receiver: 3, Payload: "p"})
 	}
 	for i := range 8 {
@@ -166,12 +169,12 @@ func TestCalendarCancelRepushedKey(t *testing.T) {
 	again.Words = event.Words{42}
 	c.Push(&again)
 	require.Equal(t, 3, calWhere(&c, 3, k), "in the late heap, beside the popped record")
-	require.Equal(t, 16, c.Len())
+	require.Equal(t, n+8, c.Len())
 	require.False(t, c.Cancel(4, k), "another receiver")
 	require.True(t, c.Cancel(3, k))
-	require.Equal(t, 15, c.Len())
+	require.Equal(t, n+7, c.Len())
 	require.False(t, c.Cancel(3, k), "cancelled events are not held")
-	for i := 1; i < 8; i++ {
+	for i := 1; i < n; i++ {
 		require.EqualValues(t, i, c.Pop().Seq)
 	}
 	// An event not yet reached.
@@ -182,6 +185,33 @@ func TestCalendarCancelRepushedKey(t *testing.T) {
 	require.Nil(t, c.Pop())
 	require.Equal(t, 0, c.Len())
 	require.Equal(t, len(c.payloads), len(c.freeHandles), "payload handles released")
+}
+
+// TestCalendarWaveAfterOutlier: an event that sorts after most of the current wave of
+// zero-delay events (depth 5 among depth 1) does not send the next wave to the late heap:
+// it moves to after with that wave, and everything still comes out in order.
+func TestCalendarWaveAfterOutlier(t *testing.T) {
+	var c Calendar
+	var want []event.Event
+	push := func(e event.Event) {
+		c.Push(&e)
+		want = append(want, e)
+	}
+	for i := range 100 {
+		push(event.Event{RecvTime: 1, SendTime: 1, Depth: 1, Sender: uint32(i), Receiver: 1})
+	}
+	push(event.Event{RecvTime: 1, SendTime: 1, Depth: 5, Sender: 7, Receiver: 2})
+	c.Pop()
+	for i := range 100 { // the next wave
+		push(event.Event{RecvTime: 1, SendTime: 1, Depth: 2, Sender: uint32(i), Seq: 1, Receiver: 3})
+	}
+	require.Empty(t, c.late)
+	require.Len(t, c.after, 101)
+	slices.SortFunc(want, func(a, b event.Event) int { return event.Compare(&a, &b) })
+	for i := 1; i < len(want); i++ {
+		require.Equal(t, want[i], *c.Pop())
+	}
+	require.Nil(t, c.Pop())
 }
 
 // TestCalendarOps compares a Calendar used as a time-warp worker's pending queue with a
