@@ -759,6 +759,7 @@ func (st *Stats) add(o *Stats) {
 	st.EventsCommitted += o.EventsCommitted
 	st.EventsRolledBack += o.EventsRolledBack
 	st.CoastForwardEvents += o.CoastForwardEvents
+	st.SafeEvents += o.SafeEvents
 	st.PrimaryRollbacks += o.PrimaryRollbacks
 	st.SecondaryRollbacks += o.SecondaryRollbacks
 	st.AntiMessagesSent += o.AntiMessagesSent

@@ -171,12 +171,12 @@ type partWorker struct {
 	handedRound    [2]uint64
 	safeBound      event.Key     // an event that sorts below it is safe (see updateSafe)
 	safeHigh       event.Key     // the key of the last safe event processed
-	safeCount      int           // safe events processed, for tests
 	horizonSeen    uint64        // the round of the last horizon read
 	maxCommitted   Time          // the latest receive time among the committed events dropped
 	undone, coasts []int64       // rollback scratch
 	free           []*savedState // saved states no longer needed, for reuse
 	ahead          int           // events taken since a GVT round last ended (see partAheadEvents)
+	gvtMask        uint64        // events between the GVT rounds the worker starts (partGVTEvents), less 1
 	roundsSeen     uint64        // GVT rounds ended when ahead was last reset
 	compactedAt    uint64        // stats.processed at the last compaction (see compactPart)
 	compactEvery   int           // events between compactions when more than the least (see compactShare)
@@ -273,11 +273,16 @@ func maxKey() event.Key {
 }
 
 // partGVTEvents is the number of events a worker of the partitioned engine processes
-// between GVT rounds it starts itself. The history log holds what lies between GVT and
-// the workers' clocks, so frequent rounds keep it in the caches (a round costs each worker
-// one report); 8192, the shared engine's, left a quarter of the run in cache misses writing
-// the log.
-const partGVTEvents = 512
+// between GVT rounds it starts itself in a run in one process. The history log holds what
+// lies between GVT and the workers' clocks, so frequent rounds keep it in the caches (a
+// round costs each worker one report); 8192, the shared engine's, left a quarter of the
+// run in cache misses writing the log. Each round also refreshes the workers' safe bounds
+// (updateSafe): rounds every 2048 events left 13% of PHOLD's events safe, every 512 37%.
+const partGVTEvents = 512 // a power of two, as is partDistGVTEvents
+
+// partDistGVTEvents is partGVTEvents across processes, where a round is a lap of Mattern's
+// token (a worker asks rank 0's manager for one) and there are no safe bounds.
+const partDistGVTEvents = 2048
 
 // partAheadEvents bounds how far a worker runs ahead of the others: after taking that many
 // events without seeing a GVT round end, it takes only events at GVT until one does. A
@@ -361,7 +366,11 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType string) error
 		if err != nil {
 			return err
 		}
-		w.p = &partWorker{inMu: l, outbox: make([][]event.Event, len(d.workers)), keyMin: maxKey()}
+		w.p = &partWorker{inMu: l, outbox: make([][]event.Event, len(d.workers)), keyMin: maxKey(),
+			gvtMask: partGVTEvents - 1}
+		if d.dist != nil {
+			w.p.gvtMask = partDistGVTEvents - 1
+		}
 	}
 	if d.dist == nil {
 		d.hz = newHorizon(len(d.workers))
@@ -578,7 +587,7 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 		w.unlogged = false
 		x.lastKey.Set(ev)
 		p.safeHigh.Set(ev)
-		p.safeCount++
+		w.stats.safe++
 		if ev.RecvTime > p.maxCommitted {
 			p.maxCommitted = ev.RecvTime
 		}
@@ -605,9 +614,9 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 	w.countProcessed()
 }
 
-// countProcessed counts an event processed, starting a GVT round every partGVTEvents.
+// countProcessed counts an event processed, starting a GVT round every gvtMask+1.
 func (w *worker) countProcessed() {
-	if w.stats.processed++; w.stats.processed%partGVTEvents == 0 {
+	if w.stats.processed++; w.stats.processed&w.p.gvtMask == 0 {
 		w.shown.Store(w.stats.processed)
 		w.d.startGVT()
 	}

@@ -71,6 +71,10 @@ type Stats struct {
 	SuppressedSends uint64 `json:"suppressed_sends"`
 	// CoastForwardEvents counts events re-executed to rebuild state after a rollback.
 	CoastForwardEvents uint64 `json:"coast_forward_events"`
+	// SafeEvents counts events committed as they were processed, without being logged for
+	// rollback, because no event could arrive below them any more (reverse computation in
+	// one process; see the Lookahead interface and docs/DECISIONS.md).
+	SafeEvents uint64 `json:"safe_events"`
 	// GVTCycles counts completed GVT rounds.
 	GVTCycles uint64 `json:"gvt_cycles"`
 

@@ -155,6 +155,7 @@ type twStats struct {
 	processed, rolledBack, coastForward   uint64
 	primary, secondary, antiSent, annihil uint64
 	suppressed                            uint64 // lazy cancellation: regenerated sends not sent
+	safe                                  uint64 // committed as processed (partitioned engine)
 }
 
 // worker is one worker goroutine's own state.
@@ -458,6 +459,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 		st.EventsProcessed += x.processed
 		st.EventsRolledBack += x.rolledBack
 		st.CoastForwardEvents += x.coastForward
+		st.SafeEvents += x.safe
 		st.PrimaryRollbacks += x.primary
 		st.SecondaryRollbacks += x.secondary
 		st.AntiMessagesSent += x.antiSent

@@ -31,9 +31,6 @@ type TimeWarpInternals struct {
 	// CommittedAtGVT counts the events fossil collection committed at the time of its
 	// commit horizon: those below the horizon's key but not before GVT's time.
 	CommittedAtGVT int
-	// SafeEvents counts the events the partitioned engine committed as it processed them,
-	// without logging them (see partWorker.safeBound).
-	SafeEvents int
 }
 
 // RunTimeWarpInternals builds a simulation from cfg (Type is set to time warp) and lps,
@@ -109,7 +106,6 @@ func RunTimeWarpInternalsLogMax(ctx context.Context, cfg Config, lps []LogicalPr
 			in.Compactions += p.compactions
 			in.CompactPeak = max(in.CompactPeak, p.compactPeak)
 			in.CommittedAtGVT += p.atGVT
-			in.SafeEvents += p.safeCount
 		}
 	}
 	in.LeakedEvents = live

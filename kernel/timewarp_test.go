@@ -303,7 +303,7 @@ func TestSafeEvents(t *testing.T) {
 			return lps
 		}, true},
 	}
-	shared := 0 // safe events with more than one worker, which depend on timing
+	var shared uint64 // safe events with more than one worker, which depend on timing
 	for _, m := range models {
 		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 5}, m.build())
 		for _, workers := range []int{1, 2, 3} {
@@ -319,7 +319,7 @@ func TestSafeEvents(t *testing.T) {
 				case ss == "periodic":
 					require.Zero(t, in.SafeEvents, name)
 				case workers == 1:
-					require.Greater(t, in.SafeEvents, int(in.EventsProcessed)/2, name)
+					require.Greater(t, in.SafeEvents, in.EventsProcessed/2, name)
 				default:
 					shared += in.SafeEvents
 				}

@@ -433,6 +433,7 @@ func printResults(w io.Writer, m *model, simType, offload string, r kernel.Resul
 		line("Cancelled events", "%d", r.CancelledEvents)
 		line("Suppressed sends (lazy)", "%d", r.SuppressedSends)
 		line("Coast-forward events", "%d", r.CoastForwardEvents)
+		line("Safe events (unlogged)", "%d", r.SafeEvents)
 		line("GVT cycles", "%d", r.GVTCycles)
 		if offload != "" {
 			line("Batched events", "%d in %d batches on %s", r.BatchedEvents, r.OffloadBatches, offload)
