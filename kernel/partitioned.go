@@ -461,6 +461,7 @@ func (w *worker) partLoop() {
 		t, ok := p.cal.Min()
 		if !ok || t >= d.limit() || (t > g && (p.ahead >= partAheadEvents || p.hist.Len() >= d.logMax)) {
 			w.goIdle(ok && t < d.end)
+			d.idleRound()
 			if d.dist != nil {
 				// Across processes, ranks may share cores: give the core up to the
 				// thread, perhaps this rank's manager, that brings the next GVT.

@@ -440,7 +440,14 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 	if d.dist != nil {
 		d.dist.manage(ctx, start)
 	} else {
-		d.manage(ctx, start)
+		// The manager waits for its next tick or for the workers to end, whichever comes
+		// first: a long GVT period must not hold the end of the run.
+		ended := make(chan struct{})
+		go func() {
+			wg.Wait()
+			close(ended)
+		}()
+		d.manage(ctx, start, ended)
 	}
 	wg.Wait()
 	if d.err != nil {
@@ -542,9 +549,9 @@ func (d *timeWarpDispatcher) initSome(w *worker, ids []LPID) (err error) {
 	return nil
 }
 
-// manage starts GVT rounds, watches for the end, cancellation and progress, and returns
-// when the run is over.
-func (d *timeWarpDispatcher) manage(ctx context.Context, start time.Time) {
+// manage starts GVT rounds every GVT period, watches for the end, cancellation and
+// progress, and returns when the run is over or the workers have ended.
+func (d *timeWarpDispatcher) manage(ctx context.Context, start time.Time, ended <-chan struct{}) {
 	s := d.sim
 	tick := time.NewTicker(d.cfg.GVTPeriod)
 	defer tick.Stop()
@@ -553,6 +560,8 @@ func (d *timeWarpDispatcher) manage(ctx context.Context, start time.Time) {
 		select {
 		case <-ctx.Done():
 			d.fail(ctx.Err())
+			return
+		case <-ended:
 			return
 		case <-tick.C:
 		}
@@ -598,6 +607,7 @@ func (w *worker) loop() {
 		id, ok := w.take()
 		if !ok {
 			w.setIdle(true)
+			d.idleRound()
 			runtime.Gosched()
 			continue
 		}
@@ -622,6 +632,18 @@ func (w *worker) setIdle(idle bool) {
 	}
 	if w.d.passive.Passive() {
 		w.d.startGVT()
+	}
+}
+
+// idleRound starts a GVT round, in a run in one process, when every worker is passive and
+// no round is running. The round that the last worker to become passive started (setIdle)
+// may have ended below the end time, as a worker reports the least time it sent since its
+// last report, events it has processed since included; nothing else would start the next
+// round before the GVT period is over (a run with a long period waited that long at its
+// end).
+func (d *timeWarpDispatcher) idleRound() {
+	if d.dist == nil && d.passive.AllPassive() && d.gvt.Round() == 0 {
+		d.startGVT()
 	}
 }
 

@@ -276,6 +276,22 @@ func TestCommitHorizon(t *testing.T) {
 	}
 }
 
+// TestLongGVTPeriod: a GVT period far longer than the run does not hold its end (the
+// manager used to wait for its next tick after the workers had finished).
+func TestLongGVTPeriod(t *testing.T) {
+	m := smallModels(t)[0]
+	seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 2}, m.build())
+	for _, tw := range []kernel.TimeWarpConfig{{Workers: 1}, {Workers: 2}, {Workers: 2, QueueType: "heap"}} {
+		tw.GVTPeriod = time.Hour
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cfg := kernel.Config{MaxSimTime: m.end, Seed: 2, Type: kernel.TimeWarp, TimeWarp: tw}
+		in, err := kernel.RunTimeWarpInternals(ctx, cfg, m.build())
+		cancel()
+		require.NoError(t, err, "%+v", tw)
+		require.Equal(t, seq.Digest, in.Digest, "%+v", tw)
+	}
+}
+
 // TestSafeEvents: with reverse computation in one process, a worker commits the events
 // below its safe bound as it processes them, without logging them (with one worker, all
 // once a GVT round ended), and the results are the sequential ones; with periodic state
