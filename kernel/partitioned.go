@@ -366,6 +366,7 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType string) error
 		if err != nil {
 			return err
 		}
+		w.ctx.out = (*partSink)(w)
 		w.p = &partWorker{inMu: l, outbox: make([][]event.Event, len(d.workers)), keyMin: maxKey(),
 			gvtMask: partGVTEvents - 1}
 		if d.dist != nil {
@@ -421,7 +422,9 @@ func (w *worker) partLoop() {
 		if len(p.antis) > 0 {
 			w.handleAntis()
 		}
-		w.reportPart()
+		if r := d.gvt.Round(); w.tracker.Due(r) {
+			w.reportPart(r)
+		}
 		g := d.gvt.GVT()
 		if d.hz == nil {
 			if g > p.fossilKey.RecvTime {
@@ -576,7 +579,8 @@ func (p *partWorker) dropCancelled(x *partLP, k *event.Key, stamp uint64) bool {
 	return true
 }
 
-// processPart runs the handler of event ev on LP id and logs it.
+// processPart runs the handler of event ev on LP id: a safe event is committed at once,
+// any other logged (processLogged).
 func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 	d, p := w.d, w.p
 	r := &d.sim.lps[id]
@@ -586,15 +590,23 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 		w.unlogged = true
 		r.model.Handle(&w.ctx, ev)
 		w.unlogged = false
-		x.lastKey.Set(ev)
+		x.lastKey.Set(ev) // not KeyOf: see event.Key.Set
 		p.safeHigh.Set(ev)
 		w.stats.safe++
 		if ev.RecvTime > p.maxCommitted {
 			p.maxCommitted = ev.RecvTime
 		}
-		w.countProcessed()
-		return
+	} else {
+		w.processLogged(x, r, ev)
 	}
+	if w.stats.processed++; w.stats.processed&p.gvtMask == 0 {
+		w.roundDue()
+	}
+}
+
+// processLogged runs the handler of event ev on LP record r (partLP x) and logs it.
+func (w *worker) processLogged(x *partLP, r *lpRecord, ev *event.Event) {
+	d, p := w.d, w.p
 	d0 := r.rng.D // the Weyl counter alone counts the draws (rng.Draws)
 	outFrom := p.outsBase + int64(p.outs.Len())
 	r.model.Handle(&w.ctx, ev)
@@ -604,7 +616,7 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 	h.prev, h.outFrom, h.outTo = x.last, outFrom, p.outsBase+int64(p.outs.Len())
 	h.saved, h.dead = nil, false
 	x.last = p.histBase + int64(p.hist.Len()-1)
-	x.lastKey.Set(ev) // not KeyOf: see event.Key.Set
+	x.lastKey.Set(ev)
 	if d.reverse {
 		h.draws = rng.Draws(rng.XORWOW{D: d0}, rng.XORWOW{D: r.rng.D})
 	} else if x.count++; x.count >= d.period {
@@ -612,15 +624,12 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 		h.saved = p.save(r)
 		x.anchor, x.anchorTime = x.last, ev.RecvTime
 	}
-	w.countProcessed()
 }
 
-// countProcessed counts an event processed, starting a GVT round every gvtMask+1.
-func (w *worker) countProcessed() {
-	if w.stats.processed++; w.stats.processed&w.p.gvtMask == 0 {
-		w.shown.Store(w.stats.processed)
-		w.d.startGVT()
-	}
+// roundDue starts the GVT round that processPart found due (every gvtMask+1 events).
+func (w *worker) roundDue() {
+	w.shown.Store(w.stats.processed)
+	w.d.startGVT()
 }
 
 // updateSafe sets the worker's safe bound (safeBound) from round r's reports, in a run in
@@ -693,8 +702,14 @@ func (p *partWorker) save(r *lpRecord) *savedState {
 // entry returns the history entry with absolute index i (histBase <= i).
 func (p *partWorker) entry(i int64) *histEntry { return p.hist.At(int(i - p.histBase)) }
 
-// sendPart is the partitioned engine's sink (see worker.send).
-func (w *worker) sendPart(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
+// partSink is a worker of the partitioned engine as the sink of its Context (initPartitioned
+// sets it): its send is the engine's, without worker.send's dispatch, a call that passed
+// a send's eleven words of arguments on once more (30 instructions an event).
+type partSink worker
+
+// send is the partitioned engine's sink (see worker.send).
+func (s *partSink) send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
+	w := (*worker)(s)
 	if w.coasting {
 		return
 	}
@@ -968,14 +983,10 @@ func (w *worker) coast(x *partLP, id LPID, r *lpRecord, ev *event.Event) {
 	w.stats.coastForward++
 }
 
-// reportPart reports to a running GVT round if this worker has not yet: it hands over its
+// reportPart reports to running GVT round r, which the worker has not reported in yet: it hands over its
 // buffered events and takes in what was handed to it first (see the package comment).
-func (w *worker) reportPart() {
+func (w *worker) reportPart(r uint64) {
 	d, p := w.d, w.p
-	r := d.gvt.Round()
-	if !w.tracker.Due(r) {
-		return
-	}
 	if p.inN.Load() > 0 {
 		w.drainInbound()
 	}

@@ -675,12 +675,18 @@ func (w *worker) reportGVT() {
 	}
 }
 
-// limit is the time at and above which no event may be processed now.
+// limit is the time at and above which no event may be processed now (small enough to be
+// inlined: the partitioned engine calls it for every event).
 func (d *timeWarpDispatcher) limit() Time {
-	if win := d.cfg.OptimismWindow; win > 0 {
-		return math.Min(d.end, d.gvt.GVT()+win)
+	if d.cfg.OptimismWindow > 0 {
+		return d.windowLimit()
 	}
 	return d.end
+}
+
+// windowLimit is limit with an optimism window.
+func (d *timeWarpDispatcher) windowLimit() Time {
+	return math.Min(d.end, d.gvt.GVT()+d.cfg.OptimismWindow)
 }
 
 // take removes the least entry of the worker's schedule queue if it is below the limit,
@@ -1131,8 +1137,8 @@ func (w *worker) send(to, from LPID, depth uint32, seq uint64, at, now Time, ws 
 	if w.d.check && !w.initSend {
 		w.appendSend(to, depth, seq, at, ws, payload)
 	}
-	if w.p != nil {
-		w.sendPart(to, from, depth, seq, at, now, ws, payload)
+	if w.p != nil { // the partitioned engine's Contexts send to partSink directly
+		(*partSink)(w).send(to, from, depth, seq, at, now, ws, payload)
 		return
 	}
 	if w.coasting {
