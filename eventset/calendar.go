@@ -83,6 +83,11 @@ type Calendar struct {
 	outStamp uint64
 	// pushes counts the events pushed (see Stamp).
 	pushes uint64
+	// found is the slot of the least event that Min found, and foundAt pushes then: until
+	// a push or a Cancel, Pop takes it without searching again (the time-warp worker
+	// calls Min before every Pop). Nil when unknown.
+	found   *slot
+	foundAt uint64
 	// payloads holds the Payload values of stored events, by handle; freeHandles are its
 	// unused entries.
 	payloads    []any
@@ -443,7 +448,11 @@ func (c *Calendar) PoppedStamp() uint64 { return c.outStamp }
 // Pop removes the least event and returns it, or nil when none is held. The event stays
 // valid, and in place, until the next Pop: pushing meanwhile does not move it.
 func (c *Calendar) Pop() *event.Event {
-	s, ok := c.least()
+	s, ok := c.found, true
+	if s == nil || c.foundAt != c.pushes {
+		s, ok = c.least()
+	}
+	c.found = nil
 	switch {
 	case !ok:
 		return nil
@@ -480,6 +489,7 @@ func (c *Calendar) Min() (event.Time, bool) {
 	case s == nil:
 		return math.Inf(1), true // all held events are at +Inf
 	}
+	c.found, c.foundAt = s, c.pushes
 	return s.t, true
 }
 
@@ -558,6 +568,7 @@ func (c *Calendar) PrefetchUpcoming(k int) {
 // no longer held, so Cancel never matches it, even while its record waits in the current
 // bucket for the bucket to close; a later push of an event with its key is held anew.
 func (c *Calendar) Cancel(receiver event.LPID, k event.Key) bool {
+	c.found = nil
 	if !c.tuned {
 		return c.cancelIn(&c.far, receiver, &k)
 	}

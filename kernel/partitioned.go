@@ -82,8 +82,9 @@ const QueueCalendar = "calendar"
 // states and spill lists are beside, in timeWarpDispatcher.base and spill.
 type partLP struct {
 	// last is the absolute index, in the worker's history log, of the LP's newest
-	// processed event still there (below the log's base: none), and lastKey its key (the
-	// zero key when none, which no event sorts below).
+	// logged event still there (below the log's base: none), and lastKey the key of its
+	// newest logged event (the zero key when none, which no event sorts below). Safe
+	// events are not logged (see processPart).
 	last    int64
 	lastKey event.Key
 	// Periodic state saving only: anchor is the absolute index of the LP's newest log
@@ -171,6 +172,7 @@ type partWorker struct {
 	handedRound    [2]uint64
 	safeBound      event.Key     // an event that sorts below it is safe (see updateSafe)
 	safeHigh       event.Key     // the key of the last safe event processed
+	wasSafe        bool          // the last event processed was safe
 	horizonSeen    uint64        // the round of the last horizon read
 	maxCommitted   Time          // the latest receive time among the committed events dropped
 	undone, coasts []int64       // rollback scratch
@@ -493,13 +495,14 @@ func (w *worker) partLoop() {
 // prefetchPart asks the processor for what the worker will touch after the event it just
 // took, so that the cache misses overlap that event's handling: what prefetchNext asks for
 // (the coming events' calendar records, LP records and model state), the partLP record of
-// the LP whose records it asks for, and the history log slot the next entry goes to.
+// the LP whose records it asks for, and the history log slot the next entry goes to,
+// unless the event before was safe (the next one most likely is too, and is not logged).
 func (w *worker) prefetchPart() {
 	d, p := w.d, w.p
 	if id, ok := prefetchNext(&p.cal, d.sim.lps); ok {
 		prefetch.Line(unsafe.Pointer(&d.plp[id]))
 	}
-	if h := p.hist.Spare(); h != nil { // two lines (see histEntry)
+	if h := p.hist.Spare(); h != nil && !p.wasSafe { // two lines (see histEntry)
 		prefetch.Line(unsafe.Pointer(h))
 		prefetch.Line(unsafe.Pointer(&h.saved))
 	}
@@ -587,17 +590,19 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
 	if event.Before(ev, &p.safeBound) {
 		// Safe (reverse computation only: see updateSafe): committed as it is processed.
+		// The LP's record is left as it was (its last and lastKey are of its last logged
+		// event), which keeps its line clean; safeHigh stands for every safe event, as
+		// nothing may arrive below it (drainInbound checks), and it is the latest safe
+		// event, as they are taken in order (finalTimePart).
 		w.unlogged = true
 		r.model.Handle(&w.ctx, ev)
 		w.unlogged = false
-		x.lastKey.Set(ev) // not KeyOf: see event.Key.Set
-		p.safeHigh.Set(ev)
+		p.safeHigh.Set(ev) // not KeyOf: see event.Key.Set
 		w.stats.safe++
-		if ev.RecvTime > p.maxCommitted {
-			p.maxCommitted = ev.RecvTime
-		}
+		p.wasSafe = true
 	} else {
 		w.processLogged(x, r, ev)
+		p.wasSafe = false
 	}
 	if w.stats.processed++; w.stats.processed&p.gvtMask == 0 {
 		w.roundDue()
@@ -616,7 +621,7 @@ func (w *worker) processLogged(x *partLP, r *lpRecord, ev *event.Event) {
 	h.prev, h.outFrom, h.outTo = x.last, outFrom, p.outsBase+int64(p.outs.Len())
 	h.saved, h.dead = nil, false
 	x.last = p.histBase + int64(p.hist.Len()-1)
-	x.lastKey.Set(ev)
+	x.lastKey.Set(ev) // not KeyOf: see event.Key.Set
 	if d.reverse {
 		h.draws = rng.Draws(rng.XORWOW{D: d0}, rng.XORWOW{D: r.rng.D})
 	} else if x.count++; x.count >= d.period {
@@ -1184,7 +1189,7 @@ func (d *timeWarpDispatcher) finalTimePart() Time {
 	var t Time
 	for _, w := range d.workers {
 		p := w.p
-		t = math.Max(t, p.maxCommitted)
+		t = math.Max(t, math.Max(p.maxCommitted, p.safeHigh.RecvTime))
 		for i := range p.hist.Len() {
 			if h := p.hist.At(i); !h.dead {
 				t = math.Max(t, h.ev.RecvTime)
