@@ -670,16 +670,25 @@ func (p *partWorker) updateSafe(h *horizon, r uint64, id int, la Time) {
 	if n := (r + 1) & 1; p.handedRound[n] == r+1 && event.KeyLess(&p.handed[n], &own) {
 		own = p.handed[n]
 	}
-	if la > 0 {
-		own = event.Key{RecvTime: own.RecvTime + la}
-	}
+	own = caused(own, la)
 	if event.KeyLess(&own, &b) {
 		b = own
 	}
 	p.safeBound = b
 }
 
-// lowerSafe lowers the safe bound for event e, handed to another worker (see updateSafe;
+// caused returns a key below every event that an event with key k causes at another LP,
+// given the lookahead la: the least key at time k.RecvTime + la, or k itself without a
+// lookahead.
+func caused(k event.Key, la Time) event.Key {
+	if la > 0 {
+		return event.Key{RecvTime: k.RecvTime + la}
+	}
+	return k
+}
+
+// lowerSafe lowers the safe bound for event e, handed to another worker, to caused(e's key)
+// without building the key (see updateSafe;
 // la is the lookahead).
 func (p *partWorker) lowerSafe(e *event.Event, la Time) {
 	if la > 0 {
@@ -1016,10 +1025,7 @@ func (w *worker) reportPart(r uint64) {
 		if mk, ok := p.cal.MinKey(); ok {
 			head, k = mk.RecvTime, mk
 		}
-		s := k // the safety report: see updateSafe
-		if la := d.sim.lookahead; la > 0 {
-			s = event.Key{RecvTime: k.RecvTime + la}
-		}
+		s := caused(k, d.sim.lookahead) // the safety report: see updateSafe
 		if event.KeyLess(&p.keyMin, &k) {
 			k = p.keyMin
 		}
