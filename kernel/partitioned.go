@@ -687,9 +687,8 @@ func caused(k event.Key, la Time) event.Key {
 	return k
 }
 
-// lowerSafe lowers the safe bound for event e, handed to another worker, to caused(e's key)
-// without building the key (see updateSafe;
-// la is the lookahead).
+// lowerSafe lowers the safe bound to caused(e's key, la) for event e, handed to another
+// worker, without building the key (see updateSafe; la is the lookahead).
 func (p *partWorker) lowerSafe(e *event.Event, la Time) {
 	if la > 0 {
 		if t := e.RecvTime + la; t <= p.safeBound.RecvTime {
