@@ -34,6 +34,11 @@ type Context struct {
 	lookahead Time
 }
 
+// newContext returns a Context of s whose sends go to out.
+func (s *Simulation) newContext(out sink) Context {
+	return Context{out: out, sim: s, lookahead: s.lookahead}
+}
+
 // Now returns the current virtual time: the receive time of the event being handled, or 0
 // during Init.
 func (c *Context) Now() Time { return c.now }

@@ -26,7 +26,7 @@ type sequentialDispatcher struct {
 
 func newSequential(s *Simulation) *sequentialDispatcher {
 	d := &sequentialDispatcher{sim: s}
-	d.ctx = Context{out: d, sim: s, lookahead: s.lookahead}
+	d.ctx = s.newContext(d)
 	return d
 }
 

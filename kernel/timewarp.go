@@ -367,7 +367,7 @@ func (d *timeWarpDispatcher) addWorkers() {
 			wk.sq = &d.queues[w%cfg.Schedulers]
 		}
 		wk.pool.Depot = depot
-		wk.ctx = Context{out: wk, sim: s, lookahead: s.lookahead}
+		wk.ctx = s.newContext(wk)
 		if cfg.Offload != nil {
 			wk.off = newOffloader(d) // offload.go
 		}
@@ -378,7 +378,7 @@ func (d *timeWarpDispatcher) addWorkers() {
 		// without a schedule queue of its own.
 		mw := &worker{d: d, id: cfg.Workers, tracker: gvt.NewTracker()}
 		mw.pool.Depot = depot
-		mw.ctx = Context{out: mw, sim: s, lookahead: s.lookahead}
+		mw.ctx = s.newContext(mw)
 		d.dist.mw = mw
 	}
 }
