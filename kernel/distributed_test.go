@@ -118,6 +118,8 @@ func TestAcrossProcessesMatchesSequential(t *testing.T) {
 							require.Equal(t, want.Digest, res[r].Digest, "rank %d digest", r)
 							require.Equal(t, want.EventsCommitted, res[r].EventsCommitted, "rank %d committed", r)
 							require.Equal(t, res[r].EventsProcessed, res[r].EventsCommitted+res[r].EventsRolledBack)
+							require.Contains(t, []string{kernel.StateSavingPeriodic, kernel.StateSavingReverse}, res[r].StateSaving,
+								"rank %d state saving", r)
 						}
 					})
 				}
