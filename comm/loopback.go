@@ -239,23 +239,24 @@ func (l *loopback) Close() error {
 	return nil
 }
 
-// LoopbackWaitingEvents returns the number of event messages (KindEvents) sent to the
-// loopback rank t and not yet received: what an omniscient observer of a test sees in
-// flight. It returns -1 for a transport that is not a loopback rank.
-func LoopbackWaitingEvents(t Transport) int {
+// LoopbackWaiting returns the number of messages sent to the loopback rank t and not yet
+// received, and how many of them are event messages (KindEvents): what an omniscient
+// observer of a test sees in flight. It returns -1, -1 for a transport that is not a
+// loopback rank.
+func LoopbackWaiting(t Transport) (all, events int) {
 	l, ok := t.(*loopback)
 	if !ok {
-		return -1
+		return -1, -1
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := 0
 	for s := range l.from {
 		for _, q := range l.from[s].msgs[l.from[s].head:] {
+			all++
 			if k, err := PeekKind(q.msg); err == nil && k == KindEvents {
-				n++
+				events++
 			}
 		}
 	}
-	return n
+	return all, events
 }

@@ -115,13 +115,15 @@ type distributed struct {
 	lastFlush  time.Time
 	peerFailed bool // the run failed on another rank: do not tell the others again
 	laps       uint32
+	// Messages sent to and received from each rank, for the final settle.
+	sent, recv []uint64
 }
 
 func newDistributed(d *timeWarpDispatcher, tr comm.Transport, owner []int) *distributed {
 	m := &distributed{d: d, tr: tr, rank: tr.Rank(), size: tr.Size(),
 		owner: make([]int32, len(owner)), codec: comm.NewCodec(d.sim.cfg.Payloads),
 		mattern: gvt.NewMattern(), sticky: termination.NewSticky(tr.Rank(), tr.Size()),
-		sync: d.cfg.GVTMethod == GVTSynchronous}
+		sync: d.cfg.GVTMethod == GVTSynchronous, sent: make([]uint64, tr.Size()), recv: make([]uint64, tr.Size())}
 	for i, r := range owner {
 		m.owner[i] = int32(r)
 	}
@@ -289,7 +291,7 @@ func (m *distributed) manage(ctx context.Context, start time.Time) {
 		msg := m.codec.AppendTerminate(nil, &comm.Terminate{Err: fmt.Sprintf("rank %d: %v", m.rank, d.err)})
 		for r := range m.size {
 			if r != m.rank {
-				_ = m.tr.Send(r, msg)
+				_ = m.send(r, msg)
 			}
 		}
 	}
@@ -345,6 +347,7 @@ func (m *distributed) receive() bool {
 			return got
 		}
 		got = true
+		m.recv[from]++
 		if err := m.handle(from, msg); err != nil {
 			m.fail(err)
 			return got
@@ -395,7 +398,7 @@ func (m *distributed) handle(from int, msg []byte) error {
 				m.setGVT(g)
 				msg := m.codec.AppendGVTValue(nil, &comm.GVTValue{Round: tok.Round, GVT: g})
 				for r := 1; r < m.size; r++ {
-					if err := m.tr.Send(r, msg); err != nil {
+					if err := m.send(r, msg); err != nil {
 						m.failComm(fmt.Errorf("send GVT to rank %d: %w", r, err))
 						return nil
 					}
@@ -455,9 +458,15 @@ func (m *distributed) drain() bool {
 	return true
 }
 
+// send sends msg to rank to, counted for settle.
+func (m *distributed) send(to int, msg []byte) error {
+	m.sent[to]++
+	return m.tr.Send(to, msg)
+}
+
 // emit sends one message to rank to.
 func (m *distributed) emit(to int, msg []byte) {
-	if err := m.tr.Send(to, msg); err != nil {
+	if err := m.send(to, msg); err != nil {
 		m.failComm(fmt.Errorf("send to rank %d: %w", to, err))
 	}
 }
@@ -527,7 +536,7 @@ func (m *distributed) stepGVT(now time.Time) {
 	next := (m.rank + 1) % m.size
 	msg := m.codec.AppendGVTToken(nil, &comm.GVTToken{Round: tok.Round, Lap: tok.Lap,
 		Colour: uint8((tok.Round - 1) & 1), Count: tok.Count, Min: tok.Min, RedMin: tok.RedMin})
-	if err := m.tr.Send(next, msg); err != nil {
+	if err := m.send(next, msg); err != nil {
 		m.failComm(fmt.Errorf("send GVT token to rank %d: %w", next, err))
 	}
 }
@@ -584,7 +593,7 @@ func (m *distributed) stepTermination() {
 		msg := m.codec.AppendTerminate(nil, &comm.Terminate{})
 		for r := range m.size {
 			if r != m.rank {
-				if err := m.tr.Send(r, msg); err != nil {
+				if err := m.send(r, msg); err != nil {
 					m.failComm(fmt.Errorf("send terminate to rank %d: %w", r, err))
 					return
 				}
@@ -595,7 +604,7 @@ func (m *distributed) stepTermination() {
 	}
 	msg := m.codec.AppendTermToken(nil, &comm.TermToken{Round: next.Round, Sent: next.Sent,
 		Received: next.Received, Sticky: true, Initiator: next.Initiator})
-	if err := m.tr.Send(m.sticky.Next(), msg); err != nil {
+	if err := m.send(m.sticky.Next(), msg); err != nil {
 		m.failComm(fmt.Errorf("send termination token: %w", err))
 	}
 }
@@ -698,6 +707,7 @@ type finalRank struct {
 	Peak   uint64    `msgpack:"p"`
 	Rounds uint64    `msgpack:"r"`
 	LPs    []finalLP `msgpack:"l"`
+	Sent   []uint64  `msgpack:"n"` // messages the rank sent to each rank (see settle)
 }
 
 // gather sends every rank the final state of this rank's LPs and its statistics, installs
@@ -705,7 +715,7 @@ type finalRank struct {
 func (m *distributed) gather(mine Stats) (Stats, error) {
 	d := m.d
 	s := d.sim
-	fr := finalRank{Stats: mine, Peak: peakMemory(), Rounds: d.gvt.Rounds()}
+	fr := finalRank{Stats: mine, Peak: peakMemory(), Rounds: d.gvt.Rounds(), Sent: m.sent}
 	var buf []byte
 	for _, id := range d.local {
 		r := &s.lps[id]
@@ -726,11 +736,16 @@ func (m *distributed) gather(mine Stats) (Stats, error) {
 		return Stats{}, fmt.Errorf("gather final results: %w", err)
 	}
 	var st Stats
+	want := make([]uint64, m.size) // messages each rank sent this one
 	for rank, rb := range all {
 		var x finalRank
 		if err := msgpack.Unmarshal(rb, &x); err != nil {
 			return Stats{}, fmt.Errorf("final results of rank %d: %w", rank, err)
 		}
+		if len(x.Sent) != m.size {
+			return Stats{}, fmt.Errorf("final results of rank %d: message counts for %d ranks, not %d", rank, len(x.Sent), m.size)
+		}
+		want[rank] = x.Sent[m.rank]
 		st.add(&x.Stats)
 		st.PeakMemoryBytes += x.Peak
 		st.GVTCycles = max(st.GVTCycles, x.Rounds)
@@ -746,12 +761,55 @@ func (m *distributed) gather(mine Stats) (Stats, error) {
 			}
 		}
 	}
+	if err := m.settle(want); err != nil {
+		return Stats{}, err
+	}
 	s.gvtLaps = m.laps
 	st.StateSaving = mine.StateSaving // the same on every rank: the configurations agree
 	if n := st.PrimaryRollbacks + st.SecondaryRollbacks; n > 0 {
 		st.AverageRollbackLength = float64(st.EventsRolledBack) / float64(n)
 	}
 	return st, nil
+}
+
+// settleWait bounds how long settle waits for a message that another rank has sent.
+const settleWait = 30 * time.Second
+
+// settle receives, after the run, what the other ranks sent this one and it has not
+// received yet (want[r]: the messages rank r sent it), so that nothing is left unmatched
+// when the transport closes: MPI requires every message to be received before
+// MPI_Finalize (MPICH's UCX layer warns of one left). Only control messages can be left
+// after termination, a GVT token or value or a termination token, which are dropped; an
+// event left would be a termination bug, and is an error.
+func (m *distributed) settle(want []uint64) error {
+	deadline := time.Now().Add(settleWait)
+	for r := 0; r < m.size; {
+		if r == m.rank || m.recv[r] >= want[r] {
+			r++
+			continue
+		}
+		from, msg, ok, err := m.tr.Poll()
+		if err != nil {
+			return fmt.Errorf("receive the last messages from other processes: %w", err)
+		}
+		if !ok {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("rank %d sent %d messages to rank %d, which got %d after waiting %v",
+					r, want[r], m.rank, m.recv[r], settleWait)
+			}
+			runtime.Gosched()
+			continue
+		}
+		m.recv[from]++
+		k, _, err := m.codec.Decode(msg)
+		if err != nil {
+			return fmt.Errorf("message from rank %d: %w", from, err)
+		}
+		if k == comm.KindEvents {
+			return fmt.Errorf("kernel: events from rank %d arrived at rank %d after the run ended (termination bug)", from, m.rank)
+		}
+	}
+	return nil
 }
 
 // add adds the counters of o to st (FinalTime: the later).

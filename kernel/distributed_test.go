@@ -71,9 +71,13 @@ func runRanks(t *testing.T, ranks int, opts comm.LoopbackOptions, cfg kernel.Con
 		ok = ok && errs[r] == nil
 	}
 	if ok {
-		// Termination is declared only when no event is in flight.
+		// Termination is declared only when no event is in flight (Run fails if an event
+		// arrives after it), and Run receives every message sent to its rank before it
+		// returns, as MPI_Finalize requires.
 		for r := range ranks {
-			require.Zero(t, comm.LoopbackWaitingEvents(trs[r]), "events still in flight to rank %d after termination", r)
+			all, events := comm.LoopbackWaiting(trs[r])
+			require.Zero(t, events, "events still in flight to rank %d after termination", r)
+			require.Zero(t, all, "messages left unreceived at rank %d after the run", r)
 		}
 	}
 	for r := range ranks {
