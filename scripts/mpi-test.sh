@@ -6,6 +6,8 @@
 # Skips (exit 0) when MPI is not installed.
 # Usage: scripts/mpi-test.sh            (from anywhere inside the repository)
 # Picks Open MPI (pkg-config ompi-c), else MPICH (pkg-config mpich, tags mpi,mpich).
+# MPI_TAGS (for example "mpi,mpich") and MPIRUN (for example mpiexec.hydra) override the
+# choice, to test MPICH on a machine that also has Open MPI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,9 +16,12 @@ skip() {
   exit 0
 }
 
-command -v mpirun >/dev/null 2>&1 || skip "no mpirun"
-tags=""
-if pkg-config --exists ompi-c 2>/dev/null; then
+mpirun=${MPIRUN:-mpirun}
+command -v "$mpirun" >/dev/null 2>&1 || skip "no $mpirun"
+tags=${MPI_TAGS:-}
+if [[ -n "$tags" ]]; then
+  :
+elif pkg-config --exists ompi-c 2>/dev/null; then
   tags="mpi"
 elif pkg-config --exists mpich 2>/dev/null; then
   tags="mpi,mpich"
@@ -36,7 +41,7 @@ go test -c -tags "$tags" -o "$tmp/comm.test" ./comm/
 # Open MPI refuses to run as root without these; harmless elsewhere.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 extra=()
-if mpirun --version 2>&1 | grep -q "Open MPI"; then
+if "$mpirun" --version 2>&1 | grep -q "Open MPI"; then
   extra=(--oversubscribe)
 fi
 
@@ -47,7 +52,7 @@ for np in 2 4; do
   echo "== mpirun -np $np comm.test -test.run TestMPI"
   # timeout: a hung job fails the run instead of blocking CI; each rank also gives up
   # after 20 s of waiting and aborts the job.
-  (cd "$tmp" && timeout 180 mpirun "${extra[@]}" -np "$np" ./comm.test \
+  (cd "$tmp" && timeout 180 "$mpirun" "${extra[@]}" -np "$np" ./comm.test \
     -test.run 'TestMPI' -test.v -test.count=1 -test.timeout 150s)
 done
 
@@ -64,7 +69,7 @@ check() { # model np workers method flags...
   shift 4
   local want got
   want=$("$tmp/warped" "$model" --simulation-type sequential "$@" | digest)
-  got=$(cd "$tmp" && timeout 300 mpirun "${extra[@]}" -np "$np" ./warped "$model" \
+  got=$(cd "$tmp" && timeout 300 "$mpirun" "${extra[@]}" -np "$np" ./warped "$model" \
     --time-warp-worker-threads "$workers" --time-warp-gvt-calculation-method "$method" "$@" | digest)
   if [[ -z "$want" || "$want" != "$got" ]]; then
     echo "FAIL: $model -np $np workers=$workers $method $*: digest $got, sequential $want"
@@ -83,7 +88,7 @@ done
 
 echo "== mpirun with different settings per rank must fail, naming the setting"
 set +e
-out=$(cd "$tmp" && timeout 120 mpirun "${extra[@]}" -np 1 ./warped phold --lps 64 --max-sim-time 5 --seed 1 : \
+out=$(cd "$tmp" && timeout 120 "$mpirun" "${extra[@]}" -np 1 ./warped phold --lps 64 --max-sim-time 5 --seed 1 : \
   -np 1 ./warped phold --lps 64 --max-sim-time 5 --seed 2 2>&1)
 code=$?
 set -e
