@@ -52,12 +52,12 @@ type TimeWarpConfig struct {
 	// onto them round-robin and LPs are partitioned among them. At most Workers.
 	Schedulers int
 	// QueueType is the schedule queue: calendar, heap, splay or ladder. Calendar is the
-	// partitioned engine (see partitioned.go): each worker takes its own LPs' events from
-	// one calendar queue, and keeps its history in logs of its own; it needs one schedule
-	// queue per worker, aggressive cancellation, no CheckRollbacks and no Offload. Heap,
-	// splay and ladder are LTSF queues of the shared-queue engine, which holds one entry
-	// per LP and supports every option. The default is calendar where it applies, else
-	// ladder (the fastest of the three on large models); see docs/PERFORMANCE.md.
+	// partitioned arrangement (see partitioned.go): each worker takes its own LPs' events
+	// from one calendar queue, and keeps its history in logs of its own; it needs one
+	// schedule queue per worker, and supports every other option. Heap, splay and ladder
+	// are LTSF queues that several workers may share (the shared-queue arrangement, which
+	// holds one entry per LP). The default is calendar with one schedule queue per worker,
+	// else ladder (the fastest of the three on large models); see docs/PERFORMANCE.md.
 	QueueType string
 	// LockType guards the schedule queues (with queue type calendar, each worker's inbound
 	// events from other workers): ticket or mutex (default ticket).
@@ -251,17 +251,11 @@ func (tw TimeWarpConfig) withDefaults() TimeWarpConfig {
 }
 
 // calendarMisfit names what in tw (Workers and Schedulers set) the partitioned engine
-// (QueueType calendar) does not support, or returns "".
+// (QueueType calendar) does not support, or returns "". Every option but fewer schedule
+// queues than workers runs on it.
 func (tw TimeWarpConfig) calendarMisfit() string {
-	switch {
-	case tw.Schedulers != tw.Workers:
+	if tw.Schedulers != tw.Workers {
 		return "fewer schedule queues than worker threads"
-	case tw.Cancellation == cancelLazy:
-		return "lazy cancellation"
-	case tw.CheckRollbacks:
-		return "the rollback check"
-	case tw.Offload != nil:
-		return "batched event handling (offload)"
 	}
 	return ""
 }

@@ -766,6 +766,7 @@ func (m *distributed) gather(mine Stats) (Stats, error) {
 	}
 	s.gvtLaps = m.laps
 	st.StateSaving = mine.StateSaving // the same on every rank: the configurations agree
+	st.ScheduleQueues = mine.ScheduleQueues
 	if n := st.PrimaryRollbacks + st.SecondaryRollbacks; n > 0 {
 		st.AverageRollbackLength = float64(st.EventsRolledBack) / float64(n)
 	}

@@ -10,12 +10,13 @@
 // Simulation runs the LPs with a dispatcher chosen by Config.Type. The sequential
 // dispatcher processes every event in the total order of package event, keeping pending
 // events by value in a calendar queue. The time-warp dispatcher runs them optimistically on
-// several worker goroutines (see timewarp.go: schedule queues, rollback with periodic state
-// saving and coast forward or with reverse computation (Reverser; the default when every
-// LP implements it), aggressive or lazy
-// cancellation, Fujimoto GVT, fossil collection), optionally handling the events of LPs
+// several worker goroutines: rollback with periodic state saving and coast forward or with
+// reverse computation (Reverser; the default when every LP implements it), aggressive or
+// lazy cancellation, Fujimoto GVT, fossil collection, optionally handling the events of LPs
 // that implement Batcher in batches on an offload backend (TimeWarpConfig.Offload, see
-// offload.go). The committed result is summarised by a digest over every LP's final state
+// offload.go). Its default arrangement gives each worker its own LPs and one calendar queue
+// of their events (partitioned.go); with fewer schedule queues than workers, workers share
+// LTSF queues (timewarp.go). The committed result is summarised by a digest over every LP's final state
 // in LP order: any two dispatchers, configured in any way, must give the same digest.
 //
 // This package re-exports the few types a model needs (Time, LPID, Event), so a model

@@ -82,15 +82,18 @@ type offSlot struct {
 	n      int // groups in use (groups[n:] keep their buffers for later batches)
 }
 
-// offHeld is an event held for a batch, with its claimed LP.
+// offHeld is an event held for a batch, with its claimed LP (the shared-queue engine),
+// or a copy of it (val, the partitioned engine, whose calendar's copy is valid only until
+// the next Pop).
 type offHeld struct {
-	t  *twLP
-	id LPID
-	ev *event.Event
-	k  event.Key
-	bt Batcher
-	g  int32 // its group
-	i  int32 // its element in the group's batch
+	t   *twLP
+	id  LPID
+	ev  *event.Event
+	val event.Event
+	k   event.Key
+	bt  Batcher
+	g   int32 // its group
+	i   int32 // its element in the group's batch
 }
 
 // offGroup is the batch of one kernel.
@@ -118,7 +121,8 @@ func newOffloader(d *timeWarpDispatcher) *offloader {
 // the worker that meets them.
 func (d *timeWarpDispatcher) prepareOffload() (err error) {
 	be := d.cfg.Offload
-	if be == nil {
+	if be == nil || d.partitioned() {
+		// The partitioned engine's workers prepare each kernel when they first meet it.
 		return nil
 	}
 	var cur LPID
@@ -271,6 +275,13 @@ func (w *worker) fillSlot(s int) bool {
 		sl.held = append(sl.held, offHeld{t: t, id: id, ev: ev, k: k, bt: bt, g: int32(sl.group(kern))})
 	}
 	w.releaseClaimed()
+	return w.packSubmit(sl)
+}
+
+// packSubmit packs the held events of slot sl into one batch per kernel and submits them.
+// It returns false when the run failed.
+func (w *worker) packSubmit(sl *offSlot) bool {
+	d := w.d
 	if len(sl.held) == 0 {
 		return true
 	}
@@ -424,20 +435,11 @@ func (w *worker) completeSlot(s int) bool {
 	}
 	for j := range sl.held {
 		h := &sl.held[j]
-		gr := &sl.groups[h.g]
-		b, i := &gr.b, int(h.i)
-		if gr.err == nil && b.Overflow[i] == 0 {
-			if n := b.OutCount[i]; int(n) > b.OutSlots {
-				d.fail(fmt.Errorf("gpu offload: kernel %s gave LP %q (id %d) %d output events at time %v, "+
-					"more than its %d output slots without setting Overflow", gr.k.Name, d.sim.nameOf(h.id),
-					h.id, n, h.ev.RecvTime, b.OutSlots))
-				return false
-			}
-			w.processWith(h.t, h.id, h.ev, h.k, b, i)
-			o.batched++
-		} else {
-			w.process(h.t, h.id, h.ev, h.k)
+		b, i, ok := w.result(sl, h)
+		if !ok {
+			return false
 		}
+		w.processWith(h.t, h.id, h.ev, h.k, b, i)
 		if w.ctx.err != nil {
 			d.fail(w.ctx.err)
 			return false
@@ -448,6 +450,118 @@ func (w *worker) completeSlot(s int) bool {
 	sl.held, sl.n = sl.held[:0], 0
 	w.releaseClaimed()
 	return true
+}
+
+// result returns the batch and element that hold the result for held event h of slot sl,
+// or a nil batch when the event is to be handled with Handle (its element overflowed its
+// output slots, or its batch failed). It returns false when the kernel broke its output
+// slots' contract, having failed the run.
+func (w *worker) result(sl *offSlot, h *offHeld) (*gpuoffload.Batch, int, bool) {
+	o, d := w.off, w.d
+	gr := &sl.groups[h.g]
+	b, i := &gr.b, int(h.i)
+	if gr.err != nil || b.Overflow[i] != 0 {
+		return nil, 0, true
+	}
+	if n := b.OutCount[i]; int(n) > b.OutSlots {
+		d.fail(fmt.Errorf("gpu offload: kernel %s gave LP %q (id %d) %d output events at time %v, "+
+			"more than its %d output slots without setting Overflow", gr.k.Name, d.sim.nameOf(h.id),
+			h.id, n, h.ev.RecvTime, b.OutSlots))
+		return nil, 0, false
+	}
+	o.batched++
+	return b, i, true
+}
+
+// batchPart is a step of the partitioned engine's loop with batching on (size > 0 the batch
+// size; g is GVT): it takes up to size of the worker's least events, as the loop takes one
+// (cancelled ones count too),
+// stopping early at an event of an LP that already has one in the batch, and at a straggler,
+// which it rolls back (step). Of the events taken, those of LPs with a batch kernel are
+// held, the others processed at once with Handle; the held ones are packed into one batch
+// per kernel, run on the backend, and committed through processPart in the order taken.
+// A batch is complete when batchPart returns, so no held event escapes a GVT report.
+//
+// Once an event is held, the events after it are processed out of key order: those
+// processed at once before it is committed, and the held ones after the first, which were
+// taken before the events that the first one sends. So none of them is safe (see
+// updateSafe): each is logged, and a straggler that the batch sends below one rolls it back.
+// It returns false when the run failed.
+func (w *worker) batchPart(size int, g Time) bool {
+	o, d, p := w.off, w.d, w.p
+	sl := &o.slots[0]
+	sl.held, sl.n = sl.held[:0], 0
+	lim := d.limit()
+	for taken := 0; taken < size; taken++ {
+		t, ok := p.cal.Min()
+		if !ok || t >= lim || (t > g && (p.ahead >= partAheadEvents || p.hist.Len() >= d.logMax)) {
+			break
+		}
+		if len(p.holding) > 0 && taken > 0 {
+			// Lazy cancellation: no event may be processed after a held output's cause
+			// before expireHeld has seen it (see the package comment of partitioned.go).
+			if mk, _ := p.cal.MinKey(); event.KeyLess(&p.heldMin, &mk) {
+				break
+			}
+		}
+		ev := p.cal.Pop()
+		id := ev.Receiver
+		x := &d.plp[id]
+		if x.cancels != 0 {
+			// First: pushed back, a cancelled event would take a stamp after its
+			// cancellation's (see cancelled).
+			if k := event.KeyOf(ev); p.dropCancelled(x, &k, p.cal.PoppedStamp()) {
+				continue
+			}
+		}
+		if d.batched[id] {
+			p.cal.Push(ev)
+			break
+		}
+		p.ahead++
+		if event.Before(ev, &x.lastKey) {
+			w.step(ev) // a straggler: the rollback's anti-messages go first
+			break
+		}
+		kern, bt := w.batchKernel(id, ev)
+		if kern == nil {
+			w.processPart(x, id, ev, nil, 0)
+			if w.ctx.err != nil {
+				break
+			}
+			continue
+		}
+		d.batched[id] = true
+		sl.held = append(sl.held, offHeld{id: id, val: *ev, k: event.KeyOf(ev), bt: bt, g: int32(sl.group(kern))})
+		p.speculative = true
+	}
+	for j := range sl.held {
+		sl.held[j].ev = &sl.held[j].val
+	}
+	ok := w.ctx.err == nil && w.packSubmit(sl)
+	for g := range sl.groups[:sl.n] {
+		ok = w.wait(&sl.groups[g]) && ok
+	}
+	for j := range sl.held {
+		h := &sl.held[j]
+		d.batched[h.id] = false
+		if !ok {
+			continue
+		}
+		b, i, good := w.result(sl, h)
+		if ok = good; ok {
+			w.processPart(&d.plp[h.id], h.id, h.ev, b, i)
+			ok = w.ctx.err == nil
+		}
+	}
+	clear(sl.held)
+	sl.held, sl.n = sl.held[:0], 0
+	p.speculative = false
+	if w.ctx.err != nil {
+		d.fail(w.ctx.err)
+		return false
+	}
+	return ok
 }
 
 // applyBatched does what the model's Handle would have for element i of batch b: it sets

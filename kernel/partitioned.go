@@ -10,9 +10,11 @@ import (
 
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/eventset"
+	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/internal/prefetch"
 	"github.com/warpedgo/warped/internal/ring"
 	"github.com/warpedgo/warped/ltsf"
+	"github.com/warpedgo/warped/outputmgr"
 	"github.com/warpedgo/warped/rng"
 	"github.com/warpedgo/warped/statemgr"
 )
@@ -69,13 +71,35 @@ import (
 // from which a rollback that reaches back past the log coasts forward after restoring the
 // base. So the log holds what lies above the horizon and no more, whatever the period.
 //
-// Lazy cancellation, CheckRollbacks,
-// batched event handling (Offload) and fewer schedule queues than workers run on the
-// shared engine, which supports them.
+// Lazy cancellation: a rollback holds the outputs of the undone events (but the twin's that
+// an anti-message drops) in the LP's outputmgr.Lazy instead of sending their anti-messages
+// (holdOutputs; the output log keeps each send's contents beside it, outData, for the
+// comparison). A send while processing an event consumes an identical held output of the
+// same cause (suppressed: the original is still live) or clashes with a held output of the
+// same key and receiver (its anti-message goes first; a re-send to the worker's own LPs then
+// waits behind it in antis, so that the calendar stamps tell the cancelled twin from it). A
+// worker takes its events in key order, so a held output whose cause sorts below its least
+// pending event will not be regenerated: before each event and each GVT report, expireHeld
+// sends the anti-messages of those. Every other held output has its cause pending, at or
+// below its receive time, so the GVT and safety reports cover its anti-message.
+//
+// CheckRollbacks keeps the digests of the LP's state and sends after each logged event in a
+// ring beside the history log (partWorker.checks), and per LP the digest of the state
+// before its oldest logged event and of its base saved state (partCheck). A rollback checks
+// the restored state, each coast-forward event and the state it ends in against them.
+//
+// Batched event handling (Offload): see batchPart in offload.go. Fewer schedule queues than
+// workers run on the shared-queue engine (timewarp.go).
 
 // QueueCalendar is the QueueType of the partitioned engine: each worker takes its own LPs'
 // events from one calendar queue (see the package documentation).
 const QueueCalendar = "calendar"
+
+// holdRef locates an output that a rollback holds (lazy cancellation): the cause's entry
+// and the output's absolute index in the output log.
+type holdRef struct {
+	entry, out int64
+}
 
 // partLP is the partitioned engine's per-LP record, owned by the LP's worker. It is kept
 // to one cache line (64 bytes), since every event touches its LP's record; the LPs' base
@@ -153,6 +177,27 @@ type outEntry struct {
 	sender, receiver   LPID
 }
 
+// outData is what lazy cancellation needs of a sent event besides its outEntry: its
+// contents, to compare a regenerated send with (partWorker.outData, lazy only).
+type outData struct {
+	words   Words
+	payload any
+}
+
+// partCheck is what CheckRollbacks keeps per LP in the partitioned engine, owned by the
+// LP's worker: base[id] is the digest of LP id's state after its newest event that is not
+// in the history log (committed or safe; after Init when none), saved[id] that of its base
+// saved state (timeWarpDispatcher.base, periodic state saving), snap[id] its scratch
+// snapshot. safeAt[id] is the absolute log index of the LP's newest logged entry when it
+// last processed a safe event (reverse computation), or -1: a safe event after an entry
+// that is still logged makes base, not that entry's digest, the state after it. The digests
+// of the logged events are in partWorker.checks.
+type partCheck struct {
+	base, saved []uint64
+	safeAt      []int64
+	snap        []any
+}
+
 // partWorker is a worker's own part of the partitioned engine.
 type partWorker struct {
 	// Owned by the worker:
@@ -161,17 +206,24 @@ type partWorker struct {
 	histBase       int64 // absolute index of hist.At(0)
 	outs           ring.Ring[outEntry]
 	outsBase       int64
-	antis          []event.Event   // anti-messages for the worker's LPs, handled before the next event
-	cancels        []cancelled     // pending events cancelled by their anti-messages, listed per LP (partLP.cancels)
-	cancelFree     uint32          // 1 + the index of the first unused entry of cancels (chained by next), or 0
-	outbox         [][]event.Event // events for each other worker, handed over after each event
-	boxed          bool            // some outbox holds events
-	fossilKey      event.Key       // the commit horizon of the last fossil collection
-	keyMin         event.Key       // least key this worker handed to another since its last report (horizon)
-	handed         [2]event.Key    // keyMin at the worker's report in round handedRound[i] (i its parity)
+	outData        ring.Ring[outData]  // lazy cancellation only: beside outs, index for index
+	checks         ring.Ring[twDigest] // CheckRollbacks only: beside hist, index for index
+	holding        []LPID              // lazy cancellation: the LPs that may hold outputs
+	heldMin        event.Key           // a key at or below the cause of every held output
+	holdRefs       []holdRef           // rollback scratch (lazy cancellation)
+	antiBuf        []event.Event       // expiry scratch (lazy cancellation)
+	antis          []event.Event       // anti-messages for the worker's LPs (and lazy re-sends behind them), handled before the next event
+	cancels        []cancelled         // pending events cancelled by their anti-messages, listed per LP (partLP.cancels)
+	cancelFree     uint32              // 1 + the index of the first unused entry of cancels (chained by next), or 0
+	outbox         [][]event.Event     // events for each other worker, handed over after each event
+	boxed          bool                // some outbox holds events
+	fossilKey      event.Key           // the commit horizon of the last fossil collection
+	keyMin         event.Key           // least key this worker handed to another since its last report (horizon)
+	handed         [2]event.Key        // keyMin at the worker's report in round handedRound[i] (i its parity)
 	handedRound    [2]uint64
 	safeBound      event.Key     // an event that sorts below it is safe (see updateSafe)
 	safeHigh       event.Key     // the key of the last safe event processed
+	speculative    bool          // events are processed out of key order: none is safe (see batchPart)
 	wasSafe        bool          // the last event processed was safe
 	horizonSeen    uint64        // the round of the last horizon read
 	maxCommitted   Time          // the latest receive time among the committed events dropped
@@ -361,18 +413,35 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType string) error
 		d.base = make([]*savedState, n)
 		d.spill = make([][]event.Event, n)
 	}
+	if d.check {
+		d.ck = partCheck{base: make([]uint64, n), saved: make([]uint64, n), safeAt: make([]int64, n), snap: make([]any, n)}
+		for i := range d.ck.safeAt {
+			d.ck.safeAt[i] = -1
+		}
+	}
+	if d.lazy {
+		d.plazy, d.listed = make([]*outputmgr.Lazy, n), make([]bool, n)
+	}
+	if d.cfg.Offload != nil {
+		d.batched = make([]bool, n)
+	}
 	for j, id := range d.local {
 		d.owner[id] = int32(sched[j])
 		d.plp[id].last, d.plp[id].anchor = -1, -1
+		if d.lazy {
+			d.plazy[id] = outputmgr.NewLazy()
+		}
 	}
 	for _, w := range d.workers {
 		l, err := ltsf.NewLock(lockType)
 		if err != nil {
 			return err
 		}
-		w.ctx.out = (*partSink)(w)
+		if !d.check { // with it, worker.send digests each send, then calls partSink's
+			w.ctx.out = (*partSink)(w)
+		}
 		w.p = &partWorker{inMu: l, outbox: make([][]event.Event, len(d.workers)), keyMin: maxKey(),
-			gvtMask: partGVTEvents - 1}
+			heldMin: maxKey(), gvtMask: partGVTEvents - 1}
 		if d.dist != nil || !d.reverse {
 			w.p.gvtMask = partSlowGVTEvents - 1
 		}
@@ -426,6 +495,9 @@ func (w *worker) partLoop() {
 		if len(p.antis) > 0 {
 			w.handleAntis()
 		}
+		if d.lazy {
+			w.settleHeld()
+		}
 		if r := d.gvt.Round(); w.tracker.Due(r) {
 			w.reportPart(r)
 		}
@@ -478,6 +550,18 @@ func (w *worker) partLoop() {
 			continue
 		}
 		w.setIdle(false)
+		if o := w.off; o != nil {
+			o.tick(w)
+			if size := o.size(d); size > 0 {
+				if !w.batchPart(size, g) {
+					return
+				}
+				if p.boxed {
+					w.flushOutboxes()
+				}
+				continue
+			}
+		}
 		// The calendar's own copy, valid until the next Pop: copying it out right after Pop
 		// wrote it field by field stalled on store forwarding (1-2% of a run).
 		ev := p.cal.Pop()
@@ -533,13 +617,14 @@ func (w *worker) step(ev *event.Event) {
 	}
 	if event.Before(ev, &x.lastKey) {
 		w.stats.primary++
+		// The rollback puts events back and may send anti-messages to this worker's LPs:
+		// those go first, then the least event is taken again. (When the rollback check
+		// fails, the run ends.)
 		w.partRollback(x, id, event.KeyOf(ev), false)
-		// The rollback put events back and may have sent anti-messages to this worker's
-		// LPs: those go first, then the least event is taken again.
 		w.p.cal.Push(ev)
 		return
 	}
-	w.processPart(x, id, ev)
+	w.processPart(x, id, ev, nil, 0)
 }
 
 // cancel records that the pending event with key k of LP record x was cancelled, as of
@@ -586,24 +671,34 @@ func (p *partWorker) dropCancelled(x *partLP, k *event.Key, stamp uint64) bool {
 
 // processPart runs the handler of event ev on LP id: a safe event is committed at once,
 // any other logged (processLogged).
-func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
+//
+// With a batch b, element i of b (ev handled by the LP's batch kernel, see offload.go)
+// takes the place of the model's Handle; everything else is the same.
+func (w *worker) processPart(x *partLP, id LPID, ev *event.Event, b *gpuoffload.Batch, i int) {
 	d, p := w.d, w.p
 	r := &d.sim.lps[id]
 	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
-	if event.Before(ev, &p.safeBound) {
+	if d.lazy || d.check {
+		w.cause = event.KeyOf(ev) // lazy cancellation: the cause of the sends to come
+		w.sendBytes = w.sendBytes[:0]
+	}
+	if event.Before(ev, &p.safeBound) && !p.speculative {
 		// Safe (reverse computation only: see updateSafe): committed as it is processed.
 		// The LP's record is left as it was (its last and lastKey are of its last logged
 		// event), which keeps its line clean; safeHigh stands for every safe event, as
 		// nothing may arrive below it (drainInbound checks), and it is the latest safe
 		// event, as they are taken in order (finalTimePart).
 		w.unlogged = true
-		r.model.Handle(&w.ctx, ev)
+		w.handle(r, ev, b, i)
 		w.unlogged = false
 		p.safeHigh.Set(ev) // not KeyOf: see event.Key.Set
 		w.stats.safe++
 		p.wasSafe = true
+		if d.check {
+			d.ck.base[id], d.ck.safeAt[id] = w.stateDigest(&d.ck.snap[id], r), x.last
+		}
 	} else {
-		w.processLogged(x, r, ev)
+		w.processLogged(x, r, ev, b, i)
 		p.wasSafe = false
 	}
 	if w.stats.processed++; w.stats.processed&p.gvtMask == 0 {
@@ -611,12 +706,23 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 	}
 }
 
-// processLogged runs the handler of event ev on LP record r (partLP x) and logs it.
-func (w *worker) processLogged(x *partLP, r *lpRecord, ev *event.Event) {
+// handle runs the handler of event ev on LP record r: the model's Handle, or, with a batch
+// b, the results of element i of b (see applyBatched).
+func (w *worker) handle(r *lpRecord, ev *event.Event, b *gpuoffload.Batch, i int) {
+	if b == nil {
+		r.model.Handle(&w.ctx, ev)
+	} else {
+		w.applyBatched(r, b, i)
+	}
+}
+
+// processLogged runs the handler of event ev on LP record r (partLP x), or applies element i
+// of batch b, and logs it.
+func (w *worker) processLogged(x *partLP, r *lpRecord, ev *event.Event, b *gpuoffload.Batch, i int) {
 	d, p := w.d, w.p
 	d0 := r.rng.D // the Weyl counter alone counts the draws (rng.Draws)
 	outFrom := p.outsBase + int64(p.outs.Len())
-	r.model.Handle(&w.ctx, ev)
+	w.handle(r, ev, b, i)
 	// Field by field: a composite literal is built on the stack and then copied.
 	h := p.hist.Push(histMin)
 	h.ev = *ev
@@ -630,6 +736,9 @@ func (w *worker) processLogged(x *partLP, r *lpRecord, ev *event.Event) {
 		x.count = 0
 		h.saved = p.save(r)
 		x.anchor, x.anchorTime = x.last, ev.RecvTime
+	}
+	if d.check {
+		*p.checks.Push(histMin) = w.eventDigest(&d.ck.snap[ev.Receiver], r)
 	}
 }
 
@@ -733,6 +842,24 @@ func (s *partSink) send(to, from LPID, depth uint32, seq uint64, at, now Time, w
 		if !w.unlogged {
 			o := w.p.outs.Push(outsMin) // field by field: see processPart
 			o.recvTime, o.sendTime, o.seq, o.depth, o.sender, o.receiver = at, now, seq, depth, from, to
+			if d.lazy {
+				od := w.p.outData.Push(outsMin)
+				od.words, od.payload = ws, payload
+			}
+		}
+		if d.lazy && d.plazy[from].Len() > 0 {
+			e := event.Event{RecvTime: at, SendTime: now, Seq: seq, Payload: payload, Words: ws,
+				Depth: depth, Sender: from, Receiver: to}
+			if suppress, clashed := w.regenerated(&e); suppress {
+				return
+			} else if clashed && int(d.owner[to]) == w.id && (d.dist == nil || d.dist.isLocal(to)) {
+				// Behind the anti-messages of the held outputs it clashes with, which wait
+				// in antis: pushed now, it would take an earlier calendar stamp than their
+				// cancellations (see cancelled), and could be dropped in their place.
+				w.tracker.Made(at)
+				w.p.antis = append(w.p.antis, e)
+				return
+			}
 		}
 		if to == from || int(d.owner[to]) == w.id && (d.dist == nil || d.dist.isLocal(to)) {
 			// The common case, into the worker's own calendar, without building the
@@ -747,6 +874,32 @@ func (s *partSink) send(to, from LPID, depth uint32, seq uint64, at, now Time, w
 	e := event.Event{RecvTime: at, SendTime: now, Seq: seq, Payload: payload, Words: ws,
 		Depth: depth, Sender: from, Receiver: to}
 	d.deliverPart(w, &e)
+}
+
+// regenerated is lazy cancellation's decision on event e, sent while processing the event
+// with key w.cause by an LP that holds outputs: it sends the anti-messages of the held
+// outputs that e clashes with (clashed), and reports whether e is to be suppressed (an
+// identical held output of the same cause is still live at the receiver; see
+// outputmgr.Lazy.Regenerated).
+func (w *worker) regenerated(e *event.Event) (suppress, clashed bool) {
+	w.cancels, suppress = w.d.plazy[e.Sender].Regenerated(w.cause, e, w.cancels[:0])
+	clashed = len(w.cancels) > 0
+	w.sendAntisPart(w.cancels)
+	if suppress {
+		w.stats.suppressed++
+	}
+	return suppress, clashed
+}
+
+// sendAntisPart sends the anti-message of each event of es (copies of positive events as
+// they were sent) and clears es.
+func (w *worker) sendAntisPart(es []event.Event) {
+	for j := range es {
+		es[j].Anti, es[j].Payload = true, nil
+		w.stats.antiSent++
+		w.d.deliverPart(w, &es[j])
+		es[j] = event.Event{}
+	}
 }
 
 // deliverPart makes event e (copied) visible to its receiver's worker: into the calendar
@@ -850,7 +1003,11 @@ func (w *worker) handleAntis() {
 	p := w.p
 	for i := 0; i < len(p.antis); i++ {
 		a := p.antis[i]
-		w.handleAnti(&a)
+		if a.Anti {
+			w.handleAnti(&a)
+		} else {
+			p.cal.Push(&a) // a lazy re-send behind the anti-message of what it replaces
+		}
 	}
 	clear(p.antis)
 	p.antis = p.antis[:0]
@@ -873,7 +1030,7 @@ func (w *worker) handleAnti(a *event.Event) {
 			}
 			if hk == twin {
 				w.stats.secondary++
-				w.partRollback(x, id, twin, true)
+				w.partRollback(x, id, twin, true) // false: the run failed, and ends
 				return
 			}
 			i = h.prev
@@ -891,8 +1048,11 @@ func (w *worker) handleAnti(a *event.Event) {
 // partRollback undoes every processed event of LP id (record x) with key >= k: reverses
 // them (reverse computation) or restores the latest saved state before k and coasts
 // forward, puts them back into the calendar (dropping the one with key k when dropTwin: the
-// twin of an anti-message), and sends the anti-messages of their outputs.
-func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) {
+// twin of an anti-message), and cancels their outputs: sends their anti-messages, or, with
+// lazy cancellation, holds them (see holdOutputs) but for the dropped twin's. It returns
+// false when CheckRollbacks found the restored or re-executed state different and failed
+// the run.
+func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) bool {
 	d, p := w.d, w.p
 	if event.KeyLess(&k, &p.fossilKey) || !event.KeyLess(&p.safeHigh, &k) {
 		panic(fmt.Sprintf("kernel: LP %d rolls back to %+v, below the commit horizon %+v or a safe event %+v",
@@ -919,6 +1079,7 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) {
 			reverseEvent(&w.ctx, rev, &h.ev, twUndo{draws: h.draws, seq: r.seq - uint64(h.outTo-h.outFrom)})
 		}
 	}
+	held := false
 	for _, j := range u {
 		h := p.entry(j)
 		h.dead = true
@@ -927,27 +1088,39 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) {
 			h.saved = nil
 		}
 		w.stats.rolledBack++
-		if dropTwin && event.KeyOf(&h.ev) == k {
+		twin := dropTwin && event.KeyOf(&h.ev) == k
+		if twin {
 			w.stats.annihil++
 		} else {
 			p.cal.Push(&h.ev)
 			w.tracker.Made(h.ev.RecvTime)
 		}
-		for o := h.outFrom; o < h.outTo; o++ {
-			oe := p.outs.At(int(o - p.outsBase))
-			anti := event.Event{RecvTime: oe.recvTime, SendTime: oe.sendTime, Seq: oe.seq,
-				Depth: oe.depth, Sender: oe.sender, Receiver: oe.receiver, Anti: true}
-			w.stats.antiSent++
-			d.deliverPart(w, &anti)
+		if d.lazy && !twin {
+			held = held || h.outTo > h.outFrom
+		} else {
+			for o := h.outFrom; o < h.outTo; o++ {
+				oe := p.outs.At(int(o - p.outsBase))
+				anti := event.Event{RecvTime: oe.recvTime, SendTime: oe.sendTime, Seq: oe.seq,
+					Depth: oe.depth, Sender: oe.sender, Receiver: oe.receiver, Anti: true}
+				w.stats.antiSent++
+				d.deliverPart(w, &anti)
+			}
 		}
 		h.ev.Payload = nil
+	}
+	if held {
+		w.holdOutputs(id, k, u, dropTwin)
 	}
 	x.last, x.lastKey = i, event.Key{}
 	if i >= p.histBase {
 		x.lastKey = event.KeyOf(&p.entry(i).ev)
 	}
 	if d.reverse {
-		return
+		if d.check && !w.checkRestored(id, r, i) {
+			d.fail(d.reverseError(id, k))
+			return false
+		}
+		return true
 	}
 	// Restore the newest saved state before k: from the LP's newest remaining entry that
 	// holds one, else the base state; then coast forward, oldest first and without
@@ -974,8 +1147,22 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) {
 	}
 	r.model.Restore(from.model)
 	setCore(r, from.core)
+	if d.check {
+		want, at := d.ck.saved[id], "its newest committed saved state"
+		if !fromBase {
+			want = p.checks.At(int(j - p.histBase)).state
+			e := &p.entry(j).ev
+			at = fmt.Sprintf("the state saved after its event at time %v (from LP %d, sequence %d)",
+				e.RecvTime, e.Sender, e.Seq)
+		}
+		if w.stateDigest(&d.ck.snap[id], r) != want {
+			d.fail(d.restoreErrorAt(id, at))
+			return false
+		}
+	}
 	x.count = 0
 	w.coasting = true
+	defer func() { w.coasting = false }()
 	if fromBase {
 		sp := d.spill[id]
 		for n := range sp {
@@ -983,9 +1170,117 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) {
 		}
 	}
 	for n := len(c) - 1; n >= 0; n-- {
-		w.coast(x, id, r, &p.entry(c[n]).ev)
+		e := &p.entry(c[n]).ev
+		w.sendBytes = w.sendBytes[:0]
+		w.coast(x, id, r, e)
+		if d.check && w.eventDigest(&d.ck.snap[id], r) != *p.checks.At(int(c[n] - p.histBase)) {
+			d.fail(d.reexecError(id, e))
+			return false
+		}
 	}
-	w.coasting = false
+	if d.check && len(c) == 0 && !w.checkRestored(id, r, i) {
+		d.fail(d.restoreErrorAt(id, "its newest committed saved state and re-executing the committed events after it"))
+		return false
+	}
+	return true
+}
+
+// checkRestored reports whether LP id (record r) is in the state recorded after its log
+// entry i, or, when i is below the log, after its newest event no longer logged
+// (CheckRollbacks).
+func (w *worker) checkRestored(id LPID, r *lpRecord, i int64) bool {
+	d, p := w.d, w.p
+	want := d.ck.base[id]
+	if i >= p.histBase && d.ck.safeAt[id] < i {
+		want = p.checks.At(int(i - p.histBase)).state
+	}
+	return w.stateDigest(&d.ck.snap[id], r) == want
+}
+
+// holdOutputs is lazy cancellation's part of a rollback of LP id to key k: it holds the
+// outputs of the undone log entries u (newest first; but the dropped twin's, when dropTwin,
+// whose anti-messages went out) in the LP's holder, in cause order, and lists the LP as
+// holding. Each held output's cause is then pending in the worker's calendar; expireHeld
+// cancels it once that is no longer so and it was not regenerated.
+func (w *worker) holdOutputs(id LPID, k event.Key, u []int64, dropTwin bool) {
+	d, p := w.d, w.p
+	refs := p.holdRefs[:0]
+	for n := len(u) - 1; n >= 0; n-- {
+		h := p.entry(u[n])
+		if dropTwin && event.KeyOf(&h.ev) == k {
+			continue
+		}
+		for o := h.outFrom; o < h.outTo; o++ {
+			refs = append(refs, holdRef{entry: u[n], out: o})
+		}
+	}
+	p.holdRefs = refs
+	var ev event.Event
+	d.plazy[id].Hold(len(refs), func(j int) (event.Key, *event.Event) {
+		ref := refs[j]
+		oe, od := p.outs.At(int(ref.out-p.outsBase)), p.outData.At(int(ref.out-p.outsBase))
+		ev = event.Event{RecvTime: oe.recvTime, SendTime: oe.sendTime, Seq: oe.seq, Depth: oe.depth,
+			Sender: oe.sender, Receiver: oe.receiver, Words: od.words, Payload: od.payload}
+		od.payload = nil
+		return event.KeyOf(&p.entry(ref.entry).ev), &ev
+	})
+	if !d.listed[id] {
+		d.listed[id] = true
+		p.holding = append(p.holding, id)
+	}
+	if event.KeyLess(&k, &p.heldMin) {
+		p.heldMin = k
+	}
+}
+
+// settleHeld expires the held outputs whose causes are no longer pending (expireHeld) and
+// handles the anti-messages that this sends to the worker's own LPs, until none is left.
+func (w *worker) settleHeld() {
+	for {
+		w.expireHeld()
+		if len(w.p.antis) == 0 {
+			return
+		}
+		w.handleAntis()
+	}
+}
+
+// expireHeld cancels the held outputs (lazy cancellation) whose cause sorts below every
+// pending event of the worker, or all of them when nothing is pending: the worker takes its
+// events in key order, so such a cause was processed again without regenerating them, or
+// was cancelled, and will not be processed before a rollback puts it back. Every other held
+// output has its cause pending, at or below its receive time, so the worker's GVT and safety
+// reports cover its anti-message; the worker calls expireHeld before it reports.
+func (w *worker) expireHeld() {
+	d, p := w.d, w.p
+	if len(p.holding) == 0 {
+		return
+	}
+	mk, ok := p.cal.MinKey()
+	if ok && !event.KeyLess(&p.heldMin, &mk) {
+		return
+	}
+	p.heldMin = maxKey()
+	kept := p.holding[:0]
+	for _, id := range p.holding {
+		lz := d.plazy[id]
+		if ok {
+			p.antiBuf = lz.Expire(mk, p.antiBuf[:0])
+		} else {
+			p.antiBuf = lz.Drain(p.antiBuf[:0])
+		}
+		w.sendAntisPart(p.antiBuf)
+		if c, live := lz.Oldest(); live {
+			kept = append(kept, id)
+			if event.KeyLess(&c, &p.heldMin) {
+				p.heldMin = c
+			}
+		} else {
+			d.listed[id] = false
+		}
+	}
+	clear(p.holding[len(kept):])
+	p.holding = kept
 }
 
 // coast re-executes event ev of LP id (record x, LP record r) during coast forward. It
@@ -1007,6 +1302,9 @@ func (w *worker) reportPart(r uint64) {
 	}
 	if len(p.antis) > 0 {
 		w.handleAntis()
+	}
+	if d.lazy {
+		w.settleHeld()
 	}
 	// Last, as the rollbacks of what came in may have sent anti-messages to other workers:
 	// everything this worker made visible since its last report is then either in the
@@ -1074,8 +1372,23 @@ func (w *worker) fossilPart(hk event.Key) {
 	}
 	p.hist.DropFront(n)
 	p.histBase += int64(n)
-	p.outs.DropFront(int(outTo - p.outsBase))
+	if w.d.check {
+		p.checks.DropFront(n)
+	}
+	p.dropOuts(int(outTo-p.outsBase), w.d.lazy)
 	p.outsBase = outTo
+}
+
+// dropOuts drops the n oldest entries of the output log (and of outData, beside it with
+// lazy cancellation, whose payloads it lets go).
+func (p *partWorker) dropOuts(n int, lazy bool) {
+	p.outs.DropFront(n)
+	if lazy {
+		for i := range n {
+			p.outData.At(i).payload = nil
+		}
+		p.outData.DropFront(n)
+	}
 }
 
 // committed reports whether event e sorts below the commit horizon hk.
@@ -1108,6 +1421,12 @@ func (w *worker) prefetchCommit(n int) {
 // entries are dropped oldest first.
 func (w *worker) commitPart(h *histEntry, i int64, g Time) {
 	d, p := w.d, w.p
+	if id := h.ev.Receiver; d.check && d.ck.safeAt[id] < i {
+		d.ck.base[id] = p.checks.At(int(i - p.histBase)).state
+		if h.saved != nil {
+			d.ck.saved[id] = d.ck.base[id]
+		}
+	}
 	if !d.reverse {
 		id := h.ev.Receiver
 		switch {
@@ -1166,6 +1485,9 @@ func (w *worker) compactPart(hk event.Key) {
 		from := newOuts + int64(ko)
 		for o := h.outFrom; o < h.outTo; o++ {
 			*p.outs.At(ko) = *p.outs.At(int(o - p.outsBase))
+			if d.lazy {
+				*p.outData.At(ko) = *p.outData.At(int(o - p.outsBase))
+			}
 			ko++
 		}
 		h.outFrom, h.outTo = from, newOuts+int64(ko)
@@ -1179,14 +1501,29 @@ func (w *worker) compactPart(hk event.Key) {
 		if x.anchor == old {
 			x.anchor = to
 		}
+		if d.check && d.ck.safeAt[h.ev.Receiver] == old {
+			d.ck.safeAt[h.ev.Receiver] = to
+		}
 		if k != i {
 			*p.hist.At(k) = *h
 			h.ev.Payload = nil
+			if d.check {
+				*p.checks.At(k) = *p.checks.At(i)
+			}
 		}
 		k++
 	}
 	p.hist.Truncate(k)
 	p.histBase = newBase
+	if d.check {
+		p.checks.Truncate(k)
+	}
+	if d.lazy {
+		for o := ko; o < p.outData.Len(); o++ {
+			p.outData.At(o).payload = nil
+		}
+		p.outData.Truncate(ko)
+	}
 	p.outs.Truncate(ko)
 	p.outsBase = newOuts
 }

@@ -91,6 +91,11 @@ type Stats struct {
 	// StateSaving is the state saving a time-warp run used: periodic or reverse (auto
 	// resolved; see TimeWarpConfig.StateSaving); empty for a sequential run.
 	StateSaving string `json:"state_saving,omitempty"`
+	// ScheduleQueues says which schedule arrangement a time-warp run used: "calendar, one
+	// per worker" (the default: each worker runs its own LPs from a calendar queue), or,
+	// with fewer schedule queues than workers, how many LTSF queues of which type the
+	// workers shared; empty for a sequential run.
+	ScheduleQueues string `json:"schedule_queues,omitempty"`
 }
 
 // Result is what a completed run produced.

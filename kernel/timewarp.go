@@ -259,6 +259,16 @@ type timeWarpDispatcher struct {
 	logMax int
 	// hz is the partitioned engine's commit horizon in a run in one process, or nil.
 	hz *horizon
+	// ck is the partitioned engine's CheckRollbacks record (check only).
+	ck partCheck
+	// plazy[id] holds LP id's rolled-back outputs in the partitioned engine (lazy
+	// cancellation only; owned by the LP's worker), and listed[id] says whether LP id is in
+	// its worker's holding list (partWorker.holding).
+	plazy  []*outputmgr.Lazy
+	listed []bool
+	// batched[id] says whether LP id has an event in its worker's batch (the partitioned
+	// engine with Offload; owned by the LP's worker).
+	batched []bool
 }
 
 // Cancellation kinds accepted in TimeWarpConfig.Cancellation ("" is aggressive).
@@ -483,6 +493,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 	}
 	st.OffloadNote = d.offload.note
 	st.StateSaving = d.cfg.StateSaving
+	st.ScheduleQueues = d.arrangement()
 	st.EventsCommitted = st.EventsProcessed - st.EventsRolledBack
 	if n := st.PrimaryRollbacks + st.SecondaryRollbacks; n > 0 {
 		st.AverageRollbackLength = float64(st.EventsRolledBack) / float64(n)
@@ -503,6 +514,17 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 		return d.dist.gather(st)
 	}
 	return st, nil
+}
+
+// arrangement describes the schedule arrangement of the run (Stats.ScheduleQueues).
+func (d *timeWarpDispatcher) arrangement() string {
+	if d.partitioned() {
+		return QueueCalendar + ", one per worker"
+	}
+	if d.cfg.Schedulers == d.cfg.Workers {
+		return d.cfg.QueueType + ", one per worker"
+	}
+	return fmt.Sprintf("%s, %d shared by %d workers", d.cfg.QueueType, d.cfg.Schedulers, d.cfg.Workers)
 }
 
 // initLPs runs every LP's Init and saves its initial state. The partitioned engine runs
@@ -543,7 +565,12 @@ func (d *timeWarpDispatcher) initSome(w *worker, ids []LPID) (err error) {
 			d.lps[i].states.Init(r.model, coreOf(r))
 		}
 		if d.check {
-			d.lps[i].base = w.stateDigest(&d.lps[i], r)
+			if d.partitioned() {
+				d.ck.base[i] = w.stateDigest(&d.ck.snap[i], r)
+				d.ck.saved[i] = d.ck.base[i]
+			} else {
+				d.lps[i].base = w.stateDigest(&d.lps[i].checkSnap, r)
+			}
 		}
 	}
 	return nil
@@ -892,7 +919,7 @@ func (w *worker) processWith(t *twLP, id LPID, ev *event.Event, k event.Key, b *
 		t.states.AfterEvent(k, r.model, coreOf(r))
 	}
 	if w.d.check {
-		t.checks = append(t.checks, w.eventDigest(t, r))
+		t.checks = append(t.checks, w.eventDigest(&t.checkSnap, r))
 	}
 	t.done = append(t.done, p)
 	if w.stats.processed++; w.stats.processed%gvtEvents == 0 {
@@ -968,7 +995,7 @@ func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) bool {
 		if from > 0 {
 			want = t.checks[from-1].state
 		}
-		if w.stateDigest(t, r) != want {
+		if w.stateDigest(&t.checkSnap, r) != want {
 			if d.reverse {
 				d.fail(d.reverseError(id, k))
 			} else {
@@ -996,11 +1023,8 @@ func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) bool {
 		r.model.Handle(&w.ctx, e)
 		t.states.AfterEvent(t.done[j].k, r.model, coreOf(r))
 		w.stats.coastForward++
-		if d.check && w.eventDigest(t, r) != t.checks[j] {
-			d.fail(fmt.Errorf("time-warp check: LP %q (id %d) differs after re-executing its event at "+
-				"time %v (from LP %d, sequence %d): the model is not deterministic under re-execution "+
-				"(does its handler read anything besides its state, the event and ctx.RNG()?)",
-				d.sim.nameOf(id), id, e.RecvTime, e.Sender, e.Seq))
+		if d.check && w.eventDigest(&t.checkSnap, r) != t.checks[j] {
+			d.fail(d.reexecError(id, e))
 			return false
 		}
 	}
@@ -1050,14 +1074,29 @@ func (d *timeWarpDispatcher) restoreError(id LPID, restored event.Key, ok bool) 
 		at = fmt.Sprintf("the state saved after its event at time %v (from LP %d, sequence %d)",
 			restored.RecvTime, restored.Sender, restored.SeqSign>>1)
 	}
+	return d.restoreErrorAt(id, at)
+}
+
+// restoreErrorAt is restoreError for the restored state described by at.
+func (d *timeWarpDispatcher) restoreErrorAt(id LPID, at string) error {
 	return fmt.Errorf("time-warp check: LP %q (id %d) differs after restoring %s: its Snapshot "+
 		"and Restore do not reproduce the state (do they copy all of it, sharing no memory "+
 		"with the live state?)", d.sim.nameOf(id), id, at)
 }
 
-// stateDigest digests LP t's current state: its generator, sequence number and model state
-// (AppendState, or the canonical encoding of a snapshot).
-func (w *worker) stateDigest(t *twLP, r *lpRecord) uint64 {
+// reexecError describes an LP whose state or sends differ after re-executing its event e
+// from what they were the first time.
+func (d *timeWarpDispatcher) reexecError(id LPID, e *event.Event) error {
+	return fmt.Errorf("time-warp check: LP %q (id %d) differs after re-executing its event at "+
+		"time %v (from LP %d, sequence %d): the model is not deterministic under re-execution "+
+		"(does its handler read anything besides its state, the event and ctx.RNG()?)",
+		d.sim.nameOf(id), id, e.RecvTime, e.Sender, e.Seq)
+}
+
+// stateDigest digests the current state of LP record r: its generator, sequence number and
+// model state (AppendState, or the canonical encoding of a snapshot into *snap, the LP's
+// scratch snapshot).
+func (w *worker) stateDigest(snap *any, r *lpRecord) uint64 {
 	b := binary.LittleEndian.AppendUint32(w.stateBytes[:0], r.rng.D)
 	for _, v := range r.rng.V {
 		b = binary.LittleEndian.AppendUint32(b, v)
@@ -1066,8 +1105,8 @@ func (w *worker) stateDigest(t *twLP, r *lpRecord) uint64 {
 	if a, ok := r.model.(StateAppender); ok {
 		b = a.AppendState(b)
 	} else {
-		t.checkSnap = r.model.Snapshot(t.checkSnap)
-		b = appendValue(b, t.checkSnap)
+		*snap = r.model.Snapshot(*snap)
+		b = appendValue(b, *snap)
 	}
 	w.stateBytes = b
 	return maphash.Bytes(w.d.seed, b)
@@ -1075,8 +1114,8 @@ func (w *worker) stateDigest(t *twLP, r *lpRecord) uint64 {
 
 // eventDigest is what CheckRollbacks records after an event: the LP's state digest and a
 // digest of the sends the handler made (w.sendBytes).
-func (w *worker) eventDigest(t *twLP, r *lpRecord) twDigest {
-	return twDigest{state: w.stateDigest(t, r), sends: maphash.Bytes(w.d.seed, w.sendBytes)}
+func (w *worker) eventDigest(snap *any, r *lpRecord) twDigest {
+	return twDigest{state: w.stateDigest(snap, r), sends: maphash.Bytes(w.d.seed, w.sendBytes)}
 }
 
 // fossilCollect drops LP t's history below GVT: old states, old output records and the

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/rng"
@@ -31,6 +32,7 @@ type TimeWarpInternals struct {
 	// CommittedAtGVT counts the events fossil collection committed at the time of its
 	// commit horizon: those below the horizon's key but not before GVT's time.
 	CommittedAtGVT int
+	Debug          []string
 }
 
 // RunTimeWarpInternals builds a simulation from cfg (Type is set to time warp) and lps,
@@ -89,6 +91,7 @@ func RunTimeWarpInternalsLogMax(ctx context.Context, cfg Config, lps []LogicalPr
 				for i := range evs {
 					if evs[i].RecvTime < d.end {
 						in.Unsettled++
+						in.Debug = append(in.Debug, fmt.Sprintf("waiting %+v", evs[i]))
 					}
 				}
 			}
@@ -100,12 +103,19 @@ func RunTimeWarpInternalsLogMax(ctx context.Context, cfg Config, lps []LogicalPr
 				for i := d.plp[id].cancels; i != 0; i = p.cancels[i-1].next {
 					if p.cancels[i-1].k.RecvTime < d.end {
 						in.Unsettled++
+						in.Debug = append(in.Debug, fmt.Sprintf("cancel %+v", p.cancels[i-1]))
 					}
 				}
 			}
 			in.Compactions += p.compactions
 			in.CompactPeak = max(in.CompactPeak, p.compactPeak)
 			in.CommittedAtGVT += p.atGVT
+		}
+	}
+	for _, l := range d.plazy {
+		if l != nil {
+			in.LazyLPs++
+			in.Held += l.Len()
 		}
 	}
 	in.LeakedEvents = live

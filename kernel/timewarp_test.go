@@ -68,7 +68,7 @@ func runTW(t *testing.T, cfg kernel.Config, lps []kernel.LogicalProcess) kernel.
 func requireSettled(t *testing.T, in kernel.TimeWarpInternals, lazy bool, lps int) {
 	t.Helper()
 	require.Zero(t, in.Held, "outputs still held at the end")
-	require.Zero(t, in.Unsettled, "LPs not released or wrongly queued at the end")
+	require.Zero(t, in.Unsettled, "LPs not released or wrongly queued at the end: %v", in.Debug)
 	require.Zero(t, in.LeakedEvents, "event records leaked")
 	require.Equal(t, in.EventsProcessed, in.EventsCommitted+in.EventsRolledBack)
 	if lazy {
@@ -130,10 +130,13 @@ func TestDeterminismMatrix(t *testing.T) {
 // TestDeterminismMatrixCalendar is the determinism oracle for the partitioned engine
 // (QueueType calendar, one schedule queue per worker): workers 1 to 8, both inbound lock
 // types, every state-saving period and reverse computation, with and without an optimism
-// window, and tiny GVT periods. The default queue type must pick it.
+// window, aggressive and lazy cancellation, with and without the rollback check and
+// batched event handling on the CPU backend, and tiny GVT periods. The default queue type
+// must pick it.
 func TestDeterminismMatrixCalendar(t *testing.T) {
 	locks := []string{"ticket", "mutex"}
 	periods := []int{1, 2, 7, 32}
+	be := cpuBackend(t)
 	for _, m := range smallModels(t) {
 		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 5}, m.build())
 		i := 0
@@ -157,10 +160,19 @@ func TestDeterminismMatrixCalendar(t *testing.T) {
 					if i%2 == 0 {
 						tw.QueueType = kernel.QueueCalendar // else the default, which must be the same
 					}
-					name := fmt.Sprintf("%s/w%d-%s-%s-p%d-win%v", m.name, workers, l, ss, tw.StateSavingPeriod, tw.OptimismWindow)
+					if (i+i/4)%2 == 0 {
+						tw.Cancellation = "lazy"
+					}
+					tw.CheckRollbacks = i%5 == 2 || i%3 == 1
+					if i%4 == 1 {
+						tw.Offload, tw.BatchSize = be, []int{0, 1, 16}[i%3]
+					}
+					name := fmt.Sprintf("%s/w%d-%s-%s-p%d-win%v-%s-check%v-offload%v", m.name, workers, l, ss,
+						tw.StateSavingPeriod, tw.OptimismWindow, tw.Cancellation, tw.CheckRollbacks, tw.Offload != nil)
 					t.Run(name, func(t *testing.T) {
 						r := runTW(t, kernel.Config{MaxSimTime: m.end, Seed: 5, Type: kernel.TimeWarp, TimeWarp: tw}, m.build())
 						require.True(t, r.Partitioned, "not run by the partitioned engine")
+						require.Equal(t, "calendar, one per worker", r.ScheduleQueues)
 						require.Equal(t, seq.Digest, r.Digest)
 						require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
 					})
@@ -416,8 +428,6 @@ func TestTimeWarpConfigErrors(t *testing.T) {
 		{kernel.TimeWarpConfig{Workers: 2, Schedulers: 3}, "must not exceed the worker threads"},
 		{kernel.TimeWarpConfig{QueueType: "fifo"}, `unknown queue type "fifo" (want calendar, heap, splay or ladder)`},
 		{kernel.TimeWarpConfig{QueueType: "calendar", Workers: 2, Schedulers: 1}, "calendar does not support fewer schedule queues than worker threads"},
-		{kernel.TimeWarpConfig{QueueType: "calendar", Cancellation: "lazy"}, "calendar does not support lazy cancellation: choose ladder, heap or splay"},
-		{kernel.TimeWarpConfig{QueueType: "calendar", CheckRollbacks: true}, "calendar does not support the rollback check"},
 		{kernel.TimeWarpConfig{LockType: "spin"}, `unknown lock type "spin"`},
 		{kernel.TimeWarpConfig{StateSavingPeriod: -2}, "state-saving period must be at least 1"},
 		{kernel.TimeWarpConfig{OptimismWindow: -1}, "optimism window must be >= 0"},

@@ -203,25 +203,45 @@ func (l *Lazy) HoldFrom(q *Queue, k event.Key) {
 	if i == q.recs.Len() {
 		return
 	}
+	l.hold(q.recs.Len()-i, func(j int) (event.Key, *event.Event) {
+		r := q.at(i + j)
+		return r.cause, &r.ev
+	})
+	for j := i; j < q.recs.Len(); j++ {
+		*q.at(j) = record{}
+	}
+	q.recs.Truncate(i)
+}
+
+// Hold is HoldFrom for outputs kept elsewhere than in a Queue: it holds the n outputs that
+// at(0), ..., at(n-1) return (each the cause, and a copy of the positive event as it was
+// sent), which must come in cause order, merged in cause order with the outputs l already
+// holds. The events are copied. It panics as HoldFrom does.
+func (l *Lazy) Hold(n int, at func(j int) (cause event.Key, ev *event.Event)) {
+	if n > 0 {
+		l.hold(n, at)
+	}
+}
+
+// hold merges the n outputs of at, in cause order, into the held outputs.
+func (l *Lazy) hold(n int, at func(j int) (event.Key, *event.Event)) {
 	out := l.scratch[:0]
 	old := l.held[l.head:]
-	for j := i; j < q.recs.Len(); j++ {
-		r := q.at(j)
-		for len(old) > 0 && (!old[0].live || !event.KeyLess(&r.cause, &old[0].cause)) {
+	for j := range n {
+		cause, ev := at(j)
+		for len(old) > 0 && (!old[0].live || !event.KeyLess(&cause, &old[0].cause)) {
 			if old[0].live {
 				out = append(out, old[0])
 			}
 			old = old[1:]
 		}
-		out = append(out, held{cause: r.cause, ev: r.ev, live: true})
-		*r = record{}
+		out = append(out, held{cause: cause, ev: *ev, live: true})
 	}
 	for _, h := range old {
 		if h.live {
 			out = append(out, h)
 		}
 	}
-	q.recs.Truncate(i)
 	clear(l.held)
 	l.held, l.scratch = out, l.held[:0]
 	l.head = 0
@@ -341,6 +361,18 @@ func (l *Lazy) Drain(dst []event.Event) []event.Event {
 		return dst
 	}
 	return l.expire(dst, func(*event.Key) bool { return true })
+}
+
+// Oldest returns the cause of the oldest held output, and false when none is held.
+func (l *Lazy) Oldest() (event.Key, bool) {
+	if l.live == 0 {
+		return event.Key{}, false
+	}
+	for l.head < len(l.held) && !l.held[l.head].live {
+		l.held[l.head] = held{}
+		l.head++
+	}
+	return l.held[l.head].cause, true
 }
 
 // MinRecvTime returns the least receive time of the held outputs, or +Inf when none is
