@@ -12,8 +12,8 @@ import (
 	"github.com/warpedgo/warped/eventset"
 	"github.com/warpedgo/warped/internal/prefetch"
 	"github.com/warpedgo/warped/internal/ring"
-	"github.com/warpedgo/warped/ltsf"
 	"github.com/warpedgo/warped/rng"
+	"github.com/warpedgo/warped/spinlock"
 	"github.com/warpedgo/warped/statemgr"
 )
 
@@ -366,7 +366,7 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType string) error
 		d.plp[id].last, d.plp[id].anchor = -1, -1
 	}
 	for _, w := range d.workers {
-		l, err := ltsf.NewLock(lockType)
+		l, err := spinlock.New(lockType)
 		if err != nil {
 			return err
 		}
