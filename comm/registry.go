@@ -1,5 +1,7 @@
 // Package comm moves events between processes: the payload registry and the msgpack codec
-// that turn events into bytes and back, and (with the many-process work) the transports.
+// that turn events into bytes and back, the messages the ranks all-gather (wire.go: a lap
+// of synchronous GVT, the final results), and the transports. It is the only package of
+// the kernel's machinery that uses msgpack.
 //
 // Model payloads are plain Go values. To cross a process boundary a payload's type must be
 // registered once, by a name that every process agrees on; the codec writes that name and

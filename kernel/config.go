@@ -11,6 +11,7 @@ import (
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/ltsf"
 	"github.com/warpedgo/warped/partition"
+	"github.com/warpedgo/warped/spinlock"
 )
 
 // Registry maps payload types to names so that payloads can cross processes.
@@ -294,7 +295,7 @@ func (tw TimeWarpConfig) validate() error {
 	} else if _, err := ltsf.New(d.QueueType, 0); err != nil {
 		return fmt.Errorf("time-warp queue type: unknown queue type %q (want calendar, heap, splay or ladder)", d.QueueType)
 	}
-	if _, err := ltsf.NewLock(d.LockType); err != nil {
+	if _, err := spinlock.New(d.LockType); err != nil {
 		return fmt.Errorf("time-warp lock type: %w", err)
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"runtime"
 	"slices"
 	"sort"
@@ -13,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/event"
@@ -284,7 +281,7 @@ func (m *distributed) manage(ctx context.Context, start time.Time) {
 	}
 	if d.err != nil && !m.peerFailed && m.sync {
 		// The others meet this rank only in all-gathers: tell them there.
-		b, _ := msgpack.Marshal(&syncReading{Err: fmt.Sprintf("rank %d: %v", m.rank, d.err)})
+		b, _ := comm.EncodeSyncReading(&comm.SyncReading{Err: fmt.Sprintf("rank %d: %v", m.rank, d.err)})
 		_, _ = m.tr.AllGather(b)
 	} else if d.err != nil && !m.peerFailed {
 		// Tell the others why this rank stops, so that they stop too and show it.
@@ -609,17 +606,6 @@ func (m *distributed) stepTermination() {
 	}
 }
 
-// syncReading is one rank's contribution to a synchronous GVT lap.
-type syncReading struct {
-	White   int64   `msgpack:"w"`
-	Min     float64 `msgpack:"m"`
-	RedMin  float64 `msgpack:"r"`
-	Passive bool    `msgpack:"p"` // passive now and clean since the last lap
-	Sent    uint64  `msgpack:"s"`
-	Recv    uint64  `msgpack:"v"`
-	Err     string  `msgpack:"e"`
-}
-
 // stepSync runs the synchronous GVT method: every GVTPeriod every rank passes the next
 // cut and takes its reading; once the local round is over, an all-gather combines the
 // readings. A lap whose white counters add up to zero gives GVT; otherwise the ranks read
@@ -646,12 +632,12 @@ func (m *distributed) stepSync(now time.Time) {
 		return
 	}
 	m.syncLocal = 0
-	r := syncReading{White: m.syncWhite, Min: local, RedMin: m.mattern.RedMin()}
+	r := comm.SyncReading{White: m.syncWhite, Min: local, RedMin: m.mattern.RedMin()}
 	r.Sent, r.Recv = m.sticky.Counts()
 	clean := m.passive() && !m.sticky.Dirty()
 	r.Passive = clean
 	m.sticky.Clear()
-	b, err := msgpack.Marshal(&r)
+	b, err := comm.EncodeSyncReading(&r)
 	if err != nil {
 		m.fail(err)
 		return
@@ -666,8 +652,8 @@ func (m *distributed) stepSync(now time.Time) {
 	g := math.Inf(1)
 	done := true
 	for rank, rb := range all {
-		var x syncReading
-		if err := msgpack.Unmarshal(rb, &x); err != nil {
+		var x comm.SyncReading
+		if err := comm.DecodeSyncReading(rb, &x); err != nil {
 			m.fail(fmt.Errorf("synchronous GVT: reading of rank %d: %w", rank, err))
 			return
 		}
@@ -691,45 +677,26 @@ func (m *distributed) stepSync(now time.Time) {
 	}
 }
 
-// finalLP is one LP's final state as it crosses to the other ranks.
-type finalLP struct {
-	ID   uint32    `msgpack:"i"`
-	RNG  [6]uint32 `msgpack:"g"`
-	Seq  uint64    `msgpack:"q"`
-	Snap []byte    `msgpack:"s"`
-	// Digest is what the LP adds to the result digest, to check that Snap restored it.
-	Digest []byte `msgpack:"d"`
-}
-
-// finalRank is one rank's contribution to the final all-gather.
-type finalRank struct {
-	Stats  Stats     `msgpack:"t"`
-	Peak   uint64    `msgpack:"p"`
-	Rounds uint64    `msgpack:"r"`
-	LPs    []finalLP `msgpack:"l"`
-	Sent   []uint64  `msgpack:"n"` // messages the rank sent to each rank (see settle)
-}
-
 // gather sends every rank the final state of this rank's LPs and its statistics, installs
 // the others' LPs, and returns the totals over all ranks.
 func (m *distributed) gather(mine Stats) (Stats, error) {
 	d := m.d
 	s := d.sim
-	fr := finalRank{Stats: mine, Peak: peakMemory(), Rounds: d.gvt.Rounds(), Sent: m.sent}
+	fr := comm.FinalRank[Stats]{Stats: mine, Peak: peakMemory(), Rounds: d.gvt.Rounds(), Sent: m.sent}
 	var buf []byte
 	for _, id := range d.local {
 		r := &s.lps[id]
-		snap, err := msgpack.Marshal(r.model.Snapshot(nil))
+		snap, err := comm.EncodeSnapshot(r.model.Snapshot(nil))
 		if err != nil {
 			return Stats{}, fmt.Errorf("encode the final state of LP %q for the other ranks: %w", r.model.Name(), err)
 		}
 		buf = s.appendDigest(buf[:0], id)
-		fr.LPs = append(fr.LPs, finalLP{ID: id, RNG: [6]uint32{r.rng.D, r.rng.V[0], r.rng.V[1], r.rng.V[2], r.rng.V[3], r.rng.V[4]},
+		fr.LPs = append(fr.LPs, comm.FinalLP{ID: id, RNG: [6]uint32{r.rng.D, r.rng.V[0], r.rng.V[1], r.rng.V[2], r.rng.V[3], r.rng.V[4]},
 			Seq: r.seq, Snap: snap, Digest: slices.Clone(buf)})
 	}
-	b, err := msgpack.Marshal(&fr)
+	b, err := comm.EncodeFinalRank(&fr)
 	if err != nil {
-		return Stats{}, fmt.Errorf("encode final results: %w", err)
+		return Stats{}, err
 	}
 	all, err := m.tr.AllGather(b)
 	if err != nil {
@@ -738,8 +705,8 @@ func (m *distributed) gather(mine Stats) (Stats, error) {
 	var st Stats
 	want := make([]uint64, m.size) // messages each rank sent this one
 	for rank, rb := range all {
-		var x finalRank
-		if err := msgpack.Unmarshal(rb, &x); err != nil {
+		var x comm.FinalRank[Stats]
+		if err := comm.DecodeFinalRank(rb, &x); err != nil {
 			return Stats{}, fmt.Errorf("final results of rank %d: %w", rank, err)
 		}
 		if len(x.Sent) != m.size {
@@ -836,23 +803,14 @@ func (st *Stats) add(o *Stats) {
 
 // install sets LP f.ID's final state from another rank and checks that it restored what
 // that rank digested.
-func (s *Simulation) install(f finalLP, buf *[]byte) error {
+func (s *Simulation) install(f comm.FinalLP, buf *[]byte) error {
 	r := &s.lps[f.ID]
 	r.rng.D = f.RNG[0]
 	copy(r.rng.V[:], f.RNG[1:])
 	r.seq = f.Seq
-	snap := r.model.Snapshot(nil)
-	rv := reflect.ValueOf(snap)
-	if rv.Kind() == reflect.Pointer {
-		if err := msgpack.Unmarshal(f.Snap, snap); err != nil {
-			return fmt.Errorf("decode the final state of LP %q from another rank: %w", r.model.Name(), err)
-		}
-	} else {
-		p := reflect.New(rv.Type())
-		if err := msgpack.Unmarshal(f.Snap, p.Interface()); err != nil {
-			return fmt.Errorf("decode the final state of LP %q from another rank: %w", r.model.Name(), err)
-		}
-		snap = p.Elem().Interface()
+	snap, err := comm.DecodeSnapshot(f.Snap, r.model.Snapshot(nil))
+	if err != nil {
+		return fmt.Errorf("decode the final state of LP %q from another rank: %w", r.model.Name(), err)
 	}
 	r.model.Restore(snap)
 	*buf = s.appendDigest((*buf)[:0], f.ID)

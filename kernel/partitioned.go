@@ -13,9 +13,9 @@ import (
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/internal/prefetch"
 	"github.com/warpedgo/warped/internal/ring"
-	"github.com/warpedgo/warped/ltsf"
 	"github.com/warpedgo/warped/outputmgr"
 	"github.com/warpedgo/warped/rng"
+	"github.com/warpedgo/warped/spinlock"
 	"github.com/warpedgo/warped/statemgr"
 )
 
@@ -433,7 +433,7 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType string) error
 		}
 	}
 	for _, w := range d.workers {
-		l, err := ltsf.NewLock(lockType)
+		l, err := spinlock.New(lockType)
 		if err != nil {
 			return err
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/warpedgo/warped/outputmgr"
 	"github.com/warpedgo/warped/partition"
 	"github.com/warpedgo/warped/rng"
+	"github.com/warpedgo/warped/spinlock"
 	"github.com/warpedgo/warped/statemgr"
 	"github.com/warpedgo/warped/termination"
 )
@@ -307,7 +308,7 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 		if err != nil {
 			return nil, err
 		}
-		l, err := ltsf.NewLock(cfg.LockType)
+		l, err := spinlock.New(cfg.LockType)
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/spinlock"
 )
 
 // holdIncrements returns a table of exponential(1) time increments, shared by all
@@ -67,10 +68,10 @@ func BenchmarkQueues(b *testing.B) {
 func BenchmarkLocks(b *testing.B) {
 	inc := holdIncrements()
 	mask := len(inc) - 1
-	for _, kind := range LockKinds() {
+	for _, kind := range spinlock.Kinds() {
 		for _, g := range []int{1, 2, 4, 8} {
 			b.Run(fmt.Sprintf("%s/goroutines=%d", kind, g), func(b *testing.B) {
-				l, err := NewLock(kind)
+				l, err := spinlock.New(kind)
 				if err != nil {
 					b.Fatal(err)
 				}

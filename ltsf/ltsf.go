@@ -1,7 +1,6 @@
 // Package ltsf holds lowest-timestamp-first (LTSF) schedule queues: priority queues of
 // LPs ordered by the key of each LP's earliest unprocessed event (the total order of
-// package event), from which dispatchers take the next LP to run, and the locks that
-// guard them.
+// package event), from which dispatchers take the next LP to run.
 //
 // A schedule queue holds at most one entry per logical process: the LP's id and the key
 // (event.Key) of its earliest unprocessed event. Every entry keeps its key inline, so
@@ -48,15 +47,9 @@
 //
 // # Locks
 //
-// TicketLock is a FIFO-fair ticket spinlock, padded so that it has a cache line to itself.
-// Waiters yield the processor (the next in line after a short spin), so it tolerates more
-// goroutines than cores, but it is at its best when lock holders are not descheduled
-// (workers at most GOMAXPROCS). Its strength is a bounded, first-come first-served wait;
-// its cost is a cache-line hand-off on every contended acquisition. sync.Mutex is the
-// alternative: unfair (a releasing goroutine may take it straight back, and waiters are
-// parked), which gives it the higher throughput under contention (see BenchmarkLocks).
-// Both satisfy sync.Locker; NewLock builds one by kind name ("ticket" or "mutex") and
-// LockKinds lists the names.
+// The workers guard each queue with a lock from package spinlock (a FIFO-fair ticket
+// spinlock, or sync.Mutex); BenchmarkLocks here measures both around the hold operation
+// of a heap.
 package ltsf
 
 import (

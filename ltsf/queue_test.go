@@ -669,6 +669,7 @@ func TestNew(t *testing.T) {
 	require.NoError(t, err)
 	_, _, ok := q.Pop()
 	require.False(t, ok)
+	require.Equal(t, []string{"heap", "splay", "ladder"}, Kinds())
 }
 
 // TestQueuesNoAllocs checks that the hold model allocates nothing once the queues have

@@ -99,175 +99,341 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	return fs, build
 }
 
-// runModel parses the model's flags, runs it and prints the results.
+// runModel runs model m with the command-line arguments that follow its name, prints
+// the results, and returns the exit status. The steps are the methods of invocation
+// below, in the order they run.
 func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Writer) int {
+	inv := &invocation{m: m, stdout: stdout, stderr: stderr}
+	defer inv.close()
+	return inv.exit(inv.run(ctx, args))
+}
+
+// invocation is one run of a model from the command line: its flags, where its output
+// goes, and what the steps of the run hand on to each other.
+type invocation struct {
+	m              *model
+	stdout, stderr io.Writer
+	o              options
+	fs             *flag.FlagSet
+	build          func() ([]kernel.LogicalProcess, partition.Partitioner, error)
+	tr             comm.Transport     // nil unless the run spans several processes
+	be             gpuoffload.Backend // the offload backend, or nil
+	stats          *atomicFile        // the --stats-file's twin, or nil
+}
+
+// close releases what the run opened, last opened first: the stats file's twin (removed
+// unless it was committed), the offload backend, the transport. It runs after the
+// outcome is printed.
+func (inv *invocation) close() {
+	if inv.stats != nil {
+		inv.stats.abort()
+	}
+	if inv.be != nil {
+		inv.be.Close()
+	}
+	if inv.tr != nil {
+		inv.tr.Close()
+	}
+}
+
+// failure is why a run stops without results: the error to print after "warped
+// <model>: " and the exit status.
+type failure struct {
+	err    error
+	status int
+	hint   bool   // add the pointer to the model's flags ("run 'warped help <model>'")
+	quiet  bool   // print nothing: rank 0 of a run across processes shows it
+	detail string // printed after the line as it is (a model panic's stack)
+}
+
+func (f *failure) Error() string { return f.err.Error() }
+func (f *failure) Unwrap() error { return f.err }
+
+// usageFailure is a bad command line or configuration: exit status 2, and the line
+// points to the model's flags.
+func usageFailure(format string, a ...any) *failure {
+	return &failure{err: fmt.Errorf(format, a...), status: exitUsage, hint: true}
+}
+
+// runFailure is a run that could not start or did not finish: exit status 1.
+func runFailure(err error) *failure { return &failure{err: err, status: exitRun} }
+
+// exit prints err, the result of run, as one line on stderr and returns the exit status.
+func (inv *invocation) exit(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	f, ok := err.(*failure)
+	if !ok {
+		f = runFailure(err)
+	}
+	switch {
+	case f.quiet:
+	case f.hint:
+		fmt.Fprintf(inv.stderr, "warped %s: %v; run 'warped help %s' for the flags\n", inv.m.name, f.err, inv.m.name)
+	default:
+		fmt.Fprintf(inv.stderr, "warped %s: %v\n", inv.m.name, f.err)
+	}
+	fmt.Fprint(inv.stderr, f.detail)
+	return f.status
+}
+
+// run carries out the steps of one run. It returns nil after a successful run, --help or
+// --dump-config, and a *failure otherwise.
+func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := comm.CheckLaunch(); err != nil {
 		// Started as several ranks by mpirun, but built without MPI: every rank would
 		// run the whole model alone.
-		fmt.Fprintf(stderr, "warped %s: %v\n", m.name, err)
-		return exitUsage
+		return &failure{err: err, status: exitUsage}
 	}
-	var o options
-	fs, build := newFlagSet(m, &o)
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "warped %s: %s; run 'warped help %s' for the flags\n", m.name, fmt.Sprintf(format, a...), m.name)
-		return exitUsage
+	if err := inv.parseFlags(args); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(inv.stdout, modelUsage(inv.m))
+		return nil
+	} else if err != nil {
+		return err
 	}
+	if inv.o.dumpConfig {
+		return inv.dumpConfig()
+	}
+	if err := checkOptions(&inv.o); err != nil {
+		return err
+	}
+	lps, part, err := inv.buildModel()
+	if err != nil {
+		return err
+	}
+	if err := inv.openTransport(); err != nil {
+		return err
+	}
+	cfg := inv.config(part)
+	offloadNote, err := inv.openOffload(&cfg, lps)
+	if err != nil {
+		return err
+	}
+	inv.attachProgress(&cfg)
+	sim, err := kernel.New(cfg, lps)
+	if err != nil {
+		return usageFailure("%v", err)
+	}
+	if err := inv.createStats(); err != nil {
+		return err
+	}
+	inv.note(offloadNote) // once the configuration is known to be good
+	res, err := inv.simulate(ctx, sim, cfg.Progress != nil)
+	if err != nil {
+		return err
+	}
+	inv.note(res.OffloadNote)
+	return inv.report(lps, res)
+}
+
+// parseFlags parses the model's flags from args, then sets those that the --config file
+// names and the command line does not, and checks the end time. It returns flag.ErrHelp
+// when args ask for help.
+func (inv *invocation) parseFlags(args []string) error {
+	inv.fs, inv.build = newFlagSet(inv.m, &inv.o)
+	fs := inv.fs
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, modelUsage(m))
-			return exitOK
+			return err
 		}
-		return usageErr("%v", err)
+		return usageFailure("%v", err)
 	}
 	if fs.NArg() > 0 {
 		if a := fs.Arg(0); a == "auto" || a == "on" || a == "off" {
-			return usageErr("unexpected argument %q (to set --progress, write --progress=%s)", a, a)
+			return usageFailure("unexpected argument %q (to set --progress, write --progress=%s)", a, a)
 		}
-		return usageErr("unexpected argument %q", fs.Arg(0))
+		return usageFailure("unexpected argument %q", fs.Arg(0))
 	}
-	if o.config != "" {
-		if err := applyConfigFile(fs, o.config); err != nil {
-			return usageErr("%v", err)
+	if inv.o.config != "" {
+		if err := applyConfigFile(fs, inv.o.config); err != nil {
+			return usageFailure("%v", err)
 		}
 	}
-	if math.IsNaN(o.maxSimTime) || o.maxSimTime <= 0 {
-		return usageErr("--max-sim-time must be a positive number (or +Inf), got %v", o.maxSimTime)
+	if math.IsNaN(inv.o.maxSimTime) || inv.o.maxSimTime <= 0 {
+		return usageFailure("--max-sim-time must be a positive number (or +Inf), got %v", inv.o.maxSimTime)
 	}
-	if o.dumpConfig {
-		out, err := dumpConfig(fs)
-		if err != nil {
-			fmt.Fprintf(stderr, "warped %s: %v\n", m.name, err)
-			return exitRun
-		}
-		stdout.Write(out)
-		return exitOK
+	return nil
+}
+
+// dumpConfig prints the effective configuration (--dump-config).
+func (inv *invocation) dumpConfig() error {
+	out, err := dumpConfig(inv.fs)
+	if err != nil {
+		return runFailure(err)
 	}
+	inv.stdout.Write(out)
+	return nil
+}
+
+// checkOptions checks the kernel options that the kernel's own configuration check does
+// not see in this form (counts, the GVT period in milliseconds, the offload flags).
+func checkOptions(o *options) error {
 	for _, c := range []struct {
 		name string
 		v    int
 	}{{"time-warp-worker-threads", o.workers},
 		{"time-warp-state-saving-period", o.period}, {"time-warp-communication-max-aggregate", o.maxAggregate}} {
 		if c.v < 1 {
-			return usageErr("--%s must be at least 1, got %d", c.name, c.v)
+			return usageFailure("--%s must be at least 1, got %d", c.name, c.v)
 		}
 	}
 	if o.schedulers < 0 {
-		return usageErr("--time-warp-scheduler-count must be at least 1 (or 0 for one per worker thread), got %d", o.schedulers)
+		return usageFailure("--time-warp-scheduler-count must be at least 1 (or 0 for one per worker thread), got %d", o.schedulers)
 	}
 	if !(o.gvtPeriodMS > 0) || math.IsInf(o.gvtPeriodMS, 0) {
-		return usageErr("--time-warp-gvt-calculation-period must be a positive number of milliseconds, got %v", o.gvtPeriodMS)
+		return usageFailure("--time-warp-gvt-calculation-period must be a positive number of milliseconds, got %v", o.gvtPeriodMS)
 	}
 	if err := gpuoffload.CheckMode(o.gpu); err != nil {
-		return usageErr("--gpu: unknown mode %q (want %s)", o.gpu, strings.Join(gpuoffload.Modes(), ", "))
+		return usageFailure("--gpu: unknown mode %q (want %s)", o.gpu, strings.Join(gpuoffload.Modes(), ", "))
 	}
 	if o.gpuBatchSize < 0 || o.gpuBatchSize > kernel.MaxBatchSize {
-		return usageErr("--gpu-batch-size must be in [0, %d] (0: tuned), got %d", kernel.MaxBatchSize, o.gpuBatchSize)
+		return usageFailure("--gpu-batch-size must be in [0, %d] (0: tuned), got %d", kernel.MaxBatchSize, o.gpuBatchSize)
 	}
-	lps, part, err := build()
+	return nil
+}
+
+// buildModel builds the model's LPs from its flags, and the partitioner that
+// --partitioning names (model: the model's own).
+func (inv *invocation) buildModel() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+	lps, part, err := inv.build()
 	if err != nil {
-		return usageErr("%v", err)
+		return nil, nil, usageFailure("%v", err)
 	}
-	switch o.partitioning {
-	case "model":
-	default:
-		if part, err = partition.Named(o.partitioning); err != nil {
-			return usageErr("--partitioning: %v (or model)", err)
+	if inv.o.partitioning != "model" {
+		if part, err = partition.Named(inv.o.partitioning); err != nil {
+			return nil, nil, usageFailure("--partitioning: %v (or model)", err)
 		}
 	}
-	// Under mpirun with several ranks, run across processes: this goroutine becomes the
-	// manager (NewMPI locks it to its OS thread, and Run must be called from it).
-	var tr comm.Transport
-	if comm.LaunchedRanks() > 1 {
-		mpi, err := comm.NewMPI(comm.MPIOptions{})
-		if err != nil {
-			fmt.Fprintf(stderr, "warped %s: %v\n", m.name, err)
-			return exitRun
-		}
-		defer mpi.Close()
-		if mpi.Rank() != 0 {
-			stdout, o.statsFile, o.progress = io.Discard, "", "off"
-		}
-		tr = mpi
+	return lps, part, nil
+}
+
+// openTransport opens MPI when mpirun started several ranks, so that the run spans the
+// processes: this goroutine becomes the manager (NewMPI locks it to its OS thread, and
+// Run must be called from it). Ranks other than 0 print nothing, write no stats file and
+// show no progress.
+func (inv *invocation) openTransport() error {
+	if comm.LaunchedRanks() <= 1 {
+		return nil
 	}
-	// A period given (on the command line or in --config) asks for periodic state saving
-	// under auto; left out, the kernel's default applies.
+	mpi, err := comm.NewMPI(comm.MPIOptions{})
+	if err != nil {
+		return runFailure(err)
+	}
+	if mpi.Rank() != 0 {
+		inv.stdout, inv.o.statsFile, inv.o.progress = io.Discard, "", "off"
+	}
+	inv.tr = mpi
+	return nil
+}
+
+// config returns the kernel configuration of the options, with partitioner part. A state
+// saving period given (on the command line or in --config) asks for periodic state
+// saving under auto; left out, the kernel's default applies.
+func (inv *invocation) config(part partition.Partitioner) kernel.Config {
+	o := &inv.o
 	period := 0
-	fs.Visit(func(f *flag.Flag) {
+	inv.fs.Visit(func(f *flag.Flag) {
 		if f.Name == "time-warp-state-saving-period" {
 			period = o.period
 		}
 	})
-	cfg := kernel.Config{MaxSimTime: o.maxSimTime, Type: o.simType, Seed: o.seed,
-		Transport: tr, Partition: part, Agree: agreed(fs),
+	return kernel.Config{MaxSimTime: o.maxSimTime, Type: o.simType, Seed: o.seed,
+		Transport: inv.tr, Partition: part, Agree: agreed(inv.fs),
 		TimeWarp: kernel.TimeWarpConfig{Workers: o.workers, Schedulers: o.schedulers,
 			QueueType: o.queueType, LockType: o.lockType, StateSavingPeriod: period,
 			StateSaving:  o.stateSaving,
 			Cancellation: o.cancellation, CheckRollbacks: o.checkRollbacks,
 			OptimismWindow: o.window, GVTPeriod: time.Duration(o.gvtPeriodMS * float64(time.Millisecond)),
 			GVTMethod: o.gvtMethod, MaxAggregate: o.maxAggregate}}
-	offload, offloadNote := "", ""
-	if o.simType == kernel.TimeWarp {
-		be, note, err := openOffload(o.gpu, lps)
-		if err != nil {
-			fmt.Fprintf(stderr, "warped %s: %v\n", m.name, err)
-			return exitRun
-		}
-		offloadNote = note // printed once the configuration is known to be good
-		if be != nil {
-			defer be.Close()
-			offload = be.Name()
-			cfg.TimeWarp.Offload, cfg.TimeWarp.BatchSize = be, o.gpuBatchSize
-			cfg.TimeWarp.OffloadAuto = o.gpu == gpuoffload.ModeAuto
-		}
+}
+
+// openOffload opens the offload backend that --gpu asks for (time warp only) as inv.be
+// and puts it in cfg. It returns a note to print when --gpu auto found no GPU.
+func (inv *invocation) openOffload(cfg *kernel.Config, lps []kernel.LogicalProcess) (string, error) {
+	if inv.o.simType != kernel.TimeWarp {
+		return "", nil
 	}
-	if showProgress(o.progress, stderr) {
-		cfg.Progress = progressPrinter(stderr)
+	be, note, err := openOffload(inv.o.gpu, lps)
+	if err != nil {
+		return "", runFailure(err)
+	}
+	if be != nil {
+		inv.be = be
+		cfg.TimeWarp.Offload, cfg.TimeWarp.BatchSize = be, inv.o.gpuBatchSize
+		cfg.TimeWarp.OffloadAuto = inv.o.gpu == gpuoffload.ModeAuto
+	}
+	return note, nil
+}
+
+// attachProgress has the run print a progress line on stderr when --progress asks for
+// it (auto: when stderr is a terminal).
+func (inv *invocation) attachProgress(cfg *kernel.Config) {
+	if showProgress(inv.o.progress, inv.stderr) {
+		cfg.Progress = progressPrinter(inv.stderr)
 		cfg.ProgressInterval = 500 * time.Millisecond
 	}
-	sim, err := kernel.New(cfg, lps)
+}
+
+// createStats creates the --stats-file's temporary twin as inv.stats (none without
+// --stats-file), so that a bad path fails before the run and a finished run is never
+// lost.
+func (inv *invocation) createStats() error {
+	if inv.o.statsFile == "" {
+		return nil
+	}
+	stats, err := createAtomic(inv.o.statsFile)
 	if err != nil {
-		return usageErr("%v", err)
+		return usageFailure("cannot write --stats-file: %v", err)
 	}
-	// Create the stats file's temporary twin first, so that a bad path fails before the run
-	// and a finished run is never lost.
-	var stats *atomicFile
-	if o.statsFile != "" {
-		if stats, err = createAtomic(o.statsFile); err != nil {
-			return usageErr("cannot write --stats-file: %v", err)
-		}
-		defer stats.abort()
+	inv.stats = stats
+	return nil
+}
+
+// note prints a note about the run on stderr (on rank 0 only); empty notes are skipped.
+func (inv *invocation) note(s string) {
+	if s != "" && (inv.tr == nil || inv.tr.Rank() == 0) {
+		fmt.Fprintf(inv.stderr, "warped %s: %s\n", inv.m.name, s)
 	}
-	if offloadNote != "" && (tr == nil || tr.Rank() == 0) {
-		fmt.Fprintf(stderr, "warped %s: %s\n", m.name, offloadNote)
-	}
+}
+
+// simulate runs sim and clears the progress line if there is one. A failure another rank
+// reports is quiet here; a model's panic comes with its stack.
+func (inv *invocation) simulate(ctx context.Context, sim *kernel.Simulation, progress bool) (kernel.Result, error) {
 	res, err := sim.Run(ctx)
-	if cfg.Progress != nil {
-		fmt.Fprint(stderr, "\r\033[K")
+	if progress {
+		fmt.Fprint(inv.stderr, "\r\033[K")
 	}
-	if err != nil {
-		if tr != nil && tr.Rank() != 0 && kernel.ReportedElsewhere(err) {
-			return exitRun // rank 0 shows it
-		}
-		fmt.Fprintf(stderr, "warped %s: run failed: %v\n", m.name, err)
-		var p *kernel.ModelPanicError
-		if errors.As(err, &p) {
-			fmt.Fprintf(stderr, "%s", p.Stack)
-		}
-		return exitRun
+	if err == nil {
+		return res, nil
 	}
-	if res.OffloadNote != "" && (tr == nil || tr.Rank() == 0) {
-		fmt.Fprintf(stderr, "warped %s: %s\n", m.name, res.OffloadNote)
+	f := runFailure(fmt.Errorf("run failed: %w", err))
+	if inv.tr != nil && inv.tr.Rank() != 0 && kernel.ReportedElsewhere(err) {
+		f.quiet = true // rank 0 shows it
 	}
-	results := m.results(lps)
-	printResults(stdout, m, o.simType, offload, res, results)
-	if stats != nil {
-		if err := writeStats(stats, m, res, results, fs); err != nil {
-			fmt.Fprintf(stderr, "warped %s: writing --stats-file: %v\n", m.name, err)
-			return exitRun
-		}
+	var p *kernel.ModelPanicError
+	if !f.quiet && errors.As(err, &p) {
+		f.detail = string(p.Stack)
 	}
-	return exitOK
+	return res, f
+}
+
+// report prints the totals and the model's results, and writes the stats file if one was
+// asked for.
+func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) error {
+	offload := ""
+	if inv.be != nil {
+		offload = inv.be.Name()
+	}
+	results := inv.m.results(lps)
+	printResults(inv.stdout, inv.m, inv.o.simType, offload, res, results)
+	if inv.stats == nil {
+		return nil
+	}
+	if err := writeStats(inv.stats, inv.m, res, results, inv.fs); err != nil {
+		return runFailure(fmt.Errorf("writing --stats-file: %w", err))
+	}
+	return nil
 }
 
 // localFlags are the flags that may differ between the ranks of a run across processes:

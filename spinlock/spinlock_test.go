@@ -1,4 +1,4 @@
-package ltsf
+package spinlock
 
 import (
 	"runtime"
@@ -17,9 +17,9 @@ func TestLocksMutualExclusion(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		iters = 1000
 	}
-	for _, kind := range LockKinds() {
+	for _, kind := range Kinds() {
 		t.Run(kind, func(t *testing.T) {
-			l, err := NewLock(kind)
+			l, err := New(kind)
 			require.NoError(t, err)
 			counter := 0
 			inside := 0 // goroutines inside the critical section
@@ -47,10 +47,10 @@ func TestLocksMutualExclusion(t *testing.T) {
 	}
 }
 
-// TestTicketLockFIFO checks that tickets are served in order: with the lock held, a
+// TestTicketFIFO checks that tickets are served in order: with the lock held, a
 // goroutine that takes a ticket waits until every earlier ticket has been served.
-func TestTicketLockFIFO(t *testing.T) {
-	var l TicketLock
+func TestTicketFIFO(t *testing.T) {
+	var l Ticket
 	l.Lock()
 	require.Equal(t, uint32(1), l.next.Load())
 	require.Equal(t, uint32(0), l.serving.Load())
@@ -75,22 +75,21 @@ func TestTicketLockFIFO(t *testing.T) {
 	l.Unlock()
 }
 
-func TestTicketLockPadding(t *testing.T) {
-	var l TicketLock
+func TestTicketPadding(t *testing.T) {
+	var l Ticket
 	require.GreaterOrEqual(t, unsafe.Offsetof(l.next), uintptr(56))
 	require.GreaterOrEqual(t, unsafe.Sizeof(l)-unsafe.Offsetof(l.serving)-4, uintptr(56))
 }
 
-func TestNewLock(t *testing.T) {
-	l, err := NewLock("ticket")
+func TestNew(t *testing.T) {
+	l, err := New("ticket")
 	require.NoError(t, err)
-	require.IsType(t, &TicketLock{}, l)
-	l, err = NewLock("mutex")
+	require.IsType(t, &Ticket{}, l)
+	l, err = New("mutex")
 	require.NoError(t, err)
 	require.IsType(t, &sync.Mutex{}, l)
-	l, err = NewLock("spin")
+	l, err = New("spin")
 	require.Nil(t, l)
 	require.EqualError(t, err, `unknown lock type "spin" (want ticket or mutex)`)
-	require.Equal(t, []string{"ticket", "mutex"}, LockKinds())
-	require.Equal(t, []string{"heap", "splay", "ladder"}, Kinds())
+	require.Equal(t, []string{"ticket", "mutex"}, Kinds())
 }

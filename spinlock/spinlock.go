@@ -1,0 +1,79 @@
+// Package spinlock provides the locks that guard data shared by the time-warp workers
+// (schedule queues and the structures beside them): Ticket, a FIFO-fair ticket spinlock,
+// and New, which builds a lock by its configuration name ("ticket" or "mutex").
+//
+// Ticket is padded so that it has a cache line to itself. Waiters yield the processor
+// (the next in line after a short spin), so it tolerates more goroutines than cores, but
+// it is at its best when lock holders are not descheduled (workers at most GOMAXPROCS).
+// Its strength is a bounded, first-come first-served wait; its cost is a cache-line
+// hand-off on every contended acquisition. sync.Mutex is the alternative: unfair (a
+// releasing goroutine may take it straight back, and waiters are parked), which gives it
+// the higher throughput under contention (see BenchmarkLocks in package ltsf, which
+// measures both around a schedule queue's hold operation).
+package spinlock
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// ticketSpins is how many times Lock polls before it starts yielding the processor.
+const ticketSpins = 1024
+
+// Ticket is a FIFO-fair ticket spinlock: Lock takes the next ticket and waits until it
+// is served, Unlock serves the next ticket. The waiter next in line spins briefly
+// (ticketSpins polls) and then calls runtime.Gosched on every poll; waiters further back
+// yield on every poll from the start. So the holder gets to run even when goroutines
+// outnumber processors. The zero value is an unlocked lock. A Ticket must not be copied
+// after first use, and it is not reentrant.
+//
+// Strict FIFO hand-off costs a cache-line transfer between cores on every contended
+// acquisition, where sync.Mutex lets the releasing goroutine take the lock again; under
+// contention the mutex has the higher throughput, the ticket lock the bounded wait.
+//
+// The two counters are surrounded by padding, so that wherever the lock sits (alone or
+// inside another struct) the cache line holding them holds nothing else.
+type Ticket struct {
+	_       [56]byte
+	next    atomic.Uint32 // the next ticket to hand out
+	serving atomic.Uint32 // the ticket that holds the lock
+	_       [56]byte
+}
+
+var _ sync.Locker = (*Ticket)(nil)
+
+// Lock acquires the lock, waiting for every goroutine that asked before.
+func (l *Ticket) Lock() {
+	t := l.next.Add(1) - 1
+	for i := 0; ; i++ {
+		s := l.serving.Load()
+		if s == t {
+			return
+		}
+		// Only the next in line spins, and only briefly; the others yield at once.
+		if t-s > 1 || i >= ticketSpins {
+			runtime.Gosched()
+		}
+	}
+}
+
+// Unlock releases the lock to the next ticket. Unlocking a lock that is not locked
+// corrupts it.
+func (l *Ticket) Unlock() { l.serving.Add(1) }
+
+// Kinds returns the names New accepts.
+func Kinds() []string { return []string{"ticket", "mutex"} }
+
+// New returns a new unlocked lock of the named kind: "ticket" (*Ticket) or "mutex"
+// (*sync.Mutex).
+func New(kind string) (sync.Locker, error) {
+	switch kind {
+	case "ticket":
+		return new(Ticket), nil
+	case "mutex":
+		return new(sync.Mutex), nil
+	}
+	return nil, fmt.Errorf("unknown lock type %q (want ticket or mutex)", kind)
+}
