@@ -92,5 +92,5 @@ func TestNewLock(t *testing.T) {
 	require.Nil(t, l)
 	require.EqualError(t, err, `unknown lock type "spin" (want ticket or mutex)`)
 	require.Equal(t, []string{"ticket", "mutex"}, LockKinds())
-	require.Equal(t, []string{"heap", "splay", "ladder"}, Kinds())
+	require.Equal(t, []string{"heap", "splay", "ladder", "parallel-heap"}, Kinds())
 }
