@@ -22,7 +22,6 @@
 //   - Heap (kind "heap"): an implicit 4-ary min-heap array of (key, LP) entries and a
 //     position table. O(log n) Push, Pop and Remove, no allocation once its array has
 //     grown, and fast for small queues.
-//
 //   - Splay (kind "splay"): a splay tree (as in WARPED2) whose nodes, each holding its
 //     key, live in an arena indexed by LP id, with a cached leftmost node, so Min is O(1)
 //     and Pop usually O(1); Push and Remove are O(log n) amortized. Push splays only when
@@ -30,7 +29,6 @@
 //     cheaper. It suits access patterns with locality (an entry pushed in front of all
 //     others costs O(1)) and never allocates, but on random access it is slower than the
 //     heap for large queues.
-//
 //   - Ladder (kind "ladder"): a ladder queue (Tang, Goh and Thng, 2005): an unsorted
 //     Top, rungs of buckets, and a sorted Bottom. O(1) amortized Push and Pop for the
 //     usual PDES time distributions; in the hold benchmark it is the fastest, increasingly
@@ -42,7 +40,6 @@
 //     receive times (integer-time models: a bucket that cannot be split is sorted into
 //     Bottom by the whole key), -Inf and +Inf (kept in a list of their own until nothing
 //     finite is left) are handled.
-//
 //   - ParallelHeap (kind "parallel-heap"): Prasad's parallel heap, a binary tree of nodes
 //     holding r sorted entries each (r = DefaultNodeSize for New; NewParallelHeap takes
 //     any), whose root holds the r least entries. Besides the Queue methods it implements
