@@ -111,7 +111,6 @@ func testQueues(numLPs int) []namedQueue {
 		{"ladder-thres2-rungs3", newLadder(numLPs, 2, 3)},
 		{"ladder-thres4-rungs8", newLadder(numLPs, 4, 8)},
 		{"parallel-heap", NewParallelHeap(numLPs, DefaultNodeSize)},
-		{"parallel-heap-r1", NewParallelHeap(numLPs, 1)},
 		{"parallel-heap-r3", NewParallelHeap(numLPs, 3)},
 	}
 }
