@@ -441,7 +441,10 @@ func TestOpenModes(t *testing.T) {
 		require.NoError(t, CheckMode(m))
 	}
 
-	_, cudaErr := NewCUDA(0)
+	c, cudaErr := NewCUDA(0)
+	if cudaErr == nil {
+		require.NoError(t, c.Close())
+	}
 	be, note, err = Open(ModeAuto, Options{})
 	require.NoError(t, err, "auto never fails")
 	if cudaErr != nil {

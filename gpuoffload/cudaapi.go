@@ -159,17 +159,30 @@ func versionString(v int) string {
 // libcudaName is the driver library's name.
 const libcudaName = "libcuda.so.1"
 
+// cudaLibraryEnv names an environment variable that, when set, is the driver library to
+// load instead of libcuda.so.1 (and the default NVRTC library): the CUDA stand-in of
+// package gpuoffload/standin, for tests.
+const cudaLibraryEnv = "WARPED_CUDA_LIBRARY"
+
 // loadDriverOnce loads and initializes the driver at most once per process.
 var loadDriverOnce = sync.OnceValues(loadDriver)
 
-// loadDriver opens libcuda.so.1, binds the API and calls cuInit.
+// loadDriver opens libcuda.so.1 (or $WARPED_CUDA_LIBRARY), binds the API and calls cuInit.
 func loadDriver() (*driverAPI, error) {
-	h, err := purego.Dlopen(libcudaName, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	name := libcudaName
+	if p := os.Getenv(cudaLibraryEnv); p != "" {
+		name = p
+	}
+	h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
+		if name != libcudaName {
+			return nil, fmt.Errorf("gpuoffload: no CUDA driver: %s=%s cannot be loaded (%v); "+
+				"unset it or build the stand-in with scripts/cuda-standin.sh", cudaLibraryEnv, name, err)
+		}
 		return nil, fmt.Errorf("gpuoffload: no NVIDIA driver: %s cannot be loaded (%v)", libcudaName, err)
 	}
 	d := &driverAPI{lib: h}
-	if err := bindAll(h, libcudaName, d.symbols()); err != nil {
+	if err := bindAll(h, name, d.symbols()); err != nil {
 		return nil, fmt.Errorf("gpuoffload: unusable NVIDIA driver: %w", err)
 	}
 	if err := d.check("cuInit", d.cuInit(0)); err != nil {
@@ -227,12 +240,15 @@ func (r *nvrtcAPI) symbols() []symbol {
 // nvrtcEnv names an environment variable that, when set, is the NVRTC library to load.
 const nvrtcEnv = "WARPED_NVRTC"
 
-// nvrtcCandidates lists the NVRTC libraries to try, best first: $WARPED_NVRTC, then the
+// nvrtcCandidates lists the NVRTC libraries to try, best first: $WARPED_NVRTC (else
+// $WARPED_CUDA_LIBRARY, which may export NVRTC too, as the stand-in does), then the
 // version matching the driver's major version, the unversioned name, other majors, and
 // CUDA toolkit installations under /usr/local.
 func nvrtcCandidates(driverVersion int) []string {
 	var c []string
 	if p := os.Getenv(nvrtcEnv); p != "" {
+		c = append(c, p)
+	} else if p := os.Getenv(cudaLibraryEnv); p != "" {
 		c = append(c, p)
 	}
 	if driverVersion > 0 {

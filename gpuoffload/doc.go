@@ -17,7 +17,11 @@
 //     Every driver and NVRTC call is checked: a failure is a [*CUDAError] or [*NVRTCError]
 //     naming the call and the CUresult (or NVRTC message and compile log); running out of
 //     device memory matches [ErrOutOfMemory]; a missing symbol (old driver) is an error,
-//     never a panic.
+//     never a panic. The environment variable WARPED_CUDA_LIBRARY, when set, names the
+//     driver library to load instead of libcuda.so.1, and is also the first NVRTC library
+//     tried unless WARPED_NVRTC is set: it points the backend at the CUDA stand-in of
+//     package gpuoffload/standin, a host-side driver and NVRTC for tests (built by
+//     scripts/cuda-standin.sh). Unset, nothing changes.
 //   - the host-C++ backend ([NewHostCXX]): compiles the same CUDA source as host C++ with
 //     the system compiler (-ffp-contract=off) and runs it thread by thread. It is for
 //     tests: it checks the CUDA text of a kernel against its Go twin on a machine
@@ -68,8 +72,17 @@
 //
 // Nothing is generated at build time; editing a .cu file and rebuilding is enough. The
 // tests of this package and of models/phold run every kernel on the CPU, host-C++ and
-// CUDA backends (the last two skip, saying why, without a C++ compiler or a GPU). On a GPU
-// machine, build the tests there or copy a test binary:
+// CUDA backends. Without an NVIDIA driver, this package's tests (and cmd/warped's) build
+// the CUDA stand-in (package gpuoffload/standin) with the system C++ compiler and run the
+// CUDA backend, unchanged, against it: every driver and NVRTC call, the argument layouts,
+// the streams and the error paths (with injected faults: a failing allocation, a kernel
+// that does not compile, a failed launch, a lost context). They skip, saying why, only
+// without a C++ compiler; models/phold's CUDA cases run on the stand-in when
+// WARPED_CUDA_LIBRARY is set:
+//
+//	WARPED_CUDA_LIBRARY=$(scripts/cuda-standin.sh) go test ./models/phold
+//
+// On a GPU machine, build the tests there or copy a test binary:
 //
 //	CGO_ENABLED=0 go test -c -o gpuoffload.test ./gpuoffload
 //	./gpuoffload.test -test.v -test.run . -test.bench XORWOW -test.benchtime 5x

@@ -3,6 +3,7 @@
 package gpuoffload
 
 import (
+	_ "embed" // the host prelude
 	"errors"
 	"fmt"
 	"os"
@@ -21,18 +22,11 @@ import (
 
 // hostPrelude makes CUDA kernel source compile as host C++: the qualifiers vanish, the
 // thread indices become globals set by the launch loop, and the bit-cast intrinsics are
-// memcpy. It is put in front of Source(k).
-const hostPrelude = `// host-C++ prelude (package gpuoffload, NewHostCXX)
-#include <string.h>
-struct warped_host_dim3 { unsigned int x, y, z; };
-static warped_host_dim3 blockIdx, blockDim, threadIdx, gridDim;
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-static inline long long __double_as_longlong(double x) { long long r; memcpy(&r, &x, sizeof r); return r; }
-static inline double __longlong_as_double(long long x) { double r; memcpy(&r, &x, sizeof r); return r; }
-`
+// memcpy. It is put in front of Source(k). The CUDA stand-in (package gpuoffload/standin)
+// compiles kernels with the same file.
+//
+//go:embed standin/csrc/host_prelude.h
+var hostPrelude string
 
 // hostLaunch is the launch loop for a batch kernel: every thread of every block of a
 // 256-thread grid, in order, as a GPU would run them (in some order).

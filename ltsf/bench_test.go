@@ -144,3 +144,61 @@ func BenchmarkQueuesIntegerTimes(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkQueuesBatch is the hold model in batches, as a worker forming offload batches
+// uses a queue: take the 16 least entries (PopN on a BatchQueue, 16 Pops otherwise), then
+// push each LP again with its time plus an exponential increment. ns/op is per entry.
+// parallel-heap-r8 and -r32 are the parallel heap with other node sizes.
+func BenchmarkQueuesBatch(b *testing.B) {
+	const batch = 16
+	inc := holdIncrements()
+	mask := len(inc) - 1
+	kinds := append(Kinds(), "parallel-heap-r8", "parallel-heap-r32")
+	for _, kind := range kinds {
+		for _, n := range []int{1e3, 1e5} {
+			b.Run(fmt.Sprintf("%s/n=%d", kind, n), func(b *testing.B) {
+				var q Queue
+				switch kind {
+				case "parallel-heap-r8":
+					q = NewParallelHeap(n, 8)
+				case "parallel-heap-r32":
+					q = NewParallelHeap(n, 32)
+				default:
+					var err error
+					if q, err = New(kind, n); err != nil {
+						b.Fatal(err)
+					}
+				}
+				holdFill(q, n, inc)
+				bq, _ := q.(BatchQueue)
+				got := make([]Entry, 0, batch)
+				j := 0
+				step := func() {
+					got = got[:0]
+					if bq != nil {
+						got = bq.PopN(got, batch)
+					} else {
+						for range batch {
+							k, lp, _ := q.Pop()
+							got = append(got, Entry{k, lp})
+						}
+					}
+					for _, e := range got {
+						e.Key.RecvTime += inc[j&mask]
+						e.Key.SeqSign += 2
+						j++
+						q.Push(e.Key, e.LP)
+					}
+				}
+				for range 4 * n / batch {
+					step()
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N / batch {
+					step()
+				}
+			})
+		}
+	}
+}

@@ -39,9 +39,16 @@
 //     receive times (integer-time models: a bucket that cannot be split is sorted into
 //     Bottom by the whole key), -Inf and +Inf (kept in a list of their own until nothing
 //     finite is left) are handled.
+//   - ParallelHeap (kind "parallel-heap"): Prasad's parallel heap, a binary tree of nodes
+//     holding r sorted entries each (r = DefaultNodeSize for New; NewParallelHeap takes
+//     any), whose root holds the r least entries. Besides the Queue methods it implements
+//     BatchQueue: PopN hands out up to n least entries (of distinct LPs) in one
+//     operation, which is how a worker forms an offload batch. O(r + log(n/r)) Push and
+//     Remove, O(log(n/r)) amortized Pop, no allocation once its array has grown.
 //
-// All three take Remove of any LP's entry; the heap and the splay tree in O(log n), the
-// ladder in O(1) (O(log n) search and a short move when the entry is in Bottom).
+// All four take Remove of any LP's entry; the heap and the splay tree in O(log n), the
+// ladder in O(1) (O(log n) search and a short move when the entry is in Bottom), the
+// parallel heap in O(r + log(n/r)).
 //
 // New builds a queue by kind name for configuration; Kinds lists the names.
 //
@@ -100,10 +107,10 @@ func less(a *event.Key, alp event.LPID, b *event.Key, blp event.LPID) bool {
 }
 
 // Kinds returns the names New accepts, in the order of the documentation.
-func Kinds() []string { return []string{"heap", "splay", "ladder"} }
+func Kinds() []string { return []string{"heap", "splay", "ladder", "parallel-heap"} }
 
-// New returns an empty schedule queue of the named kind ("heap", "splay" or "ladder")
-// for LP ids in [0, numLPs).
+// New returns an empty schedule queue of the named kind ("heap", "splay", "ladder" or
+// "parallel-heap", the last with DefaultNodeSize) for LP ids in [0, numLPs).
 func New(kind string, numLPs int) (Queue, error) {
 	if numLPs < 0 {
 		return nil, fmt.Errorf("negative number of LPs %d", numLPs)
@@ -115,6 +122,8 @@ func New(kind string, numLPs int) (Queue, error) {
 		return NewSplay(numLPs), nil
 	case "ladder":
 		return NewLadder(numLPs), nil
+	case "parallel-heap":
+		return NewParallelHeap(numLPs, DefaultNodeSize), nil
 	}
-	return nil, fmt.Errorf("unknown queue type %q (want heap, splay or ladder)", kind)
+	return nil, fmt.Errorf("unknown queue type %q (want heap, splay, ladder or parallel-heap)", kind)
 }

@@ -110,6 +110,8 @@ func testQueues(numLPs int) []namedQueue {
 		{"ladder", NewLadder(numLPs)},
 		{"ladder-thres2-rungs3", newLadder(numLPs, 2, 3)},
 		{"ladder-thres4-rungs8", newLadder(numLPs, 4, 8)},
+		{"parallel-heap", NewParallelHeap(numLPs, DefaultNodeSize)},
+		{"parallel-heap-r3", NewParallelHeap(numLPs, 3)},
 	}
 }
 
@@ -126,6 +128,8 @@ func checkInvariants(t testing.TB, qs []namedQueue, ref *refQueue) {
 			checkSplay(t, q, keys)
 		case *Ladder:
 			checkLadder(t, q, keys)
+		case *ParallelHeap:
+			checkParallelHeap(t, q, keys)
 		default:
 			t.Fatalf("no invariant check for %T", q)
 		}
@@ -662,14 +666,14 @@ func TestNew(t *testing.T) {
 	}
 	q, err := New("calendar", 4)
 	require.Nil(t, q)
-	require.EqualError(t, err, `unknown queue type "calendar" (want heap, splay or ladder)`)
+	require.EqualError(t, err, `unknown queue type "calendar" (want heap, splay, ladder or parallel-heap)`)
 	_, err = New("heap", -1)
 	require.Error(t, err)
 	q, err = New("ladder", 0)
 	require.NoError(t, err)
 	_, _, ok := q.Pop()
 	require.False(t, ok)
-	require.Equal(t, []string{"heap", "splay", "ladder"}, Kinds())
+	require.Equal(t, []string{"heap", "splay", "ladder", "parallel-heap"}, Kinds())
 }
 
 // TestQueuesNoAllocs checks that the hold model allocates nothing once the queues have

@@ -1,0 +1,142 @@
+//go:build linux
+
+package standin
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/ebitengine/purego"
+)
+
+//go:embed csrc/cuda_standin.cpp csrc/host_prelude.h csrc/standin_launch.h
+var sources embed.FS
+
+// Environment variables of the stand-in and of gpuoffload.
+const (
+	// LibraryEnv names the CUDA driver library gpuoffload loads instead of libcuda.so.1
+	// (and, unless WARPED_NVRTC is set, the NVRTC library too).
+	LibraryEnv = "WARPED_CUDA_LIBRARY"
+	// FaultsEnv holds faults to inject from the start (the list SetFaults takes).
+	FaultsEnv = "WARPED_CUDA_STANDIN_FAULTS"
+	// CXXEnv names the C++ compiler the stand-in compiles kernels with (default $CXX,
+	// else c++).
+	CXXEnv = "WARPED_CUDA_STANDIN_CXX"
+	// CacheEnv names the directory of compiled kernels (default
+	// $TMPDIR/warped-cuda-standin-UID); kernels are cached by a hash of their text.
+	CacheEnv = "WARPED_CUDA_STANDIN_CACHE"
+)
+
+// LibraryName is the file name of the built library.
+const LibraryName = "libwarped-cuda-standin.so"
+
+// CompileFlags are the flags Build compiles the library with (scripts/cuda-standin.sh
+// uses the same).
+func CompileFlags() []string {
+	return []string{"-std=c++14", "-O2", "-fPIC", "-shared"}
+}
+
+// Build compiles the stand-in into dir with compiler (""; $CXX, else c++, g++ or clang++
+// from PATH) and returns the library's path. The headers the stand-in compiles kernels
+// with are written beside it.
+func Build(dir, compiler string) (string, error) {
+	cxx, err := findCXX(compiler)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range []string{"cuda_standin.cpp", "host_prelude.h", "standin_launch.h"} {
+		b, err := sources.ReadFile("csrc/" + f)
+		if err != nil {
+			return "", fmt.Errorf("standin: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			return "", fmt.Errorf("standin: writing the sources: %w", err)
+		}
+	}
+	lib := filepath.Join(dir, LibraryName)
+	args := append(CompileFlags(), "-o", lib, filepath.Join(dir, "cuda_standin.cpp"), "-ldl", "-lpthread")
+	if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("standin: compiling the CUDA stand-in (%s %s): %v\n%s", cxx, strings.Join(args, " "),
+			err, strings.TrimSpace(string(out)))
+	}
+	return lib, nil
+}
+
+// findCXX resolves the compiler command.
+func findCXX(compiler string) (string, error) {
+	cands := []string{compiler}
+	if compiler == "" {
+		cands = []string{os.Getenv("CXX"), "c++", "g++", "clang++"}
+	}
+	for _, c := range cands {
+		if c == "" {
+			continue
+		}
+		if p, err := exec.LookPath(c); err == nil {
+			return p, nil
+		}
+	}
+	if compiler != "" {
+		return "", fmt.Errorf("standin: C++ compiler %q not found", compiler)
+	}
+	return "", errors.New("standin: no C++ compiler found ($CXX, c++, g++, clang++)")
+}
+
+// open loads the library at lib (the handle of an already loaded one, if it is) and binds
+// fn to symbol name.
+func open(lib, name string, fn any) error {
+	h, err := purego.Dlopen(lib, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return fmt.Errorf("standin: loading %s: %w", lib, err)
+	}
+	addr, err := purego.Dlsym(h, name)
+	if err != nil {
+		return fmt.Errorf("standin: %s has no %s: %w", lib, name, err)
+	}
+	purego.RegisterFunc(fn, addr)
+	return nil
+}
+
+// SetFaults replaces the faults the stand-in at lib injects (in this process) with spec,
+// a comma-separated list ("" clears them and revives a lost context):
+//
+//	alloc        cuMemAlloc_v2 fails with CUDA_ERROR_OUT_OF_MEMORY
+//	compile[:S]  nvrtcCompileProgram of a program whose name contains S (any) fails
+//	             with NVRTC_ERROR_COMPILATION
+//	launch[:S]   a kernel whose name contains S (any) fails when its stream is
+//	             synchronized, with CUDA_ERROR_LAUNCH_FAILED
+//	context      the next cuLaunchKernel destroys the context: it and every later call
+//	             that needs it fail with CUDA_ERROR_CONTEXT_IS_DESTROYED
+//	ptxversion   cuModuleLoadDataEx rejects PTX (not CUBIN) with
+//	             CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+func SetFaults(lib, spec string) error {
+	var set func(string) int32
+	if err := open(lib, "warped_standin_set_faults", &set); err != nil {
+		return err
+	}
+	if set(spec) != 0 {
+		return fmt.Errorf("standin: bad fault list %q (want alloc, compile[:NAME], launch[:NAME], context, "+
+			"ptxversion, comma-separated)", spec)
+	}
+	return nil
+}
+
+// Count returns one of the stand-in's counts: "allocs", "host_allocs", "streams",
+// "modules" (live objects), "context_refs" (retains of the primary context), "launches"
+// (kernels run), "compiles" (compiler runs) or "cache_hits" (compiles found compiled).
+func Count(lib, what string) (int64, error) {
+	var count func(string) int64
+	if err := open(lib, "warped_standin_count", &count); err != nil {
+		return 0, err
+	}
+	n := count(what)
+	if n < 0 {
+		return 0, fmt.Errorf("standin: no count %q", what)
+	}
+	return n, nil
+}
