@@ -6,6 +6,7 @@ import (
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/models/pcs"
 	"github.com/warpedgo/warped/models/phold"
+	"github.com/warpedgo/warped/models/traffic"
 	"github.com/warpedgo/warped/partition"
 )
 
@@ -79,6 +80,35 @@ var models = []*model{
 				{"Call attempts", "call_attempts", r.CallAttempts},
 				{"Channel blocks", "channel_blocks", r.ChannelBlocks},
 				{"Handoff blocks", "handoff_blocks", r.HandoffBlocks},
+			}
+		},
+	},
+	{
+		name:    "traffic",
+		summary: "traffic on a grid of intersections (WARPED2 defaults)",
+		endTime: 10000,
+		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+			c := traffic.DefaultConfig()
+			fs.IntVar(&c.IntersectionsX, "num-intersections-x", c.IntersectionsX, "width of the intersection grid")
+			fs.IntVar(&c.IntersectionsY, "num-intersections-y", c.IntersectionsY, "height of the intersection grid")
+			fs.IntVar(&c.Cars, "number-of-cars", c.Cars, "cars starting at each intersection")
+			fs.IntVar(&c.MeanInterval, "mean-interval", c.MeanInterval, "mean of each step's exponential delay")
+			fs.IntVar(&c.MaxCarsOnRoad, "max-cars-on-road", c.MaxCarsOnRoad, "cars a road holds before cars look for another")
+			fs.IntVar(&c.MaxDistance, "max-distance", c.MaxDistance, "farthest destination along each axis, in blocks")
+			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				lps, err := traffic.New(c)
+				return lps, c.Partitioner(), err
+			}
+		},
+		results: func(lps []kernel.LogicalProcess) []result {
+			r := traffic.Summarize(lps)
+			return []result{
+				{"Cars arrived", "cars_arrived", r.CarsArrived},
+				{"Cars finished", "cars_finished", r.CarsFinished},
+				{"Average travel time", "average_travel_time", r.AverageTravelTime},
+				{"Full roads found", "full_roads", r.FullRoads},
+				{"Cars in lanes at end", "cars_in_lanes", r.CarsInLanes},
+				{"Cars on roads at end", "cars_on_roads", r.CarsOnRoads},
 			}
 		},
 	},
