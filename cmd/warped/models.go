@@ -2,8 +2,11 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"os"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/models/epidemic"
 	"github.com/warpedgo/warped/models/pcs"
 	"github.com/warpedgo/warped/models/phold"
 	"github.com/warpedgo/warped/models/traffic"
@@ -112,6 +115,7 @@ var models = []*model{
 			}
 		},
 	},
+	epidemicModel(),
 }
 
 // findModel returns the bundled model called name, or nil.
@@ -122,4 +126,74 @@ func findModel(name string) *model {
 		}
 	}
 	return nil
+}
+
+// writeFileAtomic writes data to path through a temporary file renamed into place.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := createAtomic(path)
+	if err != nil {
+		return err
+	}
+	defer f.abort()
+	return f.commit(data)
+}
+
+// epidemicModel returns the epidemic's entry: its --time-series path is shared by the flag
+// set and the results.
+func epidemicModel() *model {
+	var series string
+	return &model{
+		name:    "epidemic",
+		summary: "epidemic spreading over a small world of locations (WARPED2 events)",
+		endTime: 5000,
+		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+			c := epidemic.DefaultConfig()
+			fs.IntVar(&c.Locations, "num-locations", c.Locations, "number of locations")
+			fs.IntVar(&c.Population, "population", c.Population, "people starting in each location")
+			fs.Float64Var(&c.InitialInfected, "initial-infected", c.InitialInfected, "probability that a person starts latent")
+			fs.Float64Var(&c.Vaccinated, "vaccinated", c.Vaccinated, "probability that a person is vaccinated")
+			fs.Float64Var(&c.Transmissibility, "transmissibility", c.Transmissibility, "scales every infectivity")
+			fs.IntVar(&c.LatentDwell, "latent-dwell-time", c.LatentDwell, "time latent before infectious")
+			fs.IntVar(&c.IncubatingDwell, "incubating-dwell-time", c.IncubatingDwell, "time incubating before asymptomatic")
+			fs.IntVar(&c.InfectiousDwell, "infectious-dwell-time", c.InfectiousDwell, "time infectious before recovered")
+			fs.IntVar(&c.AsymptDwell, "asympt-dwell-time", c.AsymptDwell, "time asymptomatic before recovered")
+			fs.Float64Var(&c.LatentInfectivity, "latent-infectivity", c.LatentInfectivity, "infectivity of latent people")
+			fs.Float64Var(&c.IncubatingInfectivity, "incubating-infectivity", c.IncubatingInfectivity, "infectivity of incubating people")
+			fs.Float64Var(&c.InfectiousInfectivity, "infectious-infectivity", c.InfectiousInfectivity, "infectivity of infectious people")
+			fs.Float64Var(&c.AsymptInfectivity, "asympt-infectivity", c.AsymptInfectivity, "infectivity of asymptomatic people")
+			fs.Float64Var(&c.ProbULU, "prob-ul-u", c.ProbULU, "probability that an infected unvaccinated person is latent (else incubating)")
+			fs.Float64Var(&c.ProbULV, "prob-ul-v", c.ProbULV, "probability that an infected vaccinated person is latent")
+			fs.Float64Var(&c.ProbURV, "prob-ur-v", c.ProbURV, "probability that an infected vaccinated person recovers at once")
+			fs.IntVar(&c.RefreshInterval, "location-state-refresh-interval", c.RefreshInterval, "time between disease updates of a location")
+			fs.IntVar(&c.DiffusionInterval, "diffusion-trigger-interval", c.DiffusionInterval, "time between departures from a location")
+			fs.IntVar(&c.TravelTime, "travel-time", c.TravelTime, "time to reach a neighbouring location")
+			fs.IntVar(&c.WattsStrogatzK, "watts-strogatz-k", c.WattsStrogatzK, "mean degree of the location network (even)")
+			fs.Float64Var(&c.WattsStrogatzBeta, "watts-strogatz-beta", c.WattsStrogatzBeta, "rewiring probability of the location network")
+			fs.Uint64Var(&c.DiffusionSeed, "diffusion-seed", c.DiffusionSeed, "seed of the location network")
+			fs.IntVar(&c.SampleInterval, "sample-interval", c.SampleInterval, "time between samples of the time series")
+			fs.StringVar(&series, "time-series", "", "write the counts per disease state over time as CSV to this file")
+			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				lps, err := epidemic.New(c)
+				return lps, nil, err
+			}
+		},
+		results: func(lps []kernel.LogicalProcess) []result {
+			r := epidemic.Summarize(lps)
+			if series != "" {
+				if err := writeFileAtomic(series, r.CSV()); err != nil {
+					fmt.Fprintf(os.Stderr, "warped epidemic: --time-series: %v\n", err)
+				}
+			}
+			out := make([]result, 0, 10)
+			for s := range epidemic.NumDiseaseStates {
+				name := s.String()
+				out = append(out, result{"Final " + name, "final_" + name, r.Final[s]})
+			}
+			return append(out,
+				result{"Infections", "infections", r.Infections},
+				result{"Moves", "moves", r.Moves},
+				result{"Peak infected", "peak_infected", r.PeakInfected},
+				result{"Peak time", "peak_time", r.PeakTime})
+		},
+	}
 }
