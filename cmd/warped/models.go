@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/models/airport"
 	"github.com/warpedgo/warped/models/epidemic"
 	"github.com/warpedgo/warped/models/pcs"
 	"github.com/warpedgo/warped/models/phold"
@@ -112,6 +113,39 @@ var models = []*model{
 				{"Full roads found", "full_roads", r.FullRoads},
 				{"Cars in lanes at end", "cars_in_lanes", r.CarsInLanes},
 				{"Cars on roads at end", "cars_on_roads", r.CarsOnRoads},
+			}
+		},
+	},
+	{
+		name:    "airport",
+		summary: "planes flying between airports with runway contention (WARPED2 defaults)",
+		endTime: 2000,
+		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+			c := airport.DefaultConfig()
+			fs.IntVar(&c.AirportsX, "num-airports-x", c.AirportsX, "width of the airport grid")
+			fs.IntVar(&c.AirportsY, "num-airports-y", c.AirportsY, "height of the airport grid")
+			fs.IntVar(&c.Planes, "num-planes", c.Planes, "planes starting at each airport")
+			fs.IntVar(&c.GroundTime, "ground-time", c.GroundTime, "mean time a plane stays at the gate")
+			fs.IntVar(&c.FlightTime, "flight-time", c.FlightTime, "mean flight time")
+			fs.IntVar(&c.Runways, "runways", c.Runways, "runways per airport")
+			fs.IntVar(&c.LandTime, "land-time", c.LandTime, "mean time a landing holds a runway")
+			fs.IntVar(&c.TakeoffTime, "takeoff-time", c.TakeoffTime, "mean time a takeoff holds a runway")
+			fs.IntVar(&c.HoldTime, "hold-time", c.HoldTime, "time a plane waits for a runway before trying again")
+			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				lps, err := airport.New(c)
+				return lps, c.Partitioner(), err
+			}
+		},
+		results: func(lps []kernel.LogicalProcess) []result {
+			r := airport.Summarize(lps)
+			return []result{
+				{"Arrivals", "arrivals", r.Arrivals},
+				{"Landings", "landings", r.Landings},
+				{"Departures", "departures", r.Departures},
+				{"Planes grounded", "planes_grounded", r.Grounded},
+				{"Runway holds", "holds", r.Holds},
+				{"Hold time", "hold_time", r.HoldTime},
+				{"Average delay", "average_delay", r.AverageDelay},
 			}
 		},
 	},
