@@ -8,6 +8,7 @@ import (
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/models/airport"
 	"github.com/warpedgo/warped/models/epidemic"
+	"github.com/warpedgo/warped/models/logic"
 	"github.com/warpedgo/warped/models/pcs"
 	"github.com/warpedgo/warped/models/phold"
 	"github.com/warpedgo/warped/models/traffic"
@@ -150,6 +151,49 @@ var models = []*model{
 		},
 	},
 	epidemicModel(),
+	{
+		name:    "logic",
+		summary: "gate-level logic circuits (.bench files, adders, multipliers, random circuits)",
+		endTime: 2100,
+		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+			c := logic.DefaultConfig()
+			fs.StringVar(&c.Circuit, "circuit", c.Circuit, "an ISCAS .bench file, or full-adder, adder-N or multiplier-N")
+			fs.IntVar(&c.RandomGates, "random-gates", c.RandomGates, "generate a random circuit of this many gates instead (0: use --circuit)")
+			fs.Uint64Var(&c.CircuitSeed, "circuit-seed", c.CircuitSeed, "seed of the random circuit")
+			fs.IntVar(&c.GateDelay, "gate-delay", c.GateDelay, "delay of every gate")
+			fs.IntVar(&c.VectorPeriod, "vector-period", c.VectorPeriod, "time between input vectors")
+			fs.IntVar(&c.ClockPeriod, "clock-period", c.ClockPeriod, "time between flip-flop clock edges")
+			fs.StringVar(&c.Vectors, "vectors", c.Vectors, "input vectors: comma-separated bit strings, one bit per input in declaration order (empty: random)")
+			fs.IntVar(&c.NumVectors, "num-vectors", c.NumVectors, "number of random input vectors")
+			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				lps, err := logic.New(c)
+				return lps, nil, err
+			}
+		},
+		results: func(lps []kernel.LogicalProcess) []result {
+			r := logic.Summarize(lps)
+			out := []result{
+				{"Gates", "gates", uint64(r.Gates)},
+				{"Inputs", "inputs", uint64(r.Inputs)},
+				{"Outputs", "outputs", uint64(r.Outputs)},
+				{"Transitions", "transitions", r.Transitions},
+			}
+			var outT uint64
+			for _, n := range r.OutputTransitions {
+				outT += n
+			}
+			out = append(out, result{"Output transitions", "output_transitions", outT},
+				result{"Outputs at 1", "outputs_at_1", r.Ones},
+				result{"Output value (bit j = output j)", "output_value", r.Value})
+			if r.Outputs <= 16 {
+				for j, n := range r.OutputTransitions {
+					name := logic.OutputName(lps, j)
+					out = append(out, result{"Transitions of " + name, "transitions_" + name, n})
+				}
+			}
+			return out
+		},
+	},
 }
 
 // findModel returns the bundled model called name, or nil.
