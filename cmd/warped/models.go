@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/models/airport"
@@ -251,6 +252,11 @@ func epidemicModel() *model {
 			fs.IntVar(&c.SampleInterval, "sample-interval", c.SampleInterval, "time between samples of the time series")
 			fs.StringVar(&series, "time-series", "", "write the counts per disease state over time as CSV to this file")
 			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				if series != "" {
+					if st, err := os.Stat(filepath.Dir(series)); err != nil || !st.IsDir() {
+						return nil, nil, fmt.Errorf("epidemic: cannot write --time-series %s: no such directory", series)
+					}
+				}
 				lps, err := epidemic.New(c)
 				return lps, nil, err
 			}
