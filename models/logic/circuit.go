@@ -60,8 +60,10 @@ type Circuit struct {
 // Len returns the number of signals (LPs).
 func (c *Circuit) Len() int { return len(c.kinds) }
 
-// Inputs returns the number of primary inputs; Outputs the number of primary outputs.
-func (c *Circuit) Inputs() int  { return len(c.inputs) }
+// Inputs returns the number of primary inputs.
+func (c *Circuit) Inputs() int { return len(c.inputs) }
+
+// Outputs returns the number of primary outputs.
 func (c *Circuit) Outputs() int { return len(c.outputs) }
 
 // Gates returns the number of gates (signals that are not primary inputs).
@@ -87,8 +89,10 @@ type builder struct {
 	inputs []string
 }
 
+// newBuilder returns an empty builder.
 func newBuilder() *builder { return &builder{index: map[string]uint32{}} }
 
+// define adds signal name, driven by a gate of kind k reading args (none for an input).
 func (b *builder) define(name string, k GateKind, args []string) error {
 	if _, dup := b.index[name]; dup {
 		return fmt.Errorf("signal %q is defined twice", name)
@@ -243,6 +247,7 @@ func eval(k GateKind, pins uint64, n uint8) uint8 {
 	return 0
 }
 
+// popOdd reports whether x has an odd number of one bits.
 func popOdd(x uint64) bool {
 	x ^= x >> 32
 	x ^= x >> 16
@@ -331,6 +336,7 @@ func ParseBench(r io.Reader, source string) (*Circuit, error) {
 	return c, nil
 }
 
+// kindOf returns the gate kind of a .bench keyword (upper case).
 func kindOf(kw string) (GateKind, bool) {
 	if kw == "BUFF" {
 		return Buf, true
@@ -363,6 +369,7 @@ type benchWriter struct {
 	n int
 }
 
+// gate writes a gate of the given kind with a fresh name and returns the name.
 func (w *benchWriter) gate(kind string, args ...string) string {
 	w.n++
 	name := fmt.Sprintf("N%d", w.n)
@@ -370,6 +377,7 @@ func (w *benchWriter) gate(kind string, args ...string) string {
 	return name
 }
 
+// named writes a gate called name.
 func (w *benchWriter) named(name, kind string, args ...string) {
 	fmt.Fprintf(w, "%s = %s(%s)\n", name, kind, strings.Join(args, ", "))
 }
