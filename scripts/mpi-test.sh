@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The MPI transport's tests under a real launcher: builds the comm test binary with
 # -tags mpi and runs TestMPI under mpirun with 2 and 4 ranks; then builds warped with
-# -tags mpi and checks that PHOLD and PCS runs across 2 and 4 processes give the
-# sequential digest, and that ranks configured differently fail naming the setting.
+# -tags mpi and checks that PHOLD and PCS runs across 2 and 4 processes, and traffic,
+# epidemic, airport and logic runs across 2 and 3, give the sequential digest, and that
+# ranks configured differently fail naming the setting.
 # Skips (exit 0) when MPI is not installed.
 # Usage: scripts/mpi-test.sh            (from anywhere inside the repository)
 # Picks Open MPI (pkg-config ompi-c), else MPICH (pkg-config mpich, tags mpi,mpich).
@@ -84,6 +85,17 @@ for np in 2 4; do
   done
   check phold "$np" 1 synchronous --lps 512 --max-sim-time 40 --time-warp-state-saving-type reverse
   check pcs "$np" 1 synchronous --num-cells-x 16 --num-cells-y 16 --max-sim-time 100 --time-warp-cancellation lazy
+done
+
+# The models of issue 15 (traffic, epidemic, airport, logic) across 2 and 3 processes:
+# reverse computation where the model has it (the default), periodic for the epidemic.
+for np in 2 3; do
+  check traffic "$np" 2 asynchronous --num-intersections-x 8 --num-intersections-y 6 --number-of-cars 5 \
+    --mean-interval 20 --max-distance 6 --max-sim-time 600
+  check epidemic "$np" 1 asynchronous --num-locations 40 --population 30 --max-sim-time 1500
+  check airport "$np" 2 synchronous --num-airports-x 8 --num-airports-y 6 --num-planes 10 --max-sim-time 800
+  check logic "$np" 1 asynchronous --circuit multiplier-6 --num-vectors 6
+  check logic "$np" 2 asynchronous --random-gates 3000 --num-vectors 4 --max-sim-time 400
 done
 
 echo "== mpirun with different settings per rank must fail, naming the setting"

@@ -2,10 +2,17 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/models/airport"
+	"github.com/warpedgo/warped/models/epidemic"
+	"github.com/warpedgo/warped/models/logic"
 	"github.com/warpedgo/warped/models/pcs"
 	"github.com/warpedgo/warped/models/phold"
+	"github.com/warpedgo/warped/models/traffic"
 	"github.com/warpedgo/warped/partition"
 )
 
@@ -82,6 +89,112 @@ var models = []*model{
 			}
 		},
 	},
+	{
+		name:    "traffic",
+		summary: "traffic on a grid of intersections (WARPED2 defaults)",
+		endTime: 10000,
+		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+			c := traffic.DefaultConfig()
+			fs.IntVar(&c.IntersectionsX, "num-intersections-x", c.IntersectionsX, "width of the intersection grid")
+			fs.IntVar(&c.IntersectionsY, "num-intersections-y", c.IntersectionsY, "height of the intersection grid")
+			fs.IntVar(&c.Cars, "number-of-cars", c.Cars, "cars starting at each intersection")
+			fs.IntVar(&c.MeanInterval, "mean-interval", c.MeanInterval, "mean of each step's exponential delay")
+			fs.IntVar(&c.MaxCarsOnRoad, "max-cars-on-road", c.MaxCarsOnRoad, "cars a road holds before cars look for another")
+			fs.IntVar(&c.MaxDistance, "max-distance", c.MaxDistance, "farthest destination along each axis, in blocks")
+			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				lps, err := traffic.New(c)
+				return lps, c.Partitioner(), err
+			}
+		},
+		results: func(lps []kernel.LogicalProcess) []result {
+			r := traffic.Summarize(lps)
+			return []result{
+				{"Cars arrived", "cars_arrived", r.CarsArrived},
+				{"Cars finished", "cars_finished", r.CarsFinished},
+				{"Average travel time", "average_travel_time", r.AverageTravelTime},
+				{"Full roads found", "full_roads", r.FullRoads},
+				{"Cars in lanes at end", "cars_in_lanes", r.CarsInLanes},
+				{"Cars on roads at end", "cars_on_roads", r.CarsOnRoads},
+			}
+		},
+	},
+	{
+		name:    "airport",
+		summary: "planes flying between airports with runway contention (WARPED2 defaults)",
+		endTime: 2000,
+		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+			c := airport.DefaultConfig()
+			fs.IntVar(&c.AirportsX, "num-airports-x", c.AirportsX, "width of the airport grid")
+			fs.IntVar(&c.AirportsY, "num-airports-y", c.AirportsY, "height of the airport grid")
+			fs.IntVar(&c.Planes, "num-planes", c.Planes, "planes starting at each airport")
+			fs.IntVar(&c.GroundTime, "ground-time", c.GroundTime, "mean time a plane stays at the gate")
+			fs.IntVar(&c.FlightTime, "flight-time", c.FlightTime, "mean flight time")
+			fs.IntVar(&c.Runways, "runways", c.Runways, "runways per airport")
+			fs.IntVar(&c.LandTime, "land-time", c.LandTime, "mean time a landing holds a runway")
+			fs.IntVar(&c.TakeoffTime, "takeoff-time", c.TakeoffTime, "mean time a takeoff holds a runway")
+			fs.IntVar(&c.HoldTime, "hold-time", c.HoldTime, "time a plane waits for a runway before trying again")
+			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				lps, err := airport.New(c)
+				return lps, c.Partitioner(), err
+			}
+		},
+		results: func(lps []kernel.LogicalProcess) []result {
+			r := airport.Summarize(lps)
+			return []result{
+				{"Arrivals", "arrivals", r.Arrivals},
+				{"Landings", "landings", r.Landings},
+				{"Departures", "departures", r.Departures},
+				{"Planes grounded", "planes_grounded", r.Grounded},
+				{"Runway holds", "holds", r.Holds},
+				{"Hold time", "hold_time", r.HoldTime},
+				{"Average delay", "average_delay", r.AverageDelay},
+			}
+		},
+	},
+	epidemicModel(),
+	{
+		name:    "logic",
+		summary: "gate-level logic circuits (.bench files, adders, multipliers, random circuits)",
+		endTime: 2100,
+		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+			c := logic.DefaultConfig()
+			fs.StringVar(&c.Circuit, "circuit", c.Circuit, "an ISCAS .bench file, or full-adder, adder-N or multiplier-N")
+			fs.IntVar(&c.RandomGates, "random-gates", c.RandomGates, "generate a random circuit of this many gates instead (0: use --circuit)")
+			fs.Uint64Var(&c.CircuitSeed, "circuit-seed", c.CircuitSeed, "seed of the random circuit")
+			fs.IntVar(&c.GateDelay, "gate-delay", c.GateDelay, "delay of every gate")
+			fs.IntVar(&c.VectorPeriod, "vector-period", c.VectorPeriod, "time between input vectors")
+			fs.IntVar(&c.ClockPeriod, "clock-period", c.ClockPeriod, "time between flip-flop clock edges")
+			fs.StringVar(&c.Vectors, "vectors", c.Vectors, "input vectors: comma-separated bit strings, one bit per input in declaration order (empty: random)")
+			fs.IntVar(&c.NumVectors, "num-vectors", c.NumVectors, "number of random input vectors")
+			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				lps, err := logic.New(c)
+				return lps, nil, err
+			}
+		},
+		results: func(lps []kernel.LogicalProcess) []result {
+			r := logic.Summarize(lps)
+			out := []result{
+				{"Gates", "gates", uint64(r.Gates)},
+				{"Inputs", "inputs", uint64(r.Inputs)},
+				{"Outputs", "outputs", uint64(r.Outputs)},
+				{"Transitions", "transitions", r.Transitions},
+			}
+			var outT uint64
+			for _, n := range r.OutputTransitions {
+				outT += n
+			}
+			out = append(out, result{"Output transitions", "output_transitions", outT},
+				result{"Outputs at 1", "outputs_at_1", r.Ones},
+				result{"Output value (bit j = output j)", "output_value", r.Value})
+			if r.Outputs <= 16 {
+				for j, n := range r.OutputTransitions {
+					name := logic.OutputName(lps, j)
+					out = append(out, result{"Transitions of " + name, "transitions_" + name, n})
+				}
+			}
+			return out
+		},
+	},
 }
 
 // findModel returns the bundled model called name, or nil.
@@ -92,4 +205,79 @@ func findModel(name string) *model {
 		}
 	}
 	return nil
+}
+
+// writeFileAtomic writes data to path through a temporary file renamed into place.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := createAtomic(path)
+	if err != nil {
+		return err
+	}
+	defer f.abort()
+	return f.commit(data)
+}
+
+// epidemicModel returns the epidemic's entry: its --time-series path is shared by the flag
+// set and the results.
+func epidemicModel() *model {
+	var series string
+	return &model{
+		name:    "epidemic",
+		summary: "epidemic spreading over a small world of locations (WARPED2 events)",
+		endTime: 5000,
+		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+			c := epidemic.DefaultConfig()
+			fs.IntVar(&c.Locations, "num-locations", c.Locations, "number of locations")
+			fs.IntVar(&c.Population, "population", c.Population, "people starting in each location")
+			fs.Float64Var(&c.InitialInfected, "initial-infected", c.InitialInfected, "probability that a person starts latent")
+			fs.Float64Var(&c.Vaccinated, "vaccinated", c.Vaccinated, "probability that a person is vaccinated")
+			fs.Float64Var(&c.Transmissibility, "transmissibility", c.Transmissibility, "scales every infectivity")
+			fs.IntVar(&c.LatentDwell, "latent-dwell-time", c.LatentDwell, "time latent before infectious")
+			fs.IntVar(&c.IncubatingDwell, "incubating-dwell-time", c.IncubatingDwell, "time incubating before asymptomatic")
+			fs.IntVar(&c.InfectiousDwell, "infectious-dwell-time", c.InfectiousDwell, "time infectious before recovered")
+			fs.IntVar(&c.AsymptDwell, "asympt-dwell-time", c.AsymptDwell, "time asymptomatic before recovered")
+			fs.Float64Var(&c.LatentInfectivity, "latent-infectivity", c.LatentInfectivity, "infectivity of latent people")
+			fs.Float64Var(&c.IncubatingInfectivity, "incubating-infectivity", c.IncubatingInfectivity, "infectivity of incubating people")
+			fs.Float64Var(&c.InfectiousInfectivity, "infectious-infectivity", c.InfectiousInfectivity, "infectivity of infectious people")
+			fs.Float64Var(&c.AsymptInfectivity, "asympt-infectivity", c.AsymptInfectivity, "infectivity of asymptomatic people")
+			fs.Float64Var(&c.ProbULU, "prob-ul-u", c.ProbULU, "probability that an infected unvaccinated person is latent (else incubating)")
+			fs.Float64Var(&c.ProbULV, "prob-ul-v", c.ProbULV, "probability that an infected vaccinated person is latent")
+			fs.Float64Var(&c.ProbURV, "prob-ur-v", c.ProbURV, "probability that an infected vaccinated person recovers at once")
+			fs.IntVar(&c.RefreshInterval, "location-state-refresh-interval", c.RefreshInterval, "time between disease updates of a location")
+			fs.IntVar(&c.DiffusionInterval, "diffusion-trigger-interval", c.DiffusionInterval, "time between departures from a location")
+			fs.IntVar(&c.TravelTime, "travel-time", c.TravelTime, "time to reach a neighbouring location")
+			fs.IntVar(&c.WattsStrogatzK, "watts-strogatz-k", c.WattsStrogatzK, "mean degree of the location network (even)")
+			fs.Float64Var(&c.WattsStrogatzBeta, "watts-strogatz-beta", c.WattsStrogatzBeta, "rewiring probability of the location network")
+			fs.Uint64Var(&c.DiffusionSeed, "diffusion-seed", c.DiffusionSeed, "seed of the location network")
+			fs.IntVar(&c.SampleInterval, "sample-interval", c.SampleInterval, "time between samples of the time series")
+			fs.StringVar(&series, "time-series", "", "write the counts per disease state over time as CSV to this file")
+			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				if series != "" {
+					if st, err := os.Stat(filepath.Dir(series)); err != nil || !st.IsDir() {
+						return nil, nil, fmt.Errorf("epidemic: cannot write --time-series %s: no such directory", series)
+					}
+				}
+				lps, err := epidemic.New(c)
+				return lps, nil, err
+			}
+		},
+		results: func(lps []kernel.LogicalProcess) []result {
+			r := epidemic.Summarize(lps)
+			if series != "" {
+				if err := writeFileAtomic(series, r.CSV()); err != nil {
+					fmt.Fprintf(os.Stderr, "warped epidemic: --time-series: %v\n", err)
+				}
+			}
+			out := make([]result, 0, 10)
+			for s := range epidemic.NumDiseaseStates {
+				name := s.String()
+				out = append(out, result{"Final " + name, "final_" + name, r.Final[s]})
+			}
+			return append(out,
+				result{"Infections", "infections", r.Infections},
+				result{"Moves", "moves", r.Moves},
+				result{"Peak infected", "peak_infected", r.PeakInfected},
+				result{"Peak time", "peak_time", r.PeakTime})
+		},
+	}
 }

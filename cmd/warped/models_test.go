@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// smallRuns are quick command lines of the models of issue 15.
+var smallRuns = [][]string{
+	{"traffic", "--num-intersections-x", "5", "--num-intersections-y", "4", "--number-of-cars", "5",
+		"--mean-interval", "10", "--max-distance", "5", "--max-sim-time", "400"},
+	{"epidemic", "--num-locations", "20", "--population", "30", "--max-sim-time", "1500"},
+	{"airport", "--num-airports-x", "5", "--num-airports-y", "4", "--num-planes", "8", "--runways", "1",
+		"--max-sim-time", "800"},
+	{"logic", "--circuit", "multiplier-4", "--num-vectors", "5"},
+	{"logic", "--random-gates", "2000", "--num-vectors", "4", "--max-sim-time", "400"},
+}
+
+func TestHelpListsEveryModel(t *testing.T) {
+	code, out, _ := warped("help")
+	require.Equal(t, 0, code)
+	for _, m := range models {
+		require.Contains(t, out, "  "+m.name+" ")
+	}
+	for _, name := range []string{"phold", "pcs", "traffic", "epidemic", "airport", "logic"} {
+		require.NotNil(t, findModel(name), name)
+		code, out, _ := warped("help", name)
+		require.Equal(t, 0, code)
+		require.Contains(t, out, "Usage: warped "+name+" [flags]")
+	}
+	_, out, _ = warped("help", "logic")
+	require.Contains(t, out, "--random-gates")
+	require.Contains(t, out, "(default adder-8)")
+	_, out, _ = warped("help", "traffic")
+	require.Contains(t, out, "--num-intersections-x")
+}
+
+// TestNewModelsMatchSequential: every new model runs from the command line, prints its
+// results, and time warp with reverse computation (where the model has it) and with
+// periodic state saving commits the sequential digest.
+func TestNewModelsMatchSequential(t *testing.T) {
+	for _, args := range smallRuns {
+		code, out, errOut := warped(append(args, "--simulation-type", "sequential")...)
+		require.Equal(t, 0, code, "%v: %s", args, errOut)
+		require.Contains(t, out, "Simulation of "+args[0]+" complete (sequential)")
+		require.Contains(t, out, "Results\n")
+		want := digestOf(t, out)
+		for _, extra := range [][]string{
+			{"--time-warp-worker-threads", "2"},
+			{"--time-warp-worker-threads", "3", "--time-warp-state-saving-period", "4",
+				"--time-warp-cancellation", "lazy", "--time-warp-check-rollbacks"},
+		} {
+			code, out, errOut = warped(append(append([]string{}, args...), extra...)...)
+			require.Equal(t, 0, code, "%v %v: %s", args, extra, errOut)
+			require.Equal(t, want, digestOf(t, out), "%v %v", args, extra)
+		}
+	}
+}
+
+func TestNewModelsResults(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		keys []string
+	}{
+		{smallRuns[0], []string{"cars_arrived", "cars_finished", "average_travel_time", "full_roads"}},
+		{smallRuns[1], []string{"final_uninfected", "final_recovered", "infections", "peak_infected"}},
+		{smallRuns[2], []string{"arrivals", "landings", "departures", "holds", "average_delay"}},
+		{smallRuns[3], []string{"gates", "transitions", "output_value", "transitions_P0"}},
+	} {
+		stats := filepath.Join(dir, tc.args[0]+".json")
+		code, out, errOut := warped(append(tc.args, "--stats-file", stats)...)
+		require.Equal(t, 0, code, errOut)
+		data, err := os.ReadFile(stats)
+		require.NoError(t, err)
+		var kv map[string]any
+		require.NoError(t, json.Unmarshal(data, &kv))
+		require.Equal(t, tc.args[0], kv["model"])
+		for _, k := range tc.keys {
+			require.Contains(t, kv, k, "%s stats", tc.args[0])
+		}
+		require.Contains(t, out, "Results\n")
+	}
+
+	// The multiplier multiplies: 13 * 11 on the command line.
+	code, out, errOut := warped("logic", "--circuit", "multiplier-4", "--vectors", "10110010,10111101",
+		"--simulation-type", "sequential")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "Output value (bit j = output j): 143\n")
+
+	// The epidemic's time series.
+	series := filepath.Join(dir, "series.csv")
+	code, _, errOut = warped(append(smallRuns[1], "--time-series", series)...)
+	require.Equal(t, 0, code, errOut)
+	data, err := os.ReadFile(series)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	require.Equal(t, "time,uninfected,latent,incubating,infectious,asymptomatic,recovered", lines[0])
+	require.Len(t, lines, 1+1500/100-1)
+}
+
+func TestNewModelsBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"traffic", "--number-of-cars", "0"}, "traffic: --number-of-cars must be at least 1, got 0"},
+		{[]string{"epidemic", "--transmissibility", "2"}, "epidemic: --transmissibility is a probability in [0, 1], got 2"},
+		{[]string{"epidemic", "--time-series", "/no/such/dir/s.csv"}, "cannot write --time-series"},
+		{[]string{"airport", "--runways", "0"}, "airport: --runways must be at least 1, got 0"},
+		{[]string{"logic", "--circuit", "/no/such.bench"}, "logic: --circuit: open /no/such.bench"},
+		{[]string{"logic", "--circuit", "adder-4", "--vectors", "01"}, "must be 8 bits"},
+		{[]string{"logic", "--gate-delay", "0"}, "--gate-delay must be at least 1"},
+	} {
+		code, out, errOut := warped(tc.args...)
+		require.Equal(t, 2, code, "%v: %s", tc.args, errOut)
+		require.Contains(t, errOut, tc.want, tc.args)
+		require.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+		require.Empty(t, out)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package airport
+
+const raceEnabled = true

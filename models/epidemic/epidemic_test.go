@@ -1,0 +1,130 @@
+package epidemic
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/models/internal/modeltest"
+)
+
+func small() Config {
+	c := DefaultConfig()
+	c.Locations, c.Population, c.InitialInfected = 24, 40, 0.05
+	return c
+}
+
+func run(t *testing.T, c Config, end float64) (kernel.Result, Results) {
+	t.Helper()
+	lps, err := New(c)
+	require.NoError(t, err)
+	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 2}, lps)
+	require.NoError(t, err)
+	r, err := s.Run(context.Background())
+	require.NoError(t, err)
+	return r, Summarize(lps)
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Locations = 1 }, "--num-locations must be at least 2, got 1"},
+		{func(c *Config) { c.Population = -1 }, "--population must be at least 0"},
+		{func(c *Config) { c.TravelTime = 0 }, "--travel-time must be at least 1"},
+		{func(c *Config) { c.RefreshInterval = 0 }, "--location-state-refresh-interval must be at least 1"},
+		{func(c *Config) { c.Transmissibility = 1.5 }, "--transmissibility is a probability"},
+		{func(c *Config) { c.ProbULU = -0.1 }, "--prob-ul-u is a probability"},
+		{func(c *Config) { c.WattsStrogatzK = 3 }, "--watts-strogatz-k must be even"},
+		{func(c *Config) { c.Locations, c.WattsStrogatzK = 4, 4 }, "less than --num-locations"},
+		{func(c *Config) { c.ProbULV, c.ProbURV = 0.5, 0.6 }, "--prob-ul-v + --prob-ur-v"},
+		{func(c *Config) { c.Locations, c.Population = 1<<30, 1<<10 }, "too many people"},
+	} {
+		c := DefaultConfig()
+		tc.mod(&c)
+		_, err := New(c)
+		require.ErrorContains(t, err, tc.want)
+	}
+	require.NoError(t, DefaultConfig().Validate())
+}
+
+func TestWattsStrogatz(t *testing.T) {
+	for _, beta := range []float64{0, 0.3, 1} {
+		adj, off := wattsStrogatz(50, 4, beta, 7)
+		require.Len(t, adj, 50*4, "n*k/2 edges, each listed twice")
+		for i := range 50 {
+			nb := adj[off[i]:off[i+1]]
+			require.NotEmpty(t, nb)
+			require.True(t, slices.IsSorted(nb))
+			for _, j := range nb {
+				require.NotEqual(t, uint32(i), j, "self loop")
+				require.Contains(t, adj[off[j]:off[j+1]], uint32(i), "edge %d-%d not symmetric", i, j)
+			}
+		}
+		adj2, _ := wattsStrogatz(50, 4, beta, 7)
+		require.Equal(t, adj, adj2, "the network is a function of the seed")
+		if beta == 0 {
+			require.Equal(t, []uint32{1, 2, 48, 49}, adj[off[0]:off[1]], "a ring lattice")
+		}
+	}
+}
+
+// TestWave: with the defaults on a small world, an epidemic takes off and ends: people get
+// infected and recover, the time series holds every sample, and nobody is lost (people
+// travelling at a sample are at most one per location per travel time / diffusion interval).
+func TestWave(t *testing.T) {
+	c := small()
+	_, r := run(t, c, 3000)
+	total := uint64(c.Locations * c.Population)
+	require.Greater(t, r.Infections, total/4, "an epidemic")
+	require.Positive(t, r.Final[Recovered])
+	require.Positive(t, r.Moves)
+	require.Positive(t, r.PeakInfected)
+	require.Len(t, r.Series, 3000/c.SampleInterval-1)
+	travelling := uint64(c.Locations * (c.TravelTime/c.DiffusionInterval + 1))
+	for _, p := range r.Series {
+		var sum uint64
+		for _, n := range p.Counts {
+			sum += n
+		}
+		require.LessOrEqual(t, sum, total)
+		require.GreaterOrEqual(t, sum+travelling, total, "at %d", p.Time)
+	}
+	csv := string(r.CSV())
+	require.True(t, strings.HasPrefix(csv, "time,uninfected,latent,incubating,infectious,asymptomatic,recovered\n100,"))
+	require.Equal(t, len(r.Series)+1, strings.Count(csv, "\n"))
+
+	c.Transmissibility = 0
+	_, r = run(t, c, 3000)
+	require.Zero(t, r.Infections, "no transmission, no infections")
+}
+
+func TestObserverReverseUndoesHandle(t *testing.T) {
+	o := &Observer{}
+	o.S.Reports[3] = 5
+	before := o.S
+	ev := &kernel.Event{Words: kernel.Words{uint64(Report) | 3<<8, 1 | 2<<32, 3 | 4<<32, 5 | 6<<32}}
+	o.Handle(nil, ev)
+	require.Equal(t, [NumDiseaseStates]uint64{1, 2, 3, 4, 5, 6}, o.S.Counts[3])
+	o.Reverse(nil, ev)
+	require.Equal(t, before, o.S)
+}
+
+func TestDeterminismMatrix(t *testing.T) {
+	c := small()
+	c.Locations, c.Population = 12, 20
+	want := modeltest.Matrix(t, modeltest.Model{
+		Build: func() []kernel.LogicalProcess {
+			lps, err := New(c)
+			require.NoError(t, err)
+			return lps
+		},
+		End: 1200, Seed: 4, Short: raceEnabled,
+	})
+	require.Greater(t, want.EventsCommitted, uint64(1000))
+}

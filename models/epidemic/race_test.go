@@ -1,0 +1,5 @@
+//go:build race
+
+package epidemic
+
+const raceEnabled = true

@@ -1,0 +1,151 @@
+// Package modeltest checks the bundled models against the project's correctness oracle: the
+// digest of every time-warp configuration, inside one process and across loopback ranks,
+// equals the sequential digest, with the rollback check on.
+package modeltest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/comm"
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/partition"
+)
+
+// Model is what Matrix runs: a builder of fresh LPs and the run's settings.
+type Model struct {
+	// Build returns a fresh copy of the model's LPs.
+	Build func() []kernel.LogicalProcess
+	// End is the end time and Seed the seed of every run.
+	End  kernel.Time
+	Seed uint64
+	// Partition is the model's partitioner (nil: blocks).
+	Partition partition.Partitioner
+	// Payloads is the model's payload registry (nil when it sends only words).
+	Payloads *kernel.Registry
+	// Reversible says whether the LPs implement Reverse, so that the matrix includes
+	// reverse computation.
+	Reversible bool
+	// Short runs a smaller matrix (for the race detector).
+	Short bool
+}
+
+// Sequential runs m with the sequential dispatcher and returns the result.
+func Sequential(t testing.TB, m Model) kernel.Result {
+	t.Helper()
+	s, err := kernel.New(kernel.Config{MaxSimTime: m.End, Seed: m.Seed, Payloads: m.Payloads}, m.Build())
+	require.NoError(t, err)
+	r, err := s.Run(context.Background())
+	require.NoError(t, err)
+	return r
+}
+
+// Matrix checks that every time-warp configuration gives the sequential digest and the
+// sequential number of committed events: 1, 2 and 4 workers; periodic state saving (and
+// reverse computation where the model is reversible); aggressive and lazy cancellation;
+// the shared-queue engine with the rollback check on, and the calendar engine; and 2 and 3
+// loopback ranks with delays and reordering, with the rollback check on. It returns the
+// sequential result.
+func Matrix(t *testing.T, m Model) kernel.Result {
+	t.Helper()
+	want := Sequential(t, m)
+	require.NotZero(t, want.EventsCommitted, "the model commits no event before the end time")
+	savings := []string{kernel.StateSavingPeriodic}
+	if m.Reversible {
+		savings = append(savings, kernel.StateSavingReverse)
+	}
+	workers := []int{1, 2, 4}
+	if m.Short {
+		workers = []int{2}
+	}
+	for _, w := range workers {
+		for _, ss := range savings {
+			for _, cancel := range []string{"aggressive", "lazy"} {
+				for _, check := range []bool{true, false} {
+					if !check && (cancel == "lazy" || m.Short) {
+						continue // lazy runs on the shared-queue engine either way
+					}
+					tw := kernel.TimeWarpConfig{Workers: w, StateSaving: ss, Cancellation: cancel,
+						CheckRollbacks: check, GVTPeriod: 100 * time.Microsecond}
+					if ss == kernel.StateSavingPeriodic {
+						tw.StateSavingPeriod = 3
+					}
+					name := fmt.Sprintf("workers=%d/%s/%s/check=%v", w, ss, cancel, check)
+					t.Run(name, func(t *testing.T) {
+						s, err := kernel.New(kernel.Config{MaxSimTime: m.End, Seed: m.Seed, Type: kernel.TimeWarp,
+							Partition: m.Partition, Payloads: m.Payloads, TimeWarp: tw}, m.Build())
+						require.NoError(t, err)
+						r, err := s.Run(context.Background())
+						require.NoError(t, err)
+						require.Equal(t, want.Digest, r.Digest)
+						require.Equal(t, want.EventsCommitted, r.EventsCommitted)
+					})
+				}
+			}
+		}
+	}
+	ranks := []int{2, 3}
+	if m.Short {
+		ranks = []int{2}
+	}
+	for _, n := range ranks {
+		for _, ss := range savings {
+			t.Run(fmt.Sprintf("ranks=%d/%s", n, ss), func(t *testing.T) {
+				tw := kernel.TimeWarpConfig{Workers: 2, StateSaving: ss, CheckRollbacks: true,
+					GVTPeriod: 200 * time.Microsecond}
+				if ss == kernel.StateSavingPeriodic {
+					tw.StateSavingPeriod = 3
+				}
+				cfg := kernel.Config{MaxSimTime: m.End, Seed: m.Seed, Type: kernel.TimeWarp,
+					Partition: m.Partition, Payloads: m.Payloads, TimeWarp: tw}
+				res := Ranks(t, n, cfg, m.Build)
+				for r := range n {
+					require.Equal(t, want.Digest, res[r].Digest, "rank %d", r)
+					require.Equal(t, want.EventsCommitted, res[r].EventsCommitted, "rank %d", r)
+				}
+			})
+		}
+	}
+	return want
+}
+
+// Ranks runs cfg over n loopback ranks (with delays and reordering), each with a fresh
+// model, and returns every rank's result; any rank's error fails the test.
+func Ranks(t *testing.T, n int, cfg kernel.Config, build func() []kernel.LogicalProcess) []kernel.Result {
+	t.Helper()
+	trs := comm.NewLoopback(n, comm.LoopbackOptions{Seed: uint64(n), MaxDelay: 3, Reorder: true})
+	res := make([]kernel.Result, n)
+	errs := make([]error, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := cfg
+			c.Transport = trs[r]
+			s, err := kernel.New(c, build())
+			if err == nil {
+				res[r], err = s.Run(ctx)
+			}
+			if err != nil {
+				errs[r] = err
+				trs[r].Close()
+			}
+		}()
+	}
+	wg.Wait()
+	for r := range n {
+		trs[r].Close()
+	}
+	for r := range n {
+		require.NoError(t, errs[r], "rank %d", r)
+	}
+	return res
+}
