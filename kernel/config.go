@@ -293,7 +293,7 @@ func (tw TimeWarpConfig) validate() error {
 			return fmt.Errorf("time-warp queue type calendar does not support %s: choose ladder, heap or splay", why)
 		}
 	} else if _, err := ltsf.New(d.QueueType, 0); err != nil {
-		return fmt.Errorf("time-warp queue type: unknown queue type %q (want calendar, heap, splay or ladder)", d.QueueType)
+		return fmt.Errorf("time-warp queue type: unknown queue type %q (want calendar, heap, splay, ladder or parallel-heap)", d.QueueType)
 	}
 	if _, err := spinlock.New(d.LockType); err != nil {
 		return fmt.Errorf("time-warp lock type: %w", err)

@@ -426,7 +426,7 @@ func TestTimeWarpConfigErrors(t *testing.T) {
 	}{
 		{kernel.TimeWarpConfig{Workers: -1}, "worker threads must be at least 1"},
 		{kernel.TimeWarpConfig{Workers: 2, Schedulers: 3}, "must not exceed the worker threads"},
-		{kernel.TimeWarpConfig{QueueType: "fifo"}, `unknown queue type "fifo" (want calendar, heap, splay or ladder)`},
+		{kernel.TimeWarpConfig{QueueType: "fifo"}, `unknown queue type "fifo" (want calendar, heap, splay, ladder or parallel-heap)`},
 		{kernel.TimeWarpConfig{QueueType: "calendar", Workers: 2, Schedulers: 1}, "calendar does not support fewer schedule queues than worker threads"},
 		{kernel.TimeWarpConfig{LockType: "spin"}, `unknown lock type "spin"`},
 		{kernel.TimeWarpConfig{StateSavingPeriod: -2}, "state-saving period must be at least 1"},
