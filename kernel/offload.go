@@ -3,6 +3,7 @@ package kernel
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -492,6 +493,7 @@ func (w *worker) batchPart(size int, g Time) bool {
 	sl := &o.slots[0]
 	sl.held, sl.n = sl.held[:0], 0
 	lim := d.limit()
+	var safe event.Key // the safe bound before the first event held
 	for taken := 0; taken < size; taken++ {
 		t, ok := p.cal.Min()
 		if !ok || t >= lim || (t > g && (p.ahead >= partAheadEvents || p.hist.Len() >= d.logMax)) {
@@ -525,15 +527,19 @@ func (w *worker) batchPart(size int, g Time) bool {
 		}
 		kern, bt := w.batchKernel(id, ev)
 		if kern == nil {
-			w.processPart(x, id, ev, nil, 0)
+			w.processPart(x, id, ev)
 			if w.ctx.err != nil {
 				break
 			}
 			continue
 		}
+		if len(sl.held) == 0 {
+			// From here on, events are processed out of key order: none is safe.
+			safe = p.safeBound
+			p.safeBound = event.Key{RecvTime: math.Inf(-1)}
+		}
 		d.batched[id] = true
 		sl.held = append(sl.held, offHeld{id: id, val: *ev, k: event.KeyOf(ev), bt: bt, g: int32(sl.group(kern))})
-		p.speculative = true
 	}
 	for j := range sl.held {
 		sl.held[j].ev = &sl.held[j].val
@@ -550,13 +556,22 @@ func (w *worker) batchPart(size int, g Time) bool {
 		}
 		b, i, good := w.result(sl, h)
 		if ok = good; ok {
-			w.processPart(&d.plp[h.id], h.id, h.ev, b, i)
+			w.batch, w.batchAt = b, i // nil: Handle
+			w.processPart(&d.plp[h.id], h.id, h.ev)
+			w.batch = nil
 			ok = w.ctx.err == nil
+		}
+	}
+	if len(sl.held) > 0 {
+		// The safe bound as it was, lowered for the events handed to other workers since
+		// (lowerSafe did not see them: keyMin has them all).
+		p.safeBound = safe
+		if c := caused(p.keyMin, d.sim.lookahead); event.KeyLess(&c, &p.safeBound) {
+			p.safeBound = c
 		}
 	}
 	clear(sl.held)
 	sl.held, sl.n = sl.held[:0], 0
-	p.speculative = false
 	if w.ctx.err != nil {
 		d.fail(w.ctx.err)
 		return false

@@ -10,7 +10,6 @@ import (
 
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/eventset"
-	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/internal/prefetch"
 	"github.com/warpedgo/warped/internal/ring"
 	"github.com/warpedgo/warped/outputmgr"
@@ -223,7 +222,6 @@ type partWorker struct {
 	handedRound    [2]uint64
 	safeBound      event.Key     // an event that sorts below it is safe (see updateSafe)
 	safeHigh       event.Key     // the key of the last safe event processed
-	speculative    bool          // events are processed out of key order: none is safe (see batchPart)
 	wasSafe        bool          // the last event processed was safe
 	horizonSeen    uint64        // the round of the last horizon read
 	maxCommitted   Time          // the latest receive time among the committed events dropped
@@ -437,7 +435,11 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType string) error
 		if err != nil {
 			return err
 		}
-		if !d.check { // with it, worker.send digests each send, then calls partSink's
+		switch { // with CheckRollbacks, worker.send digests each send, then calls these
+		case d.check:
+		case d.lazy:
+			w.ctx.out = (*lazySink)(w)
+		default:
 			w.ctx.out = (*partSink)(w)
 		}
 		w.p = &partWorker{inMu: l, outbox: make([][]event.Event, len(d.workers)), keyMin: maxKey(),
@@ -624,7 +626,7 @@ func (w *worker) step(ev *event.Event) {
 		w.p.cal.Push(ev)
 		return
 	}
-	w.processPart(x, id, ev, nil, 0)
+	w.processPart(x, id, ev)
 }
 
 // cancel records that the pending event with key k of LP record x was cancelled, as of
@@ -672,24 +674,29 @@ func (p *partWorker) dropCancelled(x *partLP, k *event.Key, stamp uint64) bool {
 // processPart runs the handler of event ev on LP id: a safe event is committed at once,
 // any other logged (processLogged).
 //
-// With a batch b, element i of b (ev handled by the LP's batch kernel, see offload.go)
-// takes the place of the model's Handle; everything else is the same.
-func (w *worker) processPart(x *partLP, id LPID, ev *event.Event, b *gpuoffload.Batch, i int) {
+// While batchPart commits a batch, its element w.batchAt of w.batch (ev handled by the LP's
+// batch kernel, see offload.go) takes the place of the model's Handle; everything else is
+// the same.
+func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 	d, p := w.d, w.p
 	r := &d.sim.lps[id]
 	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
-	if d.lazy || d.check {
+	if d.perSend {
 		w.cause = event.KeyOf(ev) // lazy cancellation: the cause of the sends to come
 		w.sendBytes = w.sendBytes[:0]
 	}
-	if event.Before(ev, &p.safeBound) && !p.speculative {
+	if event.Before(ev, &p.safeBound) {
 		// Safe (reverse computation only: see updateSafe): committed as it is processed.
 		// The LP's record is left as it was (its last and lastKey are of its last logged
 		// event), which keeps its line clean; safeHigh stands for every safe event, as
 		// nothing may arrive below it (drainInbound checks), and it is the latest safe
 		// event, as they are taken in order (finalTimePart).
 		w.unlogged = true
-		w.handle(r, ev, b, i)
+		if w.batch == nil { // see processLogged
+			r.model.Handle(&w.ctx, ev)
+		} else {
+			w.applyBatched(r, w.batch, w.batchAt)
+		}
 		w.unlogged = false
 		p.safeHigh.Set(ev) // not KeyOf: see event.Key.Set
 		w.stats.safe++
@@ -698,7 +705,7 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event, b *gpuoffload.
 			d.ck.base[id], d.ck.safeAt[id] = w.stateDigest(&d.ck.snap[id], r), x.last
 		}
 	} else {
-		w.processLogged(x, r, ev, b, i)
+		w.processLogged(x, r, ev)
 		p.wasSafe = false
 	}
 	if w.stats.processed++; w.stats.processed&p.gvtMask == 0 {
@@ -706,23 +713,19 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event, b *gpuoffload.
 	}
 }
 
-// handle runs the handler of event ev on LP record r: the model's Handle, or, with a batch
-// b, the results of element i of b (see applyBatched).
-func (w *worker) handle(r *lpRecord, ev *event.Event, b *gpuoffload.Batch, i int) {
-	if b == nil {
-		r.model.Handle(&w.ctx, ev)
-	} else {
-		w.applyBatched(r, b, i)
-	}
-}
-
-// processLogged runs the handler of event ev on LP record r (partLP x), or applies element i
-// of batch b, and logs it.
-func (w *worker) processLogged(x *partLP, r *lpRecord, ev *event.Event, b *gpuoffload.Batch, i int) {
+// processLogged runs the handler of event ev on LP record r (partLP x) and logs it.
+func (w *worker) processLogged(x *partLP, r *lpRecord, ev *event.Event) {
 	d, p := w.d, w.p
 	d0 := r.rng.D // the Weyl counter alone counts the draws (rng.Draws)
 	outFrom := p.outsBase + int64(p.outs.Len())
-	w.handle(r, ev, b, i)
+	// The handler: the model's Handle, or, while batchPart commits a batch, the results of
+	// the batch's element (see applyBatched). Written out, here and for a safe event in
+	// processPart: as a function it was not inlined (17 instructions an event).
+	if w.batch == nil {
+		r.model.Handle(&w.ctx, ev)
+	} else {
+		w.applyBatched(r, w.batch, w.batchAt)
+	}
 	// Field by field: a composite literal is built on the stack and then copied.
 	h := p.hist.Push(histMin)
 	h.ev = *ev
@@ -840,26 +843,7 @@ func (s *partSink) send(to, from LPID, depth uint32, seq uint64, at, now Time, w
 	d := w.d
 	if !w.initSend {
 		if !w.unlogged {
-			o := w.p.outs.Push(outsMin) // field by field: see processPart
-			o.recvTime, o.sendTime, o.seq, o.depth, o.sender, o.receiver = at, now, seq, depth, from, to
-			if d.lazy {
-				od := w.p.outData.Push(outsMin)
-				od.words, od.payload = ws, payload
-			}
-		}
-		if d.lazy && d.plazy[from].Len() > 0 {
-			e := event.Event{RecvTime: at, SendTime: now, Seq: seq, Payload: payload, Words: ws,
-				Depth: depth, Sender: from, Receiver: to}
-			if suppress, clashed := w.regenerated(&e); suppress {
-				return
-			} else if clashed && int(d.owner[to]) == w.id && (d.dist == nil || d.dist.isLocal(to)) {
-				// Behind the anti-messages of the held outputs it clashes with, which wait
-				// in antis: pushed now, it would take an earlier calendar stamp than their
-				// cancellations (see cancelled), and could be dropped in their place.
-				w.tracker.Made(at)
-				w.p.antis = append(w.p.antis, e)
-				return
-			}
+			w.p.logOut(at, now, seq, depth, from, to)
 		}
 		if to == from || int(d.owner[to]) == w.id && (d.dist == nil || d.dist.isLocal(to)) {
 			// The common case, into the worker's own calendar, without building the
@@ -874,6 +858,60 @@ func (s *partSink) send(to, from LPID, depth uint32, seq uint64, at, now Time, w
 	e := event.Event{RecvTime: at, SendTime: now, Seq: seq, Payload: payload, Words: ws,
 		Depth: depth, Sender: from, Receiver: to}
 	d.deliverPart(w, &e)
+}
+
+// logOut appends a send of the event being processed to the output log (field by field:
+// see processPart).
+func (p *partWorker) logOut(at, now Time, seq uint64, depth uint32, from, to LPID) {
+	o := p.outs.Push(outsMin)
+	o.recvTime, o.sendTime, o.seq, o.depth, o.sender, o.receiver = at, now, seq, depth, from, to
+}
+
+// lazySink is a worker of the partitioned engine as the sink of its Context with lazy
+// cancellation (initPartitioned sets it; with CheckRollbacks, worker.send calls it): it
+// keeps each logged send's contents beside its output log entry, and, when the sender holds
+// outputs, sends the anti-messages of those the send clashes with and suppresses a send
+// identical to a held one, before partSink's send.
+type lazySink worker
+
+// send is the lazy cancellation's sink (see lazySink).
+func (s *lazySink) send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
+	w := (*worker)(s)
+	if !w.coasting && !w.initSend {
+		if !w.unlogged {
+			od := w.p.outData.Push(outsMin)
+			od.words, od.payload = ws, payload
+		}
+		if w.d.plazy[from].Len() > 0 && w.lazyHandled(to, from, depth, seq, at, now, ws, payload) {
+			if !w.unlogged { // logged as partSink's send would have
+				w.p.logOut(at, now, seq, depth, from, to)
+			}
+			return
+		}
+	}
+	(*partSink)(w).send(to, from, depth, seq, at, now, ws, payload)
+}
+
+// lazyHandled takes lazy cancellation's decision on a send by an LP that holds outputs: it
+// sends the anti-messages of the held outputs the send clashes with, and reports whether
+// the send is taken care of: suppressed, or waiting behind those anti-messages.
+func (w *worker) lazyHandled(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) bool {
+	d := w.d
+	e := event.Event{RecvTime: at, SendTime: now, Seq: seq, Payload: payload, Words: ws,
+		Depth: depth, Sender: from, Receiver: to}
+	suppress, clashed := w.regenerated(&e)
+	if suppress {
+		return true
+	}
+	if clashed && int(d.owner[to]) == w.id && (d.dist == nil || d.dist.isLocal(to)) {
+		// Behind the anti-messages of the held outputs it clashes with, which wait in
+		// antis: pushed now, it would take an earlier calendar stamp than their
+		// cancellations (see cancelled), and could be dropped in their place.
+		w.tracker.Made(at)
+		w.p.antis = append(w.p.antis, e)
+		return true
+	}
+	return false
 }
 
 // regenerated is lazy cancellation's decision on event e, sent while processing the event

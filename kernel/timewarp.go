@@ -187,8 +187,11 @@ type worker struct {
 	// CheckRollbacks: the encoded sends of the event being handled, and scratch.
 	sendBytes, stateBytes []byte
 	// off is the worker's batched event handling (TimeWarpConfig.Offload; see offload.go),
-	// or nil.
-	off *offloader
+	// or nil; batch and batchAt are the batch and element whose results the partitioned
+	// engine applies in place of Handle (set while batchPart commits; batch is nil otherwise).
+	off     *offloader
+	batch   *gpuoffload.Batch
+	batchAt int
 	// p is the worker's part of the partitioned engine (partitioned.go), or nil.
 	p *partWorker
 	// shown is stats.processed as of the last GVT round the worker started, for progress
@@ -267,6 +270,9 @@ type timeWarpDispatcher struct {
 	// its worker's holding list (partWorker.holding).
 	plazy  []*outputmgr.Lazy
 	listed []bool
+	// perSend is set with lazy cancellation or CheckRollbacks: the partitioned engine's
+	// workers note each event's key (the cause of its sends) and digest its sends.
+	perSend bool
 	// batched[id] says whether LP id has an event in its worker's batch (the partitioned
 	// engine with Offload; owned by the LP's worker).
 	batched []bool
@@ -296,6 +302,7 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 	d := &timeWarpDispatcher{sim: s, cfg: cfg, end: s.cfg.MaxSimTime,
 		gvt: gvt.NewFujimoto(cfg.Workers), passive: termination.NewWorkers(cfg.Workers), lazy: cfg.Cancellation == cancelLazy,
 		check: cfg.CheckRollbacks, seed: maphash.MakeSeed(), reverse: cfg.StateSaving == StateSavingReverse}
+	d.perSend = d.lazy || d.check
 	d.fossilAt = 1
 	if !d.reverse {
 		d.fossilAt = cfg.StateSavingPeriod
@@ -1177,8 +1184,12 @@ func (w *worker) send(to, from LPID, depth uint32, seq uint64, at, now Time, ws 
 	if w.d.check && !w.initSend {
 		w.appendSend(to, depth, seq, at, ws, payload)
 	}
-	if w.p != nil { // the partitioned engine's Contexts send to partSink directly
-		(*partSink)(w).send(to, from, depth, seq, at, now, ws, payload)
+	if w.p != nil { // the partitioned engine's Contexts send to its sinks directly
+		if w.d.lazy {
+			(*lazySink)(w).send(to, from, depth, seq, at, now, ws, payload)
+		} else {
+			(*partSink)(w).send(to, from, depth, seq, at, now, ws, payload)
+		}
 		return
 	}
 	if w.coasting {
