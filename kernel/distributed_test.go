@@ -98,8 +98,10 @@ func sequentialResult(t *testing.T, m model, seed uint64) kernel.Result {
 // TestAcrossProcessesMatchesSequential is the determinism matrix across processes: PHOLD
 // and PCS digests over loopback ranks equal the sequential digests for 2, 3 and 4 ranks
 // times 1 and 2 workers, with fault injection (delays, reordering across pairs, a slow
-// rank), both GVT methods and both partitioners.
+// rank), both GVT methods and both partitioners, every rollback checked, aggressive and lazy
+// cancellation, and batched event handling on the CPU backend in some.
 func TestAcrossProcessesMatchesSequential(t *testing.T) {
+	be := cpuBackend(t)
 	for _, m := range smallModels(t) {
 		want := sequentialResult(t, m, 7)
 		for _, ranks := range []int{2, 3, 4} {
@@ -116,6 +118,12 @@ func TestAcrossProcessesMatchesSequential(t *testing.T) {
 						cfg := kernel.Config{MaxSimTime: m.end, Seed: 7, Partition: part,
 							TimeWarp: kernel.TimeWarpConfig{Workers: workers, GVTMethod: method, GVTPeriod: 200_000,
 								MaxAggregate: 1 + ranks*workers%4, CheckRollbacks: true}}
+						if (ranks+workers)%2 == 0 {
+							cfg.TimeWarp.Cancellation = "lazy"
+						}
+						if ranks == 3 && method == kernel.GVTSynchronous {
+							cfg.TimeWarp.Offload, cfg.TimeWarp.BatchSize = be, 8
+						}
 						res, errs := runRanks(t, ranks, opts, cfg, func(int) []kernel.LogicalProcess { return m.build() }, nil)
 						for r := range ranks {
 							require.NoError(t, errs[r], "rank %d", r)
@@ -124,6 +132,7 @@ func TestAcrossProcessesMatchesSequential(t *testing.T) {
 							require.Equal(t, res[r].EventsProcessed, res[r].EventsCommitted+res[r].EventsRolledBack)
 							require.Contains(t, []string{kernel.StateSavingPeriodic, kernel.StateSavingReverse}, res[r].StateSaving,
 								"rank %d state saving", r)
+							require.Equal(t, "calendar, one per worker", res[r].ScheduleQueues, "rank %d arrangement", r)
 						}
 					})
 				}

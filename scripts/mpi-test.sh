@@ -85,6 +85,12 @@ for np in 2 4; do
   done
   check phold "$np" 1 synchronous --lps 512 --max-sim-time 40 --time-warp-state-saving-type reverse
   check pcs "$np" 1 synchronous --num-cells-x 16 --num-cells-y 16 --max-sim-time 100 --time-warp-cancellation lazy
+  # Every option on the default arrangement (one calendar queue per worker): lazy
+  # cancellation, the rollback check and batched offload on the CPU backend.
+  check phold "$np" 2 asynchronous --lps 512 --max-sim-time 40 --time-warp-cancellation lazy \
+    --time-warp-check-rollbacks --gpu cpu
+  check pcs "$np" 2 asynchronous --num-cells-x 16 --num-cells-y 16 --max-sim-time 100 \
+    --time-warp-state-saving-type periodic --time-warp-cancellation lazy --time-warp-check-rollbacks
 done
 
 # The models of issue 15 (traffic, epidemic, airport, logic) across 2 and 3 processes:
