@@ -497,7 +497,7 @@ func (w *worker) partLoop() {
 		if len(p.antis) > 0 {
 			w.handleAntis()
 		}
-		if d.lazy {
+		if w.extra && d.lazy {
 			w.settleHeld()
 		}
 		if r := d.gvt.Round(); w.tracker.Due(r) {
@@ -552,7 +552,7 @@ func (w *worker) partLoop() {
 			continue
 		}
 		w.setIdle(false)
-		if o := w.off; o != nil {
+		if o := w.off; w.extra && o != nil {
 			o.tick(w)
 			if size := o.size(d); size > 0 {
 				if !w.batchPart(size, g) {
@@ -843,7 +843,8 @@ func (s *partSink) send(to, from LPID, depth uint32, seq uint64, at, now Time, w
 	d := w.d
 	if !w.initSend {
 		if !w.unlogged {
-			w.p.logOut(at, now, seq, depth, from, to)
+			o := w.p.outs.Push(outsMin) // field by field: see processPart
+			o.recvTime, o.sendTime, o.seq, o.depth, o.sender, o.receiver = at, now, seq, depth, from, to
 		}
 		if to == from || int(d.owner[to]) == w.id && (d.dist == nil || d.dist.isLocal(to)) {
 			// The common case, into the worker's own calendar, without building the
@@ -860,8 +861,8 @@ func (s *partSink) send(to, from LPID, depth uint32, seq uint64, at, now Time, w
 	d.deliverPart(w, &e)
 }
 
-// logOut appends a send of the event being processed to the output log (field by field:
-// see processPart).
+// logOut appends a send of the event being processed to the output log, as partSink's send
+// does (written out there: it is not inlined).
 func (p *partWorker) logOut(at, now Time, seq uint64, depth uint32, from, to LPID) {
 	o := p.outs.Push(outsMin)
 	o.recvTime, o.sendTime, o.seq, o.depth, o.sender, o.receiver = at, now, seq, depth, from, to
@@ -1459,10 +1460,12 @@ func (w *worker) prefetchCommit(n int) {
 // entries are dropped oldest first.
 func (w *worker) commitPart(h *histEntry, i int64, g Time) {
 	d, p := w.d, w.p
-	if id := h.ev.Receiver; d.check && d.ck.safeAt[id] < i {
-		d.ck.base[id] = p.checks.At(int(i - p.histBase)).state
-		if h.saved != nil {
-			d.ck.saved[id] = d.ck.base[id]
+	if d.check {
+		if id := h.ev.Receiver; d.ck.safeAt[id] < i {
+			d.ck.base[id] = p.checks.At(int(i - p.histBase)).state
+			if h.saved != nil {
+				d.ck.saved[id] = d.ck.base[id]
+			}
 		}
 	}
 	if !d.reverse {

@@ -192,6 +192,9 @@ type worker struct {
 	off     *offloader
 	batch   *gpuoffload.Batch
 	batchAt int
+	// extra is set when the partitioned engine's loop has more to do than take events: lazy
+	// cancellation or offload (one test an event instead of two).
+	extra bool
 	// p is the worker's part of the partitioned engine (partitioned.go), or nil.
 	p *partWorker
 	// shown is stats.processed as of the last GVT round the worker started, for progress
@@ -389,6 +392,7 @@ func (d *timeWarpDispatcher) addWorkers() {
 		if cfg.Offload != nil {
 			wk.off = newOffloader(d) // offload.go
 		}
+		wk.extra = d.lazy || wk.off != nil
 		d.workers = append(d.workers, wk)
 	}
 	if d.dist != nil {
