@@ -33,6 +33,8 @@ const (
 	KindStats
 	// KindConfig carries a *Config: opaque configuration bytes to compare across ranks.
 	KindConfig
+	// KindTQReport carries a *TQReport: one rank's TQ-GVT report for one quantum.
+	KindTQReport
 
 	kindEnd // one past the last kind
 )
@@ -45,6 +47,7 @@ var kindNames = [...]string{
 	KindTerminate: "terminate",
 	KindStats:     "stats",
 	KindConfig:    "config",
+	KindTQReport:  "tq-report",
 }
 
 // String returns the kind's name, or "kind(N)" for a value that is not a kind.
@@ -56,14 +59,33 @@ func (k Kind) String() string {
 }
 
 // Batch is a KindEvents message: events and anti-messages aggregated for one destination
-// rank, all sent while the sender had one Mattern colour.
+// rank, all sent while the sender had one GVT colour.
 type Batch struct {
 	// Events are the events and anti-messages, in the order the sender added them.
 	Events []event.Event
-	// Colour is the sender's Mattern GVT colour when it sent the batch. Every event of the
-	// batch has this colour; the receiver decrements the count of this colour (not of its
-	// own current colour) by the number of events received.
-	Colour uint8
+	// Colour is the sender's GVT colour when it sent the batch: its Mattern colour (0 or
+	// 1), or under TQ-GVT the quantum it sent the batch in. Every event of the batch has
+	// this colour; the receiver counts the events received under this colour (not its
+	// own current one).
+	Colour uint64
+}
+
+// TQReport is a KindTQReport message: one rank's report to the TQ-GVT master for the end
+// of one of its quanta (gvt.TQReport).
+type TQReport struct {
+	// Quantum is the quantum that ended.
+	Quantum uint64
+	// Sent counts the events the rank sent in that quantum; SentMin is their least
+	// receive time (+Inf for none).
+	Sent    uint64
+	SentMin float64
+	// Recv counts the events the rank received since its previous report, per sender
+	// quantum: pairs (quantum, count).
+	Recv [][2]uint64
+	// Local is the rank's local minimum at the end of the quantum.
+	Local float64
+	// NextMin is the least receive time of the events sent in the next quantum so far.
+	NextMin float64
 }
 
 // GVTToken is a KindGVTToken message: the token of Mattern's two-colour GVT algorithm
@@ -164,6 +186,7 @@ type Config struct {
 //	event:      [flags, recv, send, seq, depth, sender, receiver, (name, payload)?, (w0, w1, w2, w3)?]
 //	gvt-token:  [round, lap, colour, count, min, redmin]
 //	gvt-value:  [round, gvt]
+//	tq-report:  [quantum, sent, sentmin, [tag, count, ...], local, nextmin]
 //	term-token: [round, sent, received, sticky, initiator]
 //	terminate:  err (a string, empty at a normal end)
 //	stats:      {name: value...}
@@ -235,7 +258,7 @@ func PeekKind(msg []byte) (Kind, error) {
 }
 
 // AppendMessage appends the encoding of v to dst. v is one of *Batch, *GVTToken,
-// *GVTValue, *TermToken, *Terminate, *Stats or *Config (or the same types as values).
+// *GVTValue, *TermToken, *Terminate, *Stats, *Config or *TQReport (or the same types as values).
 // On error it returns dst unchanged.
 func (c *Codec) AppendMessage(dst []byte, v any) ([]byte, error) {
 	switch m := v.(type) {
@@ -267,6 +290,10 @@ func (c *Codec) AppendMessage(dst []byte, v any) ([]byte, error) {
 		return c.AppendConfig(dst, m)
 	case Config:
 		return c.AppendConfig(dst, &m)
+	case *TQReport:
+		return c.AppendTQReport(dst, m), nil
+	case TQReport:
+		return c.AppendTQReport(dst, &m), nil
 	}
 	return dst, fmt.Errorf("encode message: %T is not a kernel message type", v)
 }
@@ -287,16 +314,16 @@ func (c *Codec) AppendBatch(dst []byte, b *Batch) ([]byte, error) {
 }
 
 // appendBatchHeader appends what precedes the events of a batch of n events.
-func appendBatchHeader(dst []byte, colour uint8, n int) []byte {
+func appendBatchHeader(dst []byte, colour uint64, n int) []byte {
 	dst = append(dst, byte(KindEvents))
 	dst = appendArrayLen(dst, 2)
-	dst = appendUint(dst, uint64(colour))
+	dst = appendUint(dst, colour)
 	return appendArrayLen(dst, n)
 }
 
 // batchHeaderLen is len(appendBatchHeader(nil, colour, n)).
-func batchHeaderLen(colour uint8, n int) int {
-	return 2 + uintLen(uint64(colour)) + arrayLenLen(n)
+func batchHeaderLen(colour uint64, n int) int {
+	return 2 + uintLen(colour) + arrayLenLen(n)
 }
 
 // appendEvent appends one event (an array, see Codec).
@@ -362,6 +389,22 @@ func (c *Codec) AppendGVTValue(dst []byte, v *GVTValue) []byte {
 	return appendTime(dst, v.GVT)
 }
 
+// AppendTQReport appends the KindTQReport encoding of r to dst.
+func (c *Codec) AppendTQReport(dst []byte, r *TQReport) []byte {
+	dst = append(dst, byte(KindTQReport))
+	dst = appendArrayLen(dst, 6)
+	dst = appendUint(dst, r.Quantum)
+	dst = appendUint(dst, r.Sent)
+	dst = appendTime(dst, r.SentMin)
+	dst = appendArrayLen(dst, 2*len(r.Recv))
+	for _, p := range r.Recv {
+		dst = appendUint(dst, p[0])
+		dst = appendUint(dst, p[1])
+	}
+	dst = appendTime(dst, r.Local)
+	return appendTime(dst, r.NextMin)
+}
+
 // AppendTermToken appends the KindTermToken encoding of t to dst.
 func (c *Codec) AppendTermToken(dst []byte, t *TermToken) []byte {
 	dst = append(dst, byte(KindTermToken))
@@ -419,7 +462,7 @@ func (c *Codec) AppendConfig(dst []byte, cfg *Config) ([]byte, error) {
 }
 
 // Decode decodes one message and returns its kind and value: *Batch, *GVTToken,
-// *GVTValue, *TermToken, *Terminate, *Stats or *Config.
+// *GVTValue, *TermToken, *Terminate, *Stats, *Config or *TQReport.
 //
 // The *Batch returned for KindEvents belongs to the Codec: it and its Events slice are
 // reused (overwritten) by the next Decode of a KindEvents message, so copy the events
@@ -460,6 +503,8 @@ func (c *Codec) Decode(msg []byte) (Kind, any, error) {
 		v, err = c.decodeStats()
 	case KindConfig:
 		v, err = c.decodeConfig()
+	case KindTQReport:
+		v, err = c.decodeTQReport()
 	}
 	if err == nil && c.r.Len() != 0 {
 		err = fmt.Errorf("%d trailing bytes", c.r.Len())
@@ -509,7 +554,7 @@ func (c *Codec) decodeBatch() (*Batch, error) {
 	if err := c.arrayLen(2); err != nil {
 		return nil, err
 	}
-	colour, err := c.uint("colour", math.MaxUint8)
+	colour, err := c.uint("colour", math.MaxUint64)
 	if err != nil {
 		return nil, err
 	}
@@ -524,7 +569,7 @@ func (c *Codec) decodeBatch() (*Batch, error) {
 	b := &c.batch
 	clear(b.Events) // drop old payloads
 	b.Events = slices.Grow(b.Events[:0], n)[:n]
-	b.Colour = uint8(colour)
+	b.Colour = colour
 	for i := range b.Events {
 		if err := c.decodeEvent(&b.Events[i]); err != nil {
 			clear(b.Events)
@@ -634,6 +679,48 @@ func (c *Codec) decodeGVTToken() (*GVTToken, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+func (c *Codec) decodeTQReport() (*TQReport, error) {
+	if err := c.arrayLen(6); err != nil {
+		return nil, err
+	}
+	r := &TQReport{}
+	var err error
+	if r.Quantum, err = c.uint("quantum", math.MaxUint64); err != nil {
+		return nil, err
+	}
+	if r.Sent, err = c.uint("sent", math.MaxUint64); err != nil {
+		return nil, err
+	}
+	if r.SentMin, err = c.time("sent min"); err != nil {
+		return nil, err
+	}
+	n, err := c.dec.DecodeArrayLen()
+	if err != nil {
+		return nil, fmt.Errorf("received counts: %w", err)
+	}
+	// Every count takes at least one byte.
+	if n < 0 || n%2 != 0 || n > c.r.Len() {
+		return nil, fmt.Errorf("received counts: %d values with %d bytes left (want an even number)", n, c.r.Len())
+	}
+	if n > 0 {
+		r.Recv = make([][2]uint64, n/2)
+	}
+	for i := range r.Recv {
+		for j := range 2 {
+			if r.Recv[i][j], err = c.uint("received count", math.MaxUint64); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if r.Local, err = c.time("local min"); err != nil {
+		return nil, err
+	}
+	if r.NextMin, err = c.time("next min"); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 func (c *Codec) decodeGVTValue() (*GVTValue, error) {
@@ -952,7 +1039,7 @@ type Aggregator struct {
 type pending struct {
 	body   []byte
 	n      int
-	colour uint8
+	colour uint64
 }
 
 // NewAggregator returns an aggregator for ranks destinations that encodes with c.
@@ -964,7 +1051,7 @@ func NewAggregator(c *Codec, ranks, maxEvents, maxBytes int) *Aggregator {
 // for every message that becomes ready (at most two: a batch of the previous colour, and
 // the new batch when it is full). The event is copied; e may be reused at once. On error
 // (a payload that cannot be encoded, or a bad rank) nothing is added.
-func (a *Aggregator) Add(to int, colour uint8, e *event.Event, emit func(to int, msg []byte)) error {
+func (a *Aggregator) Add(to int, colour uint64, e *event.Event, emit func(to int, msg []byte)) error {
 	if to < 0 || to >= len(a.dests) {
 		return fmt.Errorf("aggregate event: destination rank %d out of range [0, %d)", to, len(a.dests))
 	}

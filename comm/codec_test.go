@@ -123,6 +123,7 @@ func allMessages() []any {
 		&Batch{Events: sampleEvents(), Colour: 1},
 		&Batch{Colour: 0},
 		&Batch{Events: make([]event.Event, 20), Colour: 200},
+		&Batch{Events: sampleEvents()[:1], Colour: math.MaxUint64},
 		&GVTToken{Round: 7, Lap: 2, Colour: 1, Count: -12, Min: 33.5, RedMin: math.Inf(1)},
 		&GVTToken{},
 		&GVTToken{Round: math.MaxUint64, Lap: math.MaxUint32, Colour: 255, Count: math.MinInt64, Min: -1, RedMin: 1e-9},
@@ -136,6 +137,8 @@ func allMessages() []any {
 		&Stats{},
 		&Config{Data: []byte("lps=100 end=1000")},
 		&Config{},
+		&TQReport{Quantum: 12, Sent: 300, SentMin: 4.5, Recv: [][2]uint64{{11, 7}, {12, 1 << 40}}, Local: 9, NextMin: math.Inf(1)},
+		&TQReport{SentMin: math.Inf(1), Local: math.Inf(1), NextMin: 0.25},
 	}
 }
 
@@ -145,7 +148,7 @@ func TestCodecRoundTripAllKinds(t *testing.T) {
 	wantKinds := map[string]Kind{
 		"*comm.Batch": KindEvents, "*comm.GVTToken": KindGVTToken, "*comm.GVTValue": KindGVTValue,
 		"*comm.TermToken": KindTermToken, "*comm.Terminate": KindTerminate,
-		"*comm.Stats": KindStats, "*comm.Config": KindConfig,
+		"*comm.Stats": KindStats, "*comm.Config": KindConfig, "*comm.TQReport": KindTQReport,
 	}
 	for i, m := range allMessages() {
 		t.Run(fmt.Sprintf("%d-%T", i, m), func(t *testing.T) {
@@ -188,6 +191,7 @@ func TestCodecTimesCompact(t *testing.T) {
 func TestCodecKindString(t *testing.T) {
 	require.Equal(t, "events", KindEvents.String())
 	require.Equal(t, "config", KindConfig.String())
+	require.Equal(t, "tq-report", KindTQReport.String())
 	require.Equal(t, "kind(0)", Kind(0).String())
 	require.Equal(t, "kind(99)", Kind(99).String())
 }
@@ -242,7 +246,8 @@ func TestCodecMalformed(t *testing.T) {
 		"bad flags":            {byte(KindEvents), 0x92, 0x00, 0x91, 0x97, 0x08, 1, 1, 1, 1, 1, 1},
 		"fields vs flags":      {byte(KindEvents), 0x92, 0x00, 0x91, 0x98, 0x01, 1, 1, 1, 1, 1, 1, 1},
 		"sender too big":       {byte(KindEvents), 0x92, 0x00, 0x91, 0x97, 0x00, 1, 1, 1, 1, 0xcf, 1, 0, 0, 0, 0, 0, 0, 0, 1},
-		"colour too big":       {byte(KindEvents), 0x92, 0xcd, 1, 0, 0x90},
+		"tq report odd counts": {byte(KindTQReport), 0x96, 1, 1, 1, 0x93, 1, 1, 1, 1, 1},
+		"tq report huge":       {byte(KindTQReport), 0x96, 1, 1, 1, 0xdd, 0x7f, 0xff, 0xff, 0xfe, 1, 1},
 		"empty payload name":   {byte(KindEvents), 0x92, 0x00, 0x91, 0x99, 0x02, 1, 1, 1, 1, 1, 1, 0xa0, 0xc0},
 		"token short":          {byte(KindGVTToken), 0x95, 1, 1, 1, 1, 1},
 		"negative initiator":   {byte(KindTermToken), 0x95, 1, 1, 1, 0xc3, 0xff},
@@ -364,13 +369,13 @@ func TestAggregator(t *testing.T) {
 		sent = nil
 		a := NewAggregator(NewCodec(reg), 1, 0, 0)
 		e := event.Event{RecvTime: 1}
-		for _, col := range []uint8{0, 0, 1, 1, 1, 0} {
+		for _, col := range []uint64{0, 0, 1, 1, 1, 0} {
 			require.NoError(t, a.Add(0, col, &e, emit))
 		}
 		a.FlushAll(emit)
 		require.Len(t, sent, 3)
 		for i, want := range []struct {
-			colour uint8
+			colour uint64
 			n      int
 		}{{0, 2}, {1, 3}, {0, 1}} {
 			b := decode(sent[i])

@@ -100,7 +100,9 @@ type TimeWarpConfig struct {
 	// GVTMethod computes GVT between processes (runs across processes only): asynchronous
 	// (default: Mattern's token on the ring of processes, Fujimoto inside each) or
 	// synchronous (every process reads its counters and local minimum, and an all-gather
-	// combines them, repeated until no event is in flight).
+	// combines them, repeated until no event is in flight) or tq (TQ-GVT: every process
+	// reports per-quantum counts and minimums to rank 0 every GVTPeriod, which combines
+	// the complete quanta; no token, no acknowledgements).
 	GVTMethod string
 	// MaxAggregate is the most events sent to another process in one message (runs
 	// across processes only; default 256; 1 sends every event on its own). A batch is
@@ -130,6 +132,7 @@ const MaxBatchSize = 1 << 20
 const (
 	GVTAsynchronous = "asynchronous"
 	GVTSynchronous  = "synchronous"
+	GVTTQ           = "tq"
 )
 
 // Config configures a Simulation. The zero value is not valid: set MaxSimTime.
@@ -281,8 +284,8 @@ func (tw TimeWarpConfig) validate() error {
 		return fmt.Errorf("unknown time-warp cancellation %q (want aggressive or lazy)", tw.Cancellation)
 	case d.StateSaving != StateSavingAuto && d.StateSaving != StateSavingPeriodic && d.StateSaving != StateSavingReverse:
 		return fmt.Errorf("unknown time-warp state-saving type %q (want auto, periodic or reverse)", tw.StateSaving)
-	case d.GVTMethod != GVTAsynchronous && d.GVTMethod != GVTSynchronous:
-		return fmt.Errorf("unknown time-warp GVT calculation method %q (want asynchronous or synchronous)", tw.GVTMethod)
+	case d.GVTMethod != GVTAsynchronous && d.GVTMethod != GVTSynchronous && d.GVTMethod != GVTTQ:
+		return fmt.Errorf("unknown time-warp GVT calculation method %q (want asynchronous, synchronous or tq)", tw.GVTMethod)
 	case tw.MaxAggregate < 0:
 		return fmt.Errorf("time-warp communication max aggregate must be at least 1 event, got %d", tw.MaxAggregate)
 	case tw.BatchSize < 0 || tw.BatchSize > MaxBatchSize:

@@ -38,6 +38,15 @@ import (
 // minimum. The GVT a round finds is broadcast by rank 0; it drives fossil collection and
 // the progress line. With GVTMethod synchronous, every rank takes the same reading every
 // GVTPeriod and an all-gather combines them, repeated until no white event is in flight.
+// With GVTMethod tq (TQ-GVT, gvt.TQ), every rank ends a quantum of its own every GVTPeriod
+// (sooner when its workers want GVT, but at most tqEagerness times a period): it passes a
+// cut as for a token (what it aggregated goes out with the old quantum's tag, what the
+// workers queued with the new one), starts a local round, and when that is over sends its
+// report to rank 0, the master (gvt.TQMaster), which broadcasts GVT whenever a boundary
+// that every rank reported raises it. Above tqFlatRanks ranks the masters form a tree:
+// groups of about the square root of the rank count report to their first rank, which
+// merges their reports (gvt.TQRelay) and sends one a boundary to rank 0, and passes the
+// GVT broadcast on to its group.
 //
 // Termination: Mattern's sticky flags (termination.Sticky). A rank is passive when its
 // workers are all passive, no schedule queue holds an event below the end time and nothing
@@ -90,6 +99,17 @@ type distributed struct {
 	sticky     *termination.Sticky
 	mw         *worker
 	sync       bool // GVTMethod synchronous
+	// GVTMethod tq: this rank's quanta, the local round of the reading under way (0 when
+	// none), and at rank 0 the master. tqRecv is the report's reusable list of counts.
+	tq       *gvt.TQ
+	tqLocal  uint64
+	tqMaster *gvt.TQMaster
+	tqRecv   [][2]uint64
+	// A tree of masters: the group size (0: none, every rank reports to rank 0), this
+	// rank's group leader, and at a leader the relay that merges its group's reports.
+	tqFan    int
+	tqLeader int
+	tqRelay  *gvt.TQRelay
 
 	outMu sync.Mutex
 	out   []*event.Event // guarded by outMu: events for other ranks, in the order posted
@@ -125,6 +145,21 @@ func newDistributed(d *timeWarpDispatcher, tr comm.Transport, owner []int) *dist
 		m.owner[i] = int32(r)
 	}
 	m.agg = comm.NewAggregator(m.codec, m.size, d.cfg.MaxAggregate, 0)
+	if d.cfg.GVTMethod == GVTTQ {
+		m.tq = gvt.NewTQ()
+		processes := m.size
+		if m.size > tqFlatRanks {
+			m.tqFan = int(math.Ceil(math.Sqrt(float64(m.size))))
+			m.tqLeader = m.rank / m.tqFan * m.tqFan
+			processes = (m.size + m.tqFan - 1) / m.tqFan
+			if m.rank == m.tqLeader {
+				m.tqRelay = gvt.NewTQRelay(min(m.tqFan, m.size-m.rank))
+			}
+		}
+		if m.rank == 0 {
+			m.tqMaster = gvt.NewTQMaster(processes)
+		}
+	}
 	if m.rank == 0 {
 		t := termination.FirstToken()
 		m.term = &t
@@ -253,9 +288,13 @@ func (m *distributed) manage(ctx context.Context, start time.Time) {
 			m.flush()
 			m.lastFlush = now
 		}
-		if m.sync {
+		switch {
+		case m.sync:
 			m.stepSync(now)
-		} else {
+		case m.tq != nil:
+			m.stepTQ(now)
+			m.stepTermination()
+		default:
 			m.stepGVT(now)
 			m.stepTermination()
 		}
@@ -365,7 +404,11 @@ func (m *distributed) handle(from int, msg []byte) error {
 	switch k {
 	case comm.KindEvents:
 		b := v.(*comm.Batch)
-		m.mattern.Received(b.Colour, len(b.Events))
+		if m.tq != nil {
+			m.tq.Received(b.Colour, len(b.Events))
+		} else {
+			m.mattern.Received(uint8(b.Colour), len(b.Events))
+		}
 		m.sticky.Received(len(b.Events))
 		mw := m.mw
 		for i := range b.Events {
@@ -405,7 +448,22 @@ func (m *distributed) handle(from int, msg []byte) error {
 		}
 		m.beginReading(&tok)
 	case comm.KindGVTValue:
-		m.setGVT(v.(*comm.GVTValue).GVT)
+		g := v.(*comm.GVTValue)
+		if m.tqRelay != nil {
+			m.tqForward(msg) // a leader passes the master's GVT on to its group
+		}
+		m.setGVT(g.GVT)
+	case comm.KindTQReport:
+		if m.tqMaster == nil && m.tqRelay == nil {
+			return fmt.Errorf("rank %d sent a TQ-GVT report to rank %d, which is not a master", from, m.rank)
+		}
+		r := v.(*comm.TQReport)
+		rep := gvt.TQReport{Quantum: r.Quantum, Sent: r.Sent, SentMin: r.SentMin, Local: r.Local, NextMin: r.NextMin,
+			Recv: make([]gvt.TQCount, len(r.Recv))}
+		for i, c := range r.Recv {
+			rep.Recv[i] = gvt.TQCount{Tag: c[0], N: c[1]}
+		}
+		m.tqReceived(from, &rep)
 	case comm.KindTermToken:
 		t := v.(*comm.TermToken)
 		m.term = &termination.Token{Round: t.Round, Sent: t.Sent, Received: t.Received, Initiator: t.Initiator}
@@ -440,13 +498,22 @@ func (m *distributed) drain() bool {
 		m.spare = out
 		return false
 	}
-	colour := m.mattern.Colour()
+	var colour uint64
+	if m.tq != nil {
+		colour = m.tq.Tag()
+	} else {
+		colour = uint64(m.mattern.Colour())
+	}
 	for i, e := range out {
 		to := int(m.owner[e.Receiver])
 		if err := m.agg.Add(to, colour, e, m.emit); err != nil {
 			m.fail(err)
 		}
-		m.mattern.Sent(e.RecvTime)
+		if m.tq != nil {
+			m.tq.Sent(e.RecvTime)
+		} else {
+			m.mattern.Sent(e.RecvTime)
+		}
 		m.sticky.Sent(1)
 		m.mw.pool.Put(e)
 		out[i] = nil
@@ -535,6 +602,130 @@ func (m *distributed) stepGVT(now time.Time) {
 		Colour: uint8((tok.Round - 1) & 1), Count: tok.Count, Min: tok.Min, RedMin: tok.RedMin})
 	if err := m.send(next, msg); err != nil {
 		m.failComm(fmt.Errorf("send GVT token to rank %d: %w", next, err))
+	}
+}
+
+// tqFlatRanks is the most ranks that report to rank 0 directly under TQ-GVT; above it the
+// masters form a tree (see distributed).
+const tqFlatRanks = 16
+
+// tqEagerness bounds how often a rank whose workers want GVT ends a TQ-GVT quantum: at
+// most this many times per GVT period.
+const tqEagerness = 8
+
+// stepTQ advances TQ-GVT at this rank: it ends a quantum every GVT period (or sooner, when
+// its workers want GVT), and reports a quantum's reading once its local round is over.
+func (m *distributed) stepTQ(now time.Time) {
+	d := m.d
+	if m.tqLocal == 0 {
+		since := now.Sub(m.lastGVT)
+		if since < d.cfg.GVTPeriod && (since < d.cfg.GVTPeriod/tqEagerness || !d.gvtWanted.Swap(false)) {
+			return
+		}
+		m.lastGVT = now
+		// The cut: what was aggregated goes out with the quantum's tag, then the quantum
+		// ends and what the workers queued goes out with the next one. The local round
+		// starts, and the manager reports in it, at the same instant as End.
+		m.flush()
+		m.tq.End()
+		m.drain()
+		m.flush()
+		for !d.gvt.Start() {
+			runtime.Gosched() // cannot happen: the manager waits for each round
+		}
+		m.tqLocal = d.gvt.Round()
+		d.gvt.Report(m.tqLocal, m.mw.tracker.Take(m.tqLocal, math.Inf(1)))
+		return
+	}
+	local, ok := d.gvt.Result(m.tqLocal)
+	if !ok {
+		return
+	}
+	m.tqLocal = 0
+	m.tqReceived(m.rank, m.tq.Report(local))
+}
+
+// tqReceived handles the TQ-GVT report r that rank from (this one, a member of this
+// rank's group, or at rank 0 the leader of a group) sent: a leader merges its group's, and
+// the master combines.
+func (m *distributed) tqReceived(from int, r *gvt.TQReport) {
+	if m.tqFan > 0 && (from != m.rank || m.tqRelay != nil) && (m.rank != 0 || from < m.tqFan) {
+		// A report of a member of this rank's group (maybe itself): merge it.
+		merged, ok, err := m.tqRelay.Add(from-m.rank, r)
+		if err != nil {
+			m.fail(fmt.Errorf("kernel: %w (GVT protocol bug)", err))
+			return
+		}
+		if !ok {
+			return
+		}
+		r, from = merged, m.rank
+	}
+	if m.tqMaster == nil {
+		m.sendTQReport(m.tqLeader, r)
+		return
+	}
+	process := from
+	if m.tqFan > 0 {
+		process = from / m.tqFan
+	}
+	g, rose, err := m.tqMaster.Add(process, r)
+	if err != nil {
+		m.fail(fmt.Errorf("kernel: %w (GVT protocol bug)", err))
+		return
+	}
+	if !rose {
+		return
+	}
+	m.setGVT(g)
+	m.tqForward(m.codec.AppendGVTValue(nil, &comm.GVTValue{Round: m.tqMaster.Boundaries(), GVT: g}))
+}
+
+// sendTQReport sends report r to rank to, a master (rank 0) or this rank's group leader.
+func (m *distributed) sendTQReport(to int, r *gvt.TQReport) {
+	if to == m.rank {
+		to = 0 // a leader's merged report goes to the master
+	}
+	m.tqRecv = m.tqRecv[:0]
+	for _, c := range r.Recv {
+		m.tqRecv = append(m.tqRecv, [2]uint64{c.Tag, c.N})
+	}
+	msg := m.codec.AppendTQReport(nil, &comm.TQReport{Quantum: r.Quantum, Sent: r.Sent, SentMin: r.SentMin,
+		Recv: m.tqRecv, Local: r.Local, NextMin: r.NextMin})
+	if err := m.send(to, msg); err != nil {
+		m.failComm(fmt.Errorf("send TQ-GVT report to rank %d: %w", to, err))
+	}
+}
+
+// tqForward sends the GVT message msg on down the tree: from rank 0 to every other rank
+// (no tree) or to its group and the other leaders; from a leader to its group.
+func (m *distributed) tqForward(msg []byte) {
+	send := func(to int) bool {
+		if err := m.send(to, msg); err != nil {
+			m.failComm(fmt.Errorf("send GVT to rank %d: %w", to, err))
+			return false
+		}
+		return true
+	}
+	if m.tqFan == 0 {
+		for to := 1; to < m.size; to++ {
+			if !send(to) {
+				return
+			}
+		}
+		return
+	}
+	for to := m.rank + 1; to < min(m.rank+m.tqFan, m.size); to++ {
+		if !send(to) {
+			return
+		}
+	}
+	if m.rank == 0 {
+		for to := m.tqFan; to < m.size; to += m.tqFan {
+			if !send(to) {
+				return
+			}
+		}
 	}
 }
 

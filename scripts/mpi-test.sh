@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The MPI transport's tests under a real launcher: builds the comm test binary with
 # -tags mpi and runs TestMPI under mpirun with 2 and 4 ranks; then builds warped with
-# -tags mpi and checks that PHOLD and PCS runs across 2 and 4 processes, and traffic,
+# -tags mpi and checks that PHOLD and PCS runs across 2 and 4 processes (with TQ-GVT too,
+# and PHOLD across 8 with every GVT method), and traffic,
 # epidemic, airport and logic runs across 2 and 3, give the sequential digest, and that
 # ranks configured differently fail naming the setting.
 # Skips (exit 0) when MPI is not installed.
@@ -91,6 +92,15 @@ for np in 2 4; do
     --time-warp-check-rollbacks --gpu cpu
   check pcs "$np" 2 asynchronous --num-cells-x 16 --num-cells-y 16 --max-sim-time 100 \
     --time-warp-state-saving-type periodic --time-warp-cancellation lazy --time-warp-check-rollbacks
+done
+
+# TQ-GVT (issue 18) across 2 and 4 processes, then every GVT method across 8 (oversubscribed).
+for np in 2 4; do
+  check phold "$np" 1 tq --lps 512 --max-sim-time 40
+  check pcs "$np" 2 tq --num-cells-x 16 --num-cells-y 16 --max-sim-time 100
+done
+for method in asynchronous synchronous tq; do
+  check phold 8 1 "$method" --lps 256 --max-sim-time 20
 done
 
 # The models of issue 15 (traffic, epidemic, airport, logic) across 2 and 3 processes:
