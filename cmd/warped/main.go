@@ -4,6 +4,7 @@
 //	warped pcs [flags]     run the PCS cellular network model
 //	warped version         print the version
 //	warped devices         list the GPU offload backends and their devices
+//	warped study SPEC      run a parameter study (see 'warped study --help')
 //	warped help [model]    print usage, or a model's flags
 //
 // Every flag can also be given in a JSON file (--config FILE) under the same name; the
@@ -57,6 +58,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case "devices":
 		return devicesCommand(args[1:], stdout, stderr)
+	case "study":
+		return studyCommand(ctx, args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "warped %s\n", version)
 		return exitOK

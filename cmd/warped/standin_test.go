@@ -132,11 +132,11 @@ func TestStandinGPUOnMatchesSequential(t *testing.T) {
 // commits the sequential result and says why on one line; with --gpu on it fails with one
 // line saying what failed.
 func TestStandinFaults(t *testing.T) {
-	// Long enough (about 0.1 s, more under the race detector) for auto to batch: it
+	// Long enough (about 0.2 s, more under the race detector) for auto to batch: it
 	// measures 10 ms without batching first.
-	m := []string{"phold", "--lps", "256", "--max-sim-time", "300", "--time-warp-worker-threads", "2"}
+	m := []string{"phold", "--lps", "256", "--max-sim-time", "3000", "--time-warp-worker-threads", "2"}
 	if raceEnabled {
-		m[4] = "150"
+		m[4] = "600"
 	}
 	code, out, errOut := warped(append(m, "--simulation-type", "sequential")...)
 	require.Equal(t, 0, code, errOut)

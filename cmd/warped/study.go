@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/warpedgo/warped/comm"
+	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/partition"
+	"github.com/warpedgo/warped/study"
+)
+
+// catalogMu serialises binding a model's flags and reading its results: a model entry
+// may keep state between the two (the epidemic's --time-series path), and a study runs
+// several runs of one entry at once.
+var catalogMu sync.Mutex
+
+// catalog gives package study the bundled models.
+type catalog struct{}
+
+// dynamicResults are the models whose result keys depend on their flags.
+var dynamicResults = map[string]bool{"logic": true}
+
+func (catalog) Flags(name string) (*flag.FlagSet, error) {
+	m := findModel(name)
+	if m == nil {
+		names := make([]string, len(models))
+		for i, m := range models {
+			names[i] = m.name
+		}
+		return nil, study.UnknownModel(name, names)
+	}
+	catalogMu.Lock()
+	defer catalogMu.Unlock()
+	var o options
+	fs, _ := newFlagSet(m, &o)
+	return fs, nil
+}
+
+func (catalog) ResultKeys(name string) (keys []string) {
+	m := findModel(name)
+	if m == nil || dynamicResults[name] {
+		return nil
+	}
+	catalogMu.Lock()
+	defer catalogMu.Unlock()
+	defer func() {
+		if recover() != nil {
+			keys = nil
+		}
+	}()
+	for _, r := range m.results(nil) {
+		keys = append(keys, r.key)
+	}
+	return keys
+}
+
+// runForStudy runs model name with the command-line flags args in this process, as
+// 'warped NAME ARGS' would but printing nothing, and returns its outcome.
+func runForStudy(ctx context.Context, name string, args []string, shared gpuoffload.Backend) (study.Outcome, error) {
+	if shared != nil {
+		defer shared.Close()
+	}
+	m := findModel(name)
+	if m == nil {
+		return study.Outcome{}, fmt.Errorf("unknown model %q", name)
+	}
+	inv := &invocation{m: m, stdout: io.Discard, stderr: io.Discard}
+	defer inv.close()
+	catalogMu.Lock()
+	err := inv.parseFlags(args)
+	if err == nil {
+		err = checkOptions(&inv.o)
+	}
+	var lps []kernel.LogicalProcess
+	var cfg kernel.Config
+	if err == nil {
+		var part partition.Partitioner
+		if lps, part, err = inv.buildModel(); err == nil {
+			cfg = inv.config(part) // reads every flag's value
+		}
+	}
+	catalogMu.Unlock()
+	if err != nil {
+		return study.Outcome{}, err
+	}
+	if shared != nil && inv.o.simType == kernel.TimeWarp && inv.o.gpu != gpuoffload.ModeOff && hasBatcher(lps) {
+		// The study's shared backend, batching on (the study asked to merge batches).
+		cfg.TimeWarp.Offload, cfg.TimeWarp.BatchSize = shared, inv.o.gpuBatchSize
+	} else if _, err := inv.openOffload(&cfg, lps); err != nil {
+		return study.Outcome{}, err
+	}
+	sim, err := kernel.New(cfg, lps)
+	if err != nil {
+		return study.Outcome{}, err
+	}
+	res, err := sim.Run(ctx)
+	if err != nil {
+		return study.Outcome{}, fmt.Errorf("run failed: %w", err)
+	}
+	catalogMu.Lock()
+	results := m.results(lps)
+	catalogMu.Unlock()
+	out := study.Outcome{Results: make(map[string]float64, len(results)), Digest: res.Digest,
+		Events: res.EventsCommitted, WallSeconds: res.WallSeconds}
+	for _, r := range results {
+		out.Results[r.key] = float64(r.value)
+	}
+	return out, nil
+}
+
+// hasBatcher reports whether some LP has batch kernels.
+func hasBatcher(lps []kernel.LogicalProcess) bool {
+	return slices.ContainsFunc(lps, func(lp kernel.LogicalProcess) bool {
+		_, ok := lp.(kernel.Batcher)
+		return ok
+	})
+}
+
+// openMerge opens the backend that a study's runs share to merge batches: the one the
+// spec's --gpu asks for (auto: CUDA if it opens, else the CPU backend).
+func openMerge(s *study.Spec) func() (gpuoffload.Backend, error) {
+	return func() (gpuoffload.Backend, error) {
+		mode := gpuoffload.ModeAuto
+		for _, f := range s.Flags {
+			if f.Name == "gpu" {
+				mode = f.Value
+			}
+		}
+		if mode == gpuoffload.ModeOff {
+			return nil, &study.SettingsError{Msg: "merging batches across runs needs --gpu cpu, on or auto, not off"}
+		}
+		be, _, err := gpuoffload.Open(mode, gpuoffload.Options{})
+		if err != nil {
+			return nil, err
+		}
+		if be == nil {
+			be = gpuoffload.NewCPU(0)
+		}
+		return be, nil
+	}
+}
+
+// studyOptions are the flags of 'warped study'.
+type studyOptions struct {
+	out      string
+	resume   bool
+	exec     study.Execution
+	progress progressMode
+}
+
+// studyUsage is the help of 'warped study'.
+const studyUsage = `Usage: warped study SPEC [flags]
+
+Runs a parameter study: the runs of one model over a grid (or list) of parameter values,
+each point repeated with several seeds, many at once in this process. SPEC is a YAML or
+JSON file; see examples/study/. Writes summary.csv and summary.json (mean, std and 95%
+confidence interval per point and result), runs.csv (one row per run with its digest),
+plots (plot-RESULT.png and .svg) and journal.jsonl (finished runs) into --out.
+
+Flags:
+`
+
+// studyCommand is 'warped study SPEC [flags]'.
+func studyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fail := func(status int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "warped study: "+format+"\n", a...)
+		return status
+	}
+	var o studyOptions
+	o.progress = "auto"
+	fs := flag.NewFlagSet("warped study", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.out, "out", "", "directory of the tables, plots and journal (default: the spec's name with .out)")
+	fs.BoolVar(&o.resume, "resume", false, "go on with the study whose journal is in --out, skipping its finished runs")
+	fs.IntVar(&o.exec.Jobs, "jobs", 0, "runs at once (0: the spec's, else chosen from the cores and memory)")
+	fs.StringVar(&o.exec.SimulationType, "simulation-type", "", "each run's dispatcher: auto (chosen: sequential runs on every core, or time-warp runs when there are fewer runs than cores and they are long), "+strings.Join(kernel.Types(), " or "))
+	fs.IntVar(&o.exec.Workers, "workers", 0, "time-warp worker threads of each run (0: the cores divided by the jobs)")
+	fs.IntVar(&o.exec.MemoryMiB, "memory-mib", 0, "memory budget of the runs in MiB (0: the spec's, else half the memory available)")
+	fs.BoolVar(&o.exec.MergeBatches, "merge-batches", false, "run time-warp runs on one shared offload backend that merges batches of the same kernel from different runs (CUDA with --gpu on or auto where it opens, else the CPU backend)")
+	fs.Var(&o.progress, "progress", "progress bar on stderr: auto (when stderr is a terminal), on or off")
+	var spec string
+	for rest := args; ; {
+		if err := fs.Parse(rest); errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, studyUsage)
+			fs.VisitAll(func(f *flag.Flag) {
+				fmt.Fprintf(stdout, "  --%-16s %s (default %q)\n", f.Name, f.Usage, f.DefValue)
+			})
+			return exitOK
+		} else if err != nil {
+			return fail(exitUsage, "%v; run 'warped study --help' for the flags", err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		if spec != "" {
+			return fail(exitUsage, "unexpected argument %q: give one SPEC", fs.Arg(0))
+		}
+		spec, rest = fs.Arg(0), fs.Args()[1:]
+	}
+	if spec == "" {
+		return fail(exitUsage, "missing SPEC; run 'warped study --help'")
+	}
+	if err := comm.CheckLaunch(); err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	data, err := os.ReadFile(spec)
+	if err != nil {
+		return fail(exitUsage, "cannot read the spec: %v", err)
+	}
+	s, err := study.Parse(data, spec, catalog{})
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	if err := checkStudyPoints(s); err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	if o.out == "" {
+		o.out = strings.TrimSuffix(filepath.Base(spec), filepath.Ext(spec)) + ".out"
+	}
+	var ranks study.Ranks
+	log := stderr
+	if comm.LaunchedRanks() > 1 {
+		// Under mpirun the ranks share the runs; rank 0 prints and writes the tables.
+		mpi, err := comm.NewMPI(comm.MPIOptions{})
+		if err != nil {
+			return fail(exitRun, "%v", err)
+		}
+		defer mpi.Close()
+		ranks = mpi
+		if mpi.Rank() != 0 {
+			stdout, stderr, log, o.progress = io.Discard, io.Discard, io.Discard, "off"
+		}
+	}
+	var prog study.Progress
+	switch o.progress {
+	case "on":
+		prog = study.NewProgress(stderr, true)
+	case "off":
+	default:
+		prog = study.NewProgress(stderr, showProgress("auto", stderr))
+	}
+	st, err := study.Execute(ctx, s, runForStudy, study.Options{Out: o.out, Resume: o.resume,
+		Execution: o.exec, Progress: prog, Log: log, Types: kernel.Types(), OpenMerge: openMerge(s), Ranks: ranks})
+	if errors.Is(err, study.ErrInterrupted) {
+		return fail(exitRun, "interrupted: the finished runs are in %s; go on with 'warped study %s --out %s --resume'",
+			filepath.Join(o.out, study.JournalFile), spec, o.out)
+	}
+	var se *study.SettingsError
+	if errors.As(err, &se) {
+		return fail(exitUsage, "%v", err)
+	}
+	if err != nil {
+		return fail(exitRun, "%v", err)
+	}
+	if ranks != nil && ranks.Rank() != 0 {
+		return exitOK
+	}
+	paths, err := st.WriteTables(o.out)
+	if err != nil {
+		return fail(exitRun, "%v", err)
+	}
+	printStudy(stdout, st)
+	if st.MergedBatches > 0 {
+		fmt.Fprintf(stdout, "offload: %d batches (%d events) of the runs in %d merged calls\n", st.MergedBatches, st.MergedElements, st.MergedCalls)
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", strings.Join(paths, ", "))
+	return exitOK
+}
+
+// checkStudyPoints checks, before any run, that every point's configuration builds: the
+// model's own checks (a negative count, an odd degree) fail here, not after hours.
+func checkStudyPoints(s *study.Spec) error {
+	m := findModel(s.Model)
+	seen := map[string]bool{}
+	for _, r := range s.Runs() {
+		if r.Replication != 0 {
+			continue
+		}
+		args := r.Args[:len(r.Args)-1] // the seed does not change the configuration
+		if k := strings.Join(args, " "); seen[k] {
+			continue
+		} else {
+			seen[k] = true
+		}
+		inv := &invocation{m: m, stdout: io.Discard, stderr: io.Discard}
+		catalogMu.Lock()
+		err := inv.parseFlags(args)
+		if err == nil {
+			err = checkOptions(&inv.o)
+		}
+		if err == nil {
+			_, _, err = inv.buildModel()
+		}
+		catalogMu.Unlock()
+		if err != nil {
+			return fmt.Errorf("%s: point %d (%s): %v", s.Model, r.Point+1, strings.Join(args, " "), err)
+		}
+	}
+	return nil
+}
+
+// printStudy prints the summary: per point and result the mean and the 95% confidence
+// interval's half width.
+func printStudy(w io.Writer, st *study.Study) {
+	fmt.Fprintf(w, "Study of %s: %d points x %d seeds = %d runs (%d resumed from the journal)\n",
+		st.Spec.Model, len(st.Spec.Points), st.Spec.Replications, len(st.Runs), st.Resumed)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := append(append([]string{}, st.Spec.Params...), st.Spec.Results...)
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, ps := range st.Summary() {
+		row := append([]string{}, ps.Params...)
+		for _, r := range ps.Results {
+			cell := strconv.FormatFloat(r.Mean, 'f', 1, 64)
+			if h := (r.CIHigh - r.CILow) / 2; h == h {
+				cell += " ± " + strconv.FormatFloat(h, 'f', 1, 64)
+			}
+			row = append(row, cell)
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	tw.Flush()
+	digests := map[string]bool{}
+	for _, out := range st.Outcomes {
+		digests[out.Digest] = true
+	}
+	keys := make([]string, 0, len(digests))
+	for k := range digests {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fmt.Fprintf(w, "(mean ± 95%% confidence half-width; %d distinct digests)\n", len(keys))
+}

@@ -1,0 +1,528 @@
+// Package study runs parameter studies: many simulations of one model over a grid (or a
+// list) of parameter values, each point repeated with several seeds, in one process. It
+// parses and checks a study's spec, plans its runs, schedules them concurrently within a
+// memory budget, journals every finished run so that an interrupted study resumes, and
+// summarises the results (mean, standard deviation and 95% confidence interval per point)
+// as CSV, JSON and plots. Its runs may share one offload backend that merges their
+// batches (Merger), and several processes may share its runs (Ranks).
+//
+// The models are not known here: the caller injects them through a Catalog and a Runner.
+package study
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Spec is a parsed, checked study.
+type Spec struct {
+	// Model names the model every run simulates.
+	Model string
+	// Flags are the model and kernel flags every run shares, by name (without dashes), in
+	// the spec's order.
+	Flags []Param
+	// Params are the parameters that vary, in the spec's order, each with its values.
+	// Points lists the parameter values of every point, one value per parameter (the
+	// full grid when the spec gives parameters, else the spec's points).
+	Params []string
+	Points [][]string
+	// Replications is the number of seeds per point; replication r of a point uses seed
+	// Seed+r.
+	Replications int
+	Seed         uint64
+	// Results are the keys of the model's results to summarise.
+	Results []string
+	// Execution is how the runs are executed (the command line may override it).
+	Execution Execution
+}
+
+// Param is a flag name and its value, as the command line would give it.
+type Param struct {
+	Name, Value string
+}
+
+// Execution says how a study's runs are executed.
+type Execution struct {
+	// Jobs is the number of runs at once (0: chosen, see Plan).
+	Jobs int
+	// SimulationType is each run's dispatcher: "auto" (the default: chosen, see Plan),
+	// or one of the kernel's types.
+	SimulationType string
+	// Workers is the time-warp worker goroutines of each run (0: the cores divided by
+	// the jobs).
+	Workers int
+	// MemoryMiB is the memory budget of the runs in MiB (0: half the memory available
+	// when the study starts).
+	MemoryMiB int
+	// MergeBatches runs the runs with time-warp workers on one shared offload backend
+	// that merges batches of the same kernel from different runs (see Merger).
+	MergeBatches bool
+}
+
+// Catalog is what checking a spec needs to know about the models.
+type Catalog interface {
+	// Flags returns a new flag set with every flag of the model's runs (its own and the
+	// kernel's), or an error when there is no such model.
+	Flags(model string) (*flag.FlagSet, error)
+	// ResultKeys returns the keys of the model's results, or nil when they are only
+	// known after a run.
+	ResultKeys(model string) []string
+}
+
+// reserved are flags a spec may not set: the study sets them itself, or they name
+// per-run output files that concurrent runs would share.
+var reserved = map[string]string{
+	"seed":            "set 'seed' and 'replications' at the top level instead",
+	"simulation-type": "set it under 'execution' instead",
+	"config":          "put the flags in the spec instead",
+	"dump-config":     "not for studies",
+	"stats-file":      "the study writes its own tables (--out)",
+	"progress":        "the study shows its own progress",
+	"time-series":     "a study's runs cannot share one output file",
+}
+
+// SpecError is a problem with a spec: where it is (the spec's file name and line, or a
+// key) and what is wrong.
+type SpecError struct {
+	File string
+	Line int // 0: unknown
+	Msg  string
+}
+
+func (e *SpecError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// Parse parses and checks a spec in YAML or JSON (JSON is YAML) from data; file names it
+// in errors. Every flag, parameter and value is checked against the model's flag set
+// from cat before any run; errors are one line naming the spec's line.
+func Parse(data []byte, file string, cat Catalog) (*Spec, error) {
+	p := &parser{file: file}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, &SpecError{File: file, Msg: "not YAML or JSON: " + oneLine(err.Error())}
+	}
+	if len(doc.Content) == 0 {
+		return nil, p.errf(nil, "empty spec: it needs at least 'model'")
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, p.errf(root, "the spec must be a mapping of keys (model, flags, parameters, ...)")
+	}
+	s := &Spec{Replications: 1, Seed: 1, Execution: Execution{SimulationType: "auto"}}
+	var params, points, flags *yaml.Node
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if seen[k.Value] {
+			return nil, p.errf(k, "key %q given twice", k.Value)
+		}
+		seen[k.Value] = true
+		var err error
+		switch k.Value {
+		case "model":
+			s.Model, err = p.scalar(v, "model")
+		case "flags":
+			flags = v
+		case "parameters":
+			params = v
+		case "points":
+			points = v
+		case "replications":
+			s.Replications, err = p.intIn(v, "replications", 1, 1<<20)
+		case "seed":
+			var x int
+			x, err = p.intIn(v, "seed", 0, math.MaxInt)
+			s.Seed = uint64(x)
+		case "results":
+			s.Results, err = p.strings(v, "results")
+		case "execution":
+			err = p.execution(v, &s.Execution)
+		default:
+			err = p.errf(k, "unknown key %q (want model, flags, parameters, points, replications, seed, results, execution)", k.Value)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if s.Model == "" {
+		return nil, p.errf(root, "missing key 'model'")
+	}
+	fs, err := cat.Flags(s.Model)
+	if err != nil {
+		return nil, p.errf(keyNode(root, "model"), "%v", err)
+	}
+	p.fs, p.model = fs, s.Model
+	if flags != nil {
+		if s.Flags, err = p.flags(flags); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case params != nil && points != nil:
+		return nil, p.errf(keyNode(root, "points"), "give either 'parameters' (a full grid) or 'points', not both")
+	case params != nil:
+		err = p.grid(params, s)
+	case points != nil:
+		err = p.points(points, s)
+	default:
+		s.Points = [][]string{{}} // one point: the fixed flags alone
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range s.Flags {
+		if slices.Contains(s.Params, f.Name) {
+			return nil, p.errf(keyNode(flags, f.Name), "flag %q is also a parameter; give it in one place", f.Name)
+		}
+	}
+	keys := cat.ResultKeys(s.Model)
+	if keys == nil && len(s.Results) == 0 {
+		return nil, p.errf(root, "missing key 'results': model %s's results depend on its flags, so list those to summarise", s.Model)
+	}
+	if keys != nil {
+		if len(s.Results) == 0 {
+			s.Results = keys
+		}
+		for _, r := range s.Results {
+			if !slices.Contains(keys, r) {
+				return nil, p.errf(keyNode(root, "results"), "model %s has no result %q (it has %s)", s.Model, r, strings.Join(keys, ", "))
+			}
+		}
+	}
+	return s, nil
+}
+
+// parser carries what errors need: the file, and the model's flags once known.
+type parser struct {
+	file  string
+	model string
+	fs    *flag.FlagSet
+}
+
+func (p *parser) errf(n *yaml.Node, format string, a ...any) error {
+	e := &SpecError{File: p.file, Msg: oneLine(fmt.Sprintf(format, a...))}
+	if n != nil {
+		e.Line = n.Line
+	}
+	return e
+}
+
+// keyNode returns the key node called key in mapping m, or m.
+func keyNode(m *yaml.Node, key string) *yaml.Node {
+	if m != nil && m.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == key {
+				return m.Content[i]
+			}
+		}
+	}
+	return m
+}
+
+func (p *parser) scalar(n *yaml.Node, what string) (string, error) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return "", p.errf(n, "%s must be a single value", what)
+	}
+	return n.Value, nil
+}
+
+func (p *parser) intIn(n *yaml.Node, what string, lo, hi int) (int, error) {
+	s, err := p.scalar(n, what)
+	if err != nil {
+		return 0, err
+	}
+	x, err := strconv.Atoi(s)
+	if err != nil || x < lo || x > hi {
+		return 0, p.errf(n, "%s must be an integer in [%d, %d], got %q", what, lo, hi, s)
+	}
+	return x, nil
+}
+
+func (p *parser) strings(n *yaml.Node, what string) ([]string, error) {
+	if n.Kind == yaml.ScalarNode {
+		s, err := p.scalar(n, what)
+		return []string{s}, err
+	}
+	if n.Kind != yaml.SequenceNode {
+		return nil, p.errf(n, "%s must be a list", what)
+	}
+	out := make([]string, 0, len(n.Content))
+	for _, c := range n.Content {
+		s, err := p.scalar(c, what)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (p *parser) execution(n *yaml.Node, e *Execution) error {
+	if n.Kind != yaml.MappingNode {
+		return p.errf(n, "execution must be a mapping (jobs, simulation-type, workers, memory-mib)")
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		var err error
+		switch k.Value {
+		case "jobs":
+			e.Jobs, err = p.intIn(v, "execution.jobs", 0, 1<<16)
+		case "workers":
+			e.Workers, err = p.intIn(v, "execution.workers", 0, 1<<16)
+		case "memory-mib":
+			e.MemoryMiB, err = p.intIn(v, "execution.memory-mib", 0, math.MaxInt32)
+		case "simulation-type":
+			e.SimulationType, err = p.scalar(v, "execution.simulation-type")
+		case "merge-batches":
+			var x string
+			if x, err = p.scalar(v, "execution.merge-batches"); err == nil {
+				if e.MergeBatches, err = strconv.ParseBool(x); err != nil {
+					err = p.errf(v, "execution.merge-batches must be true or false, got %q", x)
+				}
+			}
+		default:
+			err = p.errf(k, "unknown key execution.%s (want jobs, simulation-type, workers, memory-mib, merge-batches)", k.Value)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkFlag checks that the model has flag name and that value is good for it.
+func (p *parser) checkFlag(at *yaml.Node, name, value string) error {
+	if why, ok := reserved[name]; ok {
+		return p.errf(at, "flag %q cannot be given in a study: %s", name, why)
+	}
+	if p.fs.Lookup(name) == nil {
+		return p.errf(at, "model %s has no flag %q; run 'warped help %s' for the flags", p.model, name, p.model)
+	}
+	if err := p.fs.Set(name, value); err != nil {
+		return p.errf(at, "bad value %q for %s: %v", value, name, err)
+	}
+	return nil
+}
+
+func (p *parser) flags(n *yaml.Node) ([]Param, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, p.errf(n, "flags must be a mapping of flag names to values")
+	}
+	var out []Param
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		val, err := p.scalar(v, "flag "+k.Value)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.checkFlag(k, k.Value, val); err != nil {
+			return nil, err
+		}
+		out = append(out, Param{k.Value, val})
+	}
+	return out, nil
+}
+
+// grid reads parameters: each a list of values, or a range {from, to, step}, or
+// {from, to, count} (evenly spaced, or geometric with scale: log), and sets the full
+// grid, the first parameter varying slowest.
+func (p *parser) grid(n *yaml.Node, s *Spec) error {
+	if n.Kind != yaml.MappingNode || len(n.Content) == 0 {
+		return p.errf(n, "parameters must be a non-empty mapping of flag names to values or ranges")
+	}
+	var values [][]string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if slices.Contains(s.Params, k.Value) {
+			return p.errf(k, "parameter %q given twice", k.Value)
+		}
+		vals, err := p.values(k.Value, v)
+		if err != nil {
+			return err
+		}
+		for _, x := range vals {
+			if err := p.checkFlag(v, k.Value, x); err != nil {
+				return err
+			}
+		}
+		s.Params = append(s.Params, k.Value)
+		values = append(values, vals)
+	}
+	s.Points = [][]string{{}}
+	for _, vals := range values {
+		next := make([][]string, 0, len(s.Points)*len(vals))
+		for _, pt := range s.Points {
+			for _, x := range vals {
+				next = append(next, append(slices.Clip(pt), x))
+			}
+		}
+		s.Points = next
+	}
+	return nil
+}
+
+// values reads one parameter's values.
+func (p *parser) values(name string, n *yaml.Node) ([]string, error) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return []string{n.Value}, nil
+	case yaml.SequenceNode:
+		if len(n.Content) == 0 {
+			return nil, p.errf(n, "parameter %q: empty list of values", name)
+		}
+		return p.strings(n, "parameter "+name)
+	case yaml.MappingNode:
+		return p.rangeValues(name, n)
+	}
+	return nil, p.errf(n, "parameter %q must be a value, a list or a range {from, to, step}", name)
+}
+
+// rangeValues expands {from, to, step} or {from, to, count[, scale: log]}.
+func (p *parser) rangeValues(name string, n *yaml.Node) ([]string, error) {
+	num := map[string]float64{}
+	scale := "linear"
+	isInt := true
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch k.Value {
+		case "from", "to", "step", "count":
+			s, err := p.scalar(v, name+"."+k.Value)
+			if err != nil {
+				return nil, err
+			}
+			x, err := strconv.ParseFloat(s, 64)
+			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, p.errf(v, "parameter %q: %s must be a finite number, got %q", name, k.Value, s)
+			}
+			if k.Value != "count" && strings.ContainsAny(s, ".eE") {
+				isInt = false
+			}
+			num[k.Value] = x
+		case "scale":
+			s, err := p.scalar(v, name+".scale")
+			if err != nil {
+				return nil, err
+			}
+			if s != "linear" && s != "log" {
+				return nil, p.errf(v, "parameter %q: scale must be linear or log, got %q", name, s)
+			}
+			scale = s
+		default:
+			return nil, p.errf(k, "parameter %q: unknown range key %q (want from, to, step or count, scale)", name, k.Value)
+		}
+	}
+	from, okF := num["from"]
+	to, okT := num["to"]
+	step, okS := num["step"]
+	count, okC := num["count"]
+	switch {
+	case !okF || !okT:
+		return nil, p.errf(n, "parameter %q: a range needs from and to", name)
+	case okS == okC:
+		return nil, p.errf(n, "parameter %q: a range needs either step or count", name)
+	}
+	var xs []float64
+	if okS {
+		if step <= 0 {
+			return nil, p.errf(n, "parameter %q: step must be positive, got %v", name, step)
+		}
+		if scale == "log" {
+			return nil, p.errf(n, "parameter %q: scale log takes count, not step", name)
+		}
+		if to < from {
+			return nil, p.errf(n, "parameter %q: empty range: to %v is below from %v", name, to, from)
+		}
+		steps := math.Floor((to-from)/step + 1e-9)
+		if steps > 1e6 {
+			return nil, p.errf(n, "parameter %q: range has more than a million values", name)
+		}
+		for i := 0.0; i <= steps; i++ {
+			xs = append(xs, from+i*step)
+		}
+	} else {
+		c := int(count)
+		if float64(c) != count || c < 1 || c > 1e6 {
+			return nil, p.errf(n, "parameter %q: count must be an integer in [1, 1000000], got %v", name, count)
+		}
+		if scale == "log" && (from <= 0 || to <= 0) {
+			return nil, p.errf(n, "parameter %q: scale log needs positive from and to", name)
+		}
+		for i := range c {
+			t := 0.0
+			if c > 1 {
+				t = float64(i) / float64(c-1)
+			}
+			if scale == "log" {
+				xs = append(xs, from*math.Pow(to/from, t))
+			} else {
+				xs = append(xs, from+t*(to-from))
+			}
+		}
+	}
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		if isInt {
+			out[i] = strconv.FormatInt(int64(math.Round(x)), 10)
+		} else {
+			out[i] = strconv.FormatFloat(x, 'g', 12, 64)
+		}
+	}
+	out = slices.Compact(out) // rounding (log scale of integers) may repeat values
+	return out, nil
+}
+
+// points reads a list of points, each a mapping of the same parameters to values.
+func (p *parser) points(n *yaml.Node, s *Spec) error {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return p.errf(n, "points must be a non-empty list of mappings of flag names to values")
+	}
+	for j, pt := range n.Content {
+		if pt.Kind != yaml.MappingNode || len(pt.Content) == 0 {
+			return p.errf(pt, "point %d must be a non-empty mapping of flag names to values", j+1)
+		}
+		var names, vals []string
+		for i := 0; i+1 < len(pt.Content); i += 2 {
+			k, v := pt.Content[i], pt.Content[i+1]
+			val, err := p.scalar(v, "point value "+k.Value)
+			if err != nil {
+				return err
+			}
+			if err := p.checkFlag(k, k.Value, val); err != nil {
+				return err
+			}
+			names = append(names, k.Value)
+			vals = append(vals, val)
+		}
+		if j == 0 {
+			s.Params = names
+		} else if !slices.Equal(names, s.Params) {
+			return p.errf(pt, "point %d sets %s; every point must set %s, in that order", j+1, strings.Join(names, ", "), strings.Join(s.Params, ", "))
+		}
+		s.Points = append(s.Points, vals)
+	}
+	return nil
+}
+
+// oneLine joins the lines of s.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// errNoModel is wrapped by a Catalog's Flags when there is no such model.
+var errNoModel = errors.New("unknown model")
+
+// UnknownModel returns the error a Catalog gives for a model it does not have.
+func UnknownModel(name string, have []string) error {
+	return fmt.Errorf("%w %q (the models are %s)", errNoModel, name, strings.Join(have, ", "))
+}
