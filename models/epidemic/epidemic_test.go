@@ -164,3 +164,16 @@ func TestObserverSnapshot(t *testing.T) {
 	require.Equal(t, o.S, fresh.S)
 	require.Equal(t, o.AppendState(nil), fresh.AppendState(nil))
 }
+
+// BenchmarkRun runs the default epidemic (1000 locations of 100 people) to its default end
+// time 5000, sequentially and under time warp with 1 and 2 workers (see modeltest.Bench).
+func BenchmarkRun(b *testing.B) {
+	modeltest.Bench(b, modeltest.Model{
+		Build: func() []kernel.LogicalProcess {
+			lps, err := New(DefaultConfig())
+			require.NoError(b, err)
+			return lps
+		},
+		End: 5000, Seed: 1,
+	})
+}
