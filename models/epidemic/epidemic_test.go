@@ -128,3 +128,52 @@ func TestDeterminismMatrix(t *testing.T) {
 	})
 	require.Greater(t, want.EventsCommitted, uint64(1000))
 }
+
+// TestObserverSnapshot: the observer saves only the rows in use, and restoring a copy after
+// more reports (in rows at, above and below its bound) gives back the state it was taken
+// from, whatever kind of copy it is written into.
+func TestObserverSnapshot(t *testing.T) {
+	report := func(j uint64) *kernel.Event {
+		return &kernel.Event{Words: kernel.Words{uint64(Report) | j<<8, 1 | 2<<32, 3 | 4<<32, 5 | 6<<32}}
+	}
+	o := &Observer{}
+	for _, j := range []uint64{1, 1, 2} {
+		o.Handle(nil, report(j))
+	}
+	before := o.S
+	loc := &Location{people: []Person{{ID: 7}}}
+	for _, dst := range []any{nil, loc.Snapshot(nil)} {
+		snap := o.Snapshot(dst).(*snapshot)
+		require.Len(t, snap.Counts, 3, "rows 0 to 2 are in use")
+		require.Empty(t, snap.People)
+		for _, j := range []uint64{2, 3, 9} {
+			o.Handle(nil, report(j))
+		}
+		require.NotEqual(t, before, o.S)
+		o.Restore(snap)
+		require.Equal(t, before, o.S)
+		require.Equal(t, 3, o.used)
+		// A location reusing the observer's copy sees only its own state.
+		ls := loc.Snapshot(snap).(*snapshot)
+		require.Empty(t, ls.Counts)
+		require.Equal(t, []Person{{ID: 7}}, ls.People)
+	}
+	// The final state crosses processes as a fresh observer's Restore.
+	fresh := &Observer{}
+	fresh.Restore(o.Snapshot(nil))
+	require.Equal(t, o.S, fresh.S)
+	require.Equal(t, o.AppendState(nil), fresh.AppendState(nil))
+}
+
+// BenchmarkRun runs the default epidemic (1000 locations of 100 people) to its default end
+// time 5000, sequentially and under time warp with 1 and 2 workers (see modeltest.Bench).
+func BenchmarkRun(b *testing.B) {
+	modeltest.Bench(b, modeltest.Model{
+		Build: func() []kernel.LogicalProcess {
+			lps, err := New(DefaultConfig())
+			require.NoError(b, err)
+			return lps
+		},
+		End: 5000, Seed: 1,
+	})
+}

@@ -255,3 +255,18 @@ func TestDeterminismMatrix(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkRun runs a random circuit of 62,500 gates over 20 random vectors (the default end
+// time), sequentially and under time warp with 1 and 2 workers (see modeltest.Bench).
+func BenchmarkRun(b *testing.B) {
+	c := DefaultConfig()
+	c.RandomGates = 62500
+	modeltest.Bench(b, modeltest.Model{
+		Build: func() []kernel.LogicalProcess {
+			lps, err := New(c)
+			require.NoError(b, err)
+			return lps
+		},
+		End: 2100, Seed: 1,
+	})
+}

@@ -150,3 +150,17 @@ func TestDeterminismMatrix(t *testing.T) {
 	})
 	require.Greater(t, want.EventsCommitted, uint64(1000))
 }
+
+// BenchmarkRun runs the default traffic model (100x100 intersections) to time 2000,
+// sequentially and under time warp with 1 and 2 workers (see modeltest.Bench).
+func BenchmarkRun(b *testing.B) {
+	c := DefaultConfig()
+	modeltest.Bench(b, modeltest.Model{
+		Build: func() []kernel.LogicalProcess {
+			lps, err := New(c)
+			require.NoError(b, err)
+			return lps
+		},
+		End: 2000, Seed: 1, Partition: c.Partitioner(),
+	})
+}

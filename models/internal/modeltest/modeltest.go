@@ -149,3 +149,38 @@ func Ranks(t *testing.T, n int, cfg kernel.Config, build func() []kernel.Logical
 	}
 	return res
 }
+
+// Bench runs m once per iteration of b with the sequential dispatcher and with time warp on
+// 1 and 2 workers (every other setting at its default), as sub-benchmarks seq, tw1 and
+// tw2, reporting committed events per second of Simulation.Run, efficiency and
+// allocations. Compare the three within one run of the benchmark: the machines these run
+// on are shared and noisy (docs/PERFORMANCE.md).
+func Bench(b *testing.B, m Model) {
+	for _, c := range []struct {
+		name    string
+		workers int
+	}{{"seq", 0}, {"tw1", 1}, {"tw2", 2}} {
+		b.Run(c.name, func(b *testing.B) {
+			cfg := kernel.Config{MaxSimTime: m.End, Seed: m.Seed, Partition: m.Partition, Payloads: m.Payloads}
+			if c.workers > 0 {
+				cfg.Type, cfg.TimeWarp = kernel.TimeWarp, kernel.TimeWarpConfig{Workers: c.workers}
+			}
+			b.ReportAllocs()
+			var events, processed uint64
+			var secs float64
+			for b.Loop() {
+				s, err := kernel.New(cfg, m.Build())
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := s.Run(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				events, processed, secs = events+r.EventsCommitted, processed+r.EventsProcessed, secs+r.WallSeconds
+			}
+			b.ReportMetric(float64(events)/secs/1e6, "Mevents/s")
+			b.ReportMetric(float64(events)/float64(processed)*100, "%efficiency")
+		})
+	}
+}
