@@ -13,6 +13,7 @@ import (
 
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/ltsf"
 )
 
 // Batched event handling on an offload backend (TimeWarpConfig.Offload).
@@ -70,6 +71,8 @@ type offloader struct {
 	slots [2]offSlot
 	busy  int
 	ids   []LPID
+	// popped is takeBatch's scratch for a queue that hands out several entries at once.
+	popped []ltsf.Entry
 	// ready are the kernels this worker has prepared.
 	ready []*gpuoffload.Kernel
 	// batched counts the events committed from batch results, batches the backend runs.
@@ -232,9 +235,28 @@ func (w *worker) offloadStep() (batched, ok bool) {
 // takeBatch removes up to n of the least entries below the limit from the worker's schedule
 // queue and appends their LPs to ids. Like take, the worker becomes active under the
 // queue's lock before it removes the first.
+//
+// A queue that hands out several least entries at once (ltsf.BatchQueue: the parallel heap)
+// gives them in one operation; those at or after the limit go back.
 func (w *worker) takeBatch(n int, ids []LPID) []LPID {
 	lim := w.d.limit()
 	w.sq.lock.Lock()
+	if bq, ok := w.sq.q.(ltsf.BatchQueue); ok {
+		if k, _, ok := bq.Min(); ok && k.RecvTime < lim {
+			w.setIdle(false)
+			o := w.off
+			o.popped = bq.PopN(o.popped[:0], n)
+			for _, e := range o.popped {
+				if e.Key.RecvTime >= lim {
+					bq.Push(e.Key, e.LP)
+					continue
+				}
+				ids = append(ids, e.LP)
+			}
+		}
+		w.sq.lock.Unlock()
+		return ids
+	}
 	for len(ids) < n {
 		k, id, ok := w.sq.q.Min()
 		if !ok || k.RecvTime >= lim {
@@ -475,13 +497,13 @@ func (w *worker) result(sl *offSlot, h *offHeld) (*gpuoffload.Batch, int, bool) 
 }
 
 // batchPart is a step of the partitioned engine's loop with batching on (size > 0 the batch
-// size; g is GVT): it takes up to size of the worker's least events, as the loop takes one
-// (cancelled ones count too),
-// stopping early at an event of an LP that already has one in the batch, and at a straggler,
-// which it rolls back (step). Of the events taken, those of LPs with a batch kernel are
-// held, the others processed at once with Handle; the held ones are packed into one batch
-// per kernel, run on the backend, and committed through processPart in the order taken.
-// A batch is complete when batchPart returns, so no held event escapes a GVT report.
+// size; g is GVT): it takes up to size of the worker's least events (cancelled ones count),
+// as the loop takes one, stopping early at an event of an LP that already has one in the
+// batch, and at a straggler, which it rolls back (step). Of the events taken, those of LPs
+// with a batch kernel are held, the others processed at once with Handle; the held ones are
+// packed into one batch per kernel, run on the backend, and committed through processPart
+// in the order taken. A batch is complete when batchPart returns, so no held event escapes
+// a GVT report.
 //
 // Once an event is held, the events after it are processed out of key order: those
 // processed at once before it is committed, and the held ones after the first, which were
@@ -564,7 +586,7 @@ func (w *worker) batchPart(size int, g Time) bool {
 	}
 	if len(sl.held) > 0 {
 		// The safe bound as it was, lowered for the events handed to other workers since
-		// (lowerSafe did not see them: keyMin has them all).
+		// (lowerSafe lowered the stand-in bound instead; keyMin has them all).
 		p.safeBound = safe
 		if c := caused(p.keyMin, d.sim.lookahead); event.KeyLess(&c, &p.safeBound) {
 			p.safeBound = c

@@ -361,3 +361,20 @@ func TuneTraceOK(t *testing.T, fixed int, auto bool, windows int, rate func(int)
 	}
 	return sizes
 }
+
+// TestOffloadParallelHeapBatches forms offload batches from a parallel heap shared by two
+// workers (ltsf.BatchQueue: the least entries come out in one operation) and checks the
+// sequential digest, with lazy cancellation and every rollback checked.
+func TestOffloadParallelHeapBatches(t *testing.T) {
+	be := cpuBackend(t)
+	build := pholdModel(t, 0)
+	seq := run(t, kernel.Config{MaxSimTime: 30, Seed: 7}, build())
+	for _, c := range []string{"aggressive", "lazy"} {
+		in := runTW(t, kernel.Config{MaxSimTime: 30, Seed: 7, TimeWarp: kernel.TimeWarpConfig{Workers: 2,
+			Schedulers: 1, QueueType: "parallel-heap", Offload: be, BatchSize: 16, Cancellation: c,
+			CheckRollbacks: true}}, build())
+		require.Equal(t, seq.Digest, in.Digest, c)
+		require.NotZero(t, in.BatchedEvents, c)
+		require.Equal(t, "parallel-heap, 1 shared by 2 workers", in.ScheduleQueues)
+	}
+}

@@ -1,11 +1,15 @@
 // Command warped runs the bundled models on the warped simulation kernel.
 //
-//	warped phold [flags]   run PHOLD
-//	warped pcs [flags]     run the PCS cellular network model
-//	warped version         print the version
-//	warped devices         list the GPU offload backends and their devices
-//	warped study SPEC      run a parameter study (see 'warped study --help')
-//	warped help [model]    print usage, or a model's flags
+//	warped phold [flags]     run PHOLD
+//	warped pcs [flags]       run the PCS cellular network model
+//	warped traffic [flags]   run WARPED2's traffic model
+//	warped epidemic [flags]  run WARPED2's epidemic model
+//	warped airport [flags]   run the airport model
+//	warped logic [flags]     run a gate-level logic circuit
+//	warped version           print the version
+//	warped devices           list the GPU offload backends and their devices
+//	warped study SPEC        run a parameter study (see 'warped study --help')
+//	warped help [model]      print usage, or a model's flags
 //
 // Every flag can also be given in a JSON file (--config FILE) under the same name; the
 // command line overrides the file, and --dump-config prints the effective configuration in
