@@ -784,11 +784,21 @@ func (w *worker) roundDue() {
 // With a lookahead L (see Lookahead), an event that a pending event at time t causes at
 // another LP is at or after t+L, so the pending events' part of a safety report is the
 // least key at time t+L, and so is that of an event this worker handed over at time t.
+//
+// The round's result may be read late: its last reporter publishes it after the round ended,
+// and meanwhile the next round may start, and this worker report in it and in the round
+// after (same parity as r), overwriting what it handed over before round r. It then skips
+// round r (before reading its slots, which that later round reuses): its bound stays the
+// one of an earlier round, which still holds (no event can arrive below a bound once it is
+// one; lowerSafe has lowered it for this worker's own hand-overs since).
 func (p *partWorker) updateSafe(h *horizon, r uint64, id int, la Time) {
-	b := h.others[r&1][id].k
-	if p.handedRound[r&1] != r {
+	switch hr := p.handedRound[r&1]; {
+	case hr > r:
+		return
+	case hr < r:
 		panic(fmt.Sprintf("kernel: round %d ended without the report of worker %d", r, id))
 	}
+	b := h.others[r&1][id].k
 	own := p.keyMin
 	if event.KeyLess(&p.handed[r&1], &own) {
 		own = p.handed[r&1]

@@ -114,6 +114,17 @@ for np in 2 3; do
   check logic "$np" 2 asynchronous --random-gates 3000 --num-vectors 4 --max-sim-time 400
 done
 
+echo "== a parameter study shared by the ranks gives the tables of one process"
+spec="$PWD/examples/study/pcs-quick.yaml"
+(cd "$tmp" && ./warped study "$spec" --out one --progress off >/dev/null)
+(cd "$tmp" && timeout 300 "$mpirun" "${extra[@]}" -np 2 ./warped study "$spec" --out two --progress off >/dev/null)
+if ! cmp -s "$tmp/one/summary.csv" "$tmp/two/summary.csv"; then
+  echo "FAIL: study under mpirun -np 2: summary.csv differs from one process's"
+  diff "$tmp/one/summary.csv" "$tmp/two/summary.csv" | head -5
+  exit 1
+fi
+echo "ok: study under mpirun -np 2 (summary.csv identical)"
+
 echo "== mpirun with different settings per rank must fail, naming the setting"
 set +e
 out=$(cd "$tmp" && timeout 120 "$mpirun" "${extra[@]}" -np 1 ./warped phold --lps 64 --max-sim-time 5 --seed 1 : \
