@@ -17,6 +17,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
+	"github.com/warpedgo/warped/internal/cxx"
 	"github.com/warpedgo/warped/rng"
 )
 
@@ -121,24 +122,13 @@ func NewHostCXX(compiler string) (Backend, error) {
 	return h, nil
 }
 
-// findCXX resolves the compiler command.
+// findCXX resolves the compiler command (see cxx.Find).
 func findCXX(compiler string) (string, error) {
-	cands := []string{compiler}
-	if compiler == "" {
-		cands = []string{os.Getenv("CXX"), "c++", "g++", "clang++"}
+	p, err := cxx.Find(compiler)
+	if err != nil {
+		return "", fmt.Errorf("gpuoffload: %w", err)
 	}
-	for _, c := range cands {
-		if c == "" {
-			continue
-		}
-		if p, err := exec.LookPath(c); err == nil {
-			return p, nil
-		}
-	}
-	if compiler != "" {
-		return "", fmt.Errorf("gpuoffload: C++ compiler %q not found", compiler)
-	}
-	return "", errors.New("gpuoffload: no C++ compiler found ($CXX, c++, g++, clang++)")
+	return p, nil
 }
 
 // Name implements Backend.

@@ -4,7 +4,6 @@ package standin
 
 import (
 	"embed"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ebitengine/purego"
+	"github.com/warpedgo/warped/internal/cxx"
 )
 
 //go:embed csrc/cuda_standin.cpp csrc/host_prelude.h csrc/standin_launch.h
@@ -67,24 +67,13 @@ func Build(dir, compiler string) (string, error) {
 	return lib, nil
 }
 
-// findCXX resolves the compiler command.
+// findCXX resolves the compiler command (see cxx.Find).
 func findCXX(compiler string) (string, error) {
-	cands := []string{compiler}
-	if compiler == "" {
-		cands = []string{os.Getenv("CXX"), "c++", "g++", "clang++"}
+	p, err := cxx.Find(compiler)
+	if err != nil {
+		return "", fmt.Errorf("standin: %w", err)
 	}
-	for _, c := range cands {
-		if c == "" {
-			continue
-		}
-		if p, err := exec.LookPath(c); err == nil {
-			return p, nil
-		}
-	}
-	if compiler != "" {
-		return "", fmt.Errorf("standin: C++ compiler %q not found", compiler)
-	}
-	return "", errors.New("standin: no C++ compiler found ($CXX, c++, g++, clang++)")
+	return p, nil
 }
 
 // open loads the library at lib (the handle of an already loaded one, if it is) and binds

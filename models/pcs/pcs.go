@@ -27,6 +27,7 @@ import (
 
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/models/internal/grid"
 	"github.com/warpedgo/warped/partition"
 	"github.com/warpedgo/warped/rng"
 )
@@ -387,35 +388,5 @@ func Summarize(lps []kernel.LogicalProcess) Results {
 // neighbouring cells, one per part, so that most moves stay inside a part (in a run across
 // processes, inside a process). With parts = a*b (a the largest factor not above the
 // square root), the grid has b tiles along its longer side and a along the other; when
-// that does not fit, contiguous blocks of cells.
-func (c Config) Partitioner() partition.Partitioner { return tiles{x: c.CellsX, y: c.CellsY} }
-
-// tiles is the partitioner Partitioner returns.
-type tiles struct{ x, y int }
-
-// Partition implements partition.Partitioner. Cell (x, y) is LP x + y*width.
-func (t tiles) Partition(n, parts int) []int {
-	if n != t.x*t.y {
-		return partition.Blocks{}.Partition(n, parts)
-	}
-	a := 1
-	for f := 1; f*f <= parts; f++ {
-		if parts%f == 0 {
-			a = f
-		}
-	}
-	b := parts / a // b >= a
-	if t.x >= t.y {
-		a, b = b, a // more tile columns on the wider side
-	}
-	if a > t.x || b > t.y {
-		return partition.Blocks{}.Partition(n, parts)
-	}
-	out := make([]int, n)
-	for y := range t.y {
-		for x := range t.x {
-			out[x+y*t.x] = (x*a)/t.x + a*((y*b)/t.y)
-		}
-	}
-	return out
-}
+// that does not fit, contiguous blocks of cells (grid.Tiles).
+func (c Config) Partitioner() partition.Partitioner { return grid.Tiles{X: c.CellsX, Y: c.CellsY} }
