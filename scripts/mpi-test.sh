@@ -116,8 +116,8 @@ done
 
 echo "== a parameter study shared by the ranks gives the tables of one process"
 spec="$PWD/examples/study/pcs-quick.yaml"
-(cd "$tmp" && ./warped study "$spec" --out one --progress off >/dev/null)
-(cd "$tmp" && timeout 300 "$mpirun" "${extra[@]}" -np 2 ./warped study "$spec" --out two --progress off >/dev/null)
+(cd "$tmp" && ./warped study "$spec" --out one --progress=off >/dev/null)
+(cd "$tmp" && timeout 300 "$mpirun" "${extra[@]}" -np 2 ./warped study "$spec" --out two --progress=off >/dev/null)
 if ! cmp -s "$tmp/one/summary.csv" "$tmp/two/summary.csv"; then
   echo "FAIL: study under mpirun -np 2: summary.csv differs from one process's"
   diff "$tmp/one/summary.csv" "$tmp/two/summary.csv" | head -5
