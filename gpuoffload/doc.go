@@ -57,6 +57,12 @@
 // the model's Handle would have, and the caller commits it through the normal time-warp
 // bookkeeping.
 //
+// # Batch size
+//
+// A [Tuner] chooses one worker's batch size while a run proceeds: a hill climb over powers
+// of two from 1 to 4096 on the net event rate measured over short windows, and, in the
+// auto mode, whether batching pays at all (the kernel's --gpu auto).
+//
 // # Inspecting and checking the kernels
 //
 // The CUDA sources are kernels/warped.cuh (the batch layout, XORWOW, rng's arithmetic)

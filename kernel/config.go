@@ -123,6 +123,9 @@ type TimeWarpConfig struct {
 	// and then), and makes a backend error turn offload off, with Stats.OffloadNote saying
 	// why, instead of failing the run. It is what --gpu auto sets.
 	OffloadAuto bool
+	// TuneWindow is how long each of the batch-size tuner's measurements lasts (Offload
+	// with BatchSize 0, or OffloadAuto; 0: gpuoffload.DefaultTuneWindow, 10 ms).
+	TuneWindow time.Duration
 }
 
 // MaxBatchSize is the largest TimeWarpConfig.BatchSize accepted.

@@ -42,7 +42,7 @@ import (
 // runs the batch synchronously (it never blocks for a slot while holding one, so the
 // workers cannot deadlock).
 //
-// The batch size is fixed (BatchSize) or tuned by each worker on its own (see tuner), and
+// The batch size is fixed (BatchSize) or tuned by each worker on its own (gpuoffload.Tuner), and
 // with OffloadAuto the tuner may turn batching off while it does not pay. A backend error
 // fails the run, or with OffloadAuto turns offload off for every worker (the batches
 // concerned are processed with Handle) and leaves a note in Stats.OffloadNote.
@@ -63,7 +63,7 @@ type offloader struct {
 	// OffloadAuto).
 	fixed  int
 	tuning bool
-	tune   tuner
+	tune   gpuoffload.Tuner
 	// ticks counts the steps since the tuner last looked at the clock.
 	ticks int
 	// slots are the two batches: one in flight (busy, or -1 for none) while the other is
@@ -115,7 +115,7 @@ func newOffloader(d *timeWarpDispatcher) *offloader {
 	cfg := d.cfg
 	o := &offloader{be: cfg.Offload, fixed: cfg.BatchSize, busy: -1,
 		tuning: cfg.BatchSize == 0 || cfg.OffloadAuto}
-	o.tune = newTuner(cfg.BatchSize, cfg.OffloadAuto)
+	o.tune = gpuoffload.NewTuner(cfg.BatchSize, cfg.OffloadAuto, cfg.TuneWindow)
 	return o
 }
 
@@ -373,7 +373,7 @@ func (w *worker) batchKernel(id LPID, ev *event.Event) (*gpuoffload.Kernel, Batc
 			return nil, nil
 		}
 		o.ready = append(o.ready, k)
-		o.tune.start = time.Time{} // the compile time is no batch size's fault
+		o.tune.Restart() // the compile time is no batch size's fault
 	}
 	return k, bt
 }
@@ -621,196 +621,22 @@ func (o *offloader) size(d *timeWarpDispatcher) int {
 	case !o.tuning:
 		return o.fixed
 	}
-	return o.tune.size()
+	return o.tune.Size()
 }
 
 // tuneClockEvery is how many steps the tuner lets pass between looks at the clock while
 // batching is off (a step is then one event, too cheap to read the clock each time).
 const tuneClockEvery = 16
 
-// tick ends the tuner's measurement window when it has lasted tuneWindow, feeding it the
-// worker's net event rate (events processed less events rolled back, per second) over the
-// window. A window in which the worker processed nothing tells nothing and is skipped.
+// tick lets the tuner end its measurement window, feeding it the worker's net event count
+// (events processed less events rolled back; see gpuoffload.Tuner.Observe).
 func (o *offloader) tick(w *worker) {
 	if !o.tuning {
 		return
 	}
-	if o.ticks++; o.ticks < tuneClockEvery && o.busy < 0 && o.tune.size() == 0 {
+	if o.ticks++; o.ticks < tuneClockEvery && o.busy < 0 && o.tune.Size() == 0 {
 		return
 	}
 	o.ticks = 0
-	now := time.Now()
-	t := &o.tune
-	net := int64(w.stats.processed) - int64(w.stats.rolledBack)
-	if !t.start.IsZero() {
-		el := now.Sub(t.start)
-		if el < tuneWindow {
-			return
-		}
-		if w.stats.processed > t.startProcessed {
-			t.decide(float64(net-t.startNet) / el.Seconds())
-		}
-	}
-	t.start, t.startNet, t.startProcessed = now, net, w.stats.processed
-}
-
-// Tuning: each worker chooses its batch size by a hill climb over powers of two, measuring
-// its net event rate over short windows, and with OffloadAuto also whether to batch at all.
-const (
-	tuneMinLog   = 0  // batch size 1
-	tuneMaxLog   = 12 // batch size 4096
-	tuneStartLog = 8  // batch size 256
-	// tuneMargin is how much better a choice must measure to replace the current one.
-	tuneMargin = 0.03
-	// A choice that won is kept for a number of windows that doubles, from tuneMinHold
-	// to tuneMaxHold, each time it wins again, so that the measurements of the other
-	// choices cost little once the right one is known.
-	tuneMinHold = 8
-	tuneMaxHold = 64
-)
-
-// tuneWindow is how long each measurement lasts.
-var tuneWindow = 10 * time.Millisecond
-
-// tunePhase is what the tuner is measuring.
-type tunePhase uint8
-
-const (
-	tuneBest     tunePhase = iota // the best batch size, at the start of a climb
-	tuneNeighbor                  // a neighbour of the best batch size (twice or half)
-	tuneOff                       // batching off, after a climb (auto)
-	tuneHold                      // the best batch size, for hold windows
-	tuneHoldOff                   // batching off, for hold windows (auto)
-	tuneProbe                     // the best batch size once, after holding off (auto)
-)
-
-// tuner is the batch-size search of one worker. It is driven by decide, once per window,
-// with the rate measured at size().
-//
-// The climb measures the best size, then its neighbours (twice and half) in one direction
-// while they measure better, then the other way, until both neighbours lose; it then holds
-// the best size, and climbs again from it after the hold (conditions change during a run).
-// With auto, a climb ends with a window with batching off: if that is not beaten by the
-// margin, batching stays off for a hold, then one window probes the best size again;
-// holds grow while the same choice keeps winning, so that when batching does not pay, the
-// probes cost one window in tuneMaxHold+1 at most. An auto tuner starts with batching
-// off for one window, then probes, so that a batch path that does not pay costs one
-// window at the start. A fixed size (BatchSize) is never climbed, only switched on and off
-// (auto).
-type tuner struct {
-	auto  bool
-	fixed int
-	// e is the log2 of the best batch size found; cur that of the size being measured,
-	// -1 for off.
-	e, cur int
-	dir    int // +1 or -1: the direction of the climb
-	fails  int // neighbours that lost in a row
-	phase  tunePhase
-	// bestRate and offRate are the last rates measured at the best size and with batching
-	// off.
-	bestRate, offRate float64
-	// hold counts the windows left in a hold; onHold and offHold are the next holds' lengths.
-	hold, onHold, offHold int
-	// The current window: its start, and the worker's net and processed counts then.
-	start          time.Time
-	startNet       int64
-	startProcessed uint64
-}
-
-// newTuner returns the tuner for BatchSize fixed (0: tuned) and OffloadAuto auto.
-func newTuner(fixed int, auto bool) tuner {
-	t := tuner{auto: auto, fixed: fixed, e: tuneStartLog, dir: 1, onHold: tuneMinHold, offHold: tuneMinHold}
-	if fixed > 0 {
-		t.e = 0
-	}
-	t.phase, t.cur = tuneBest, t.e
-	if auto {
-		t.phase, t.cur, t.hold = tuneHoldOff, -1, 1
-	}
-	return t
-}
-
-// size returns the batch size being measured, 0 for off.
-func (t *tuner) size() int {
-	switch {
-	case t.cur < 0:
-		return 0
-	case t.fixed > 0:
-		return t.fixed
-	}
-	return 1 << t.cur
-}
-
-// decide takes the rate measured over the last window at size() and picks what to measure
-// next.
-func (t *tuner) decide(rate float64) {
-	switch t.phase {
-	case tuneBest:
-		t.bestRate = rate
-		t.climb()
-	case tuneNeighbor:
-		if rate > t.bestRate*(1+tuneMargin) {
-			t.e, t.bestRate, t.fails = t.cur, rate, 0
-		} else {
-			t.fails++
-			t.dir = -t.dir
-		}
-		t.climb()
-	case tuneOff:
-		t.offRate = rate
-		if t.bestRate > t.offRate*(1+tuneMargin) {
-			t.holdOn()
-		} else {
-			t.holdOff()
-		}
-	case tuneHold:
-		t.bestRate = rate
-		if t.hold--; t.hold <= 0 {
-			t.fails = 0
-			t.climb()
-		}
-	case tuneHoldOff:
-		t.offRate = rate
-		if t.hold--; t.hold <= 0 {
-			t.phase, t.cur = tuneProbe, t.e
-		}
-	case tuneProbe:
-		t.bestRate = rate
-		if rate > t.offRate*(1+tuneMargin) {
-			t.offHold, t.fails = tuneMinHold, 0
-			t.climb()
-		} else {
-			t.holdOff()
-		}
-	}
-}
-
-// climb measures the next neighbour of the best size, or ends the climb.
-func (t *tuner) climb() {
-	for t.fixed == 0 && t.fails < 2 {
-		if n := t.e + t.dir; n >= tuneMinLog && n <= tuneMaxLog {
-			t.phase, t.cur = tuneNeighbor, n
-			return
-		}
-		t.fails++
-		t.dir = -t.dir
-	}
-	if t.auto {
-		t.phase, t.cur = tuneOff, -1
-		return
-	}
-	t.holdOn()
-}
-
-// holdOn keeps the best size for a while.
-func (t *tuner) holdOn() {
-	t.phase, t.cur, t.hold = tuneHold, t.e, t.onHold
-	t.onHold = min(2*t.onHold, tuneMaxHold)
-}
-
-// holdOff keeps batching off for a while.
-func (t *tuner) holdOff() {
-	t.phase, t.cur, t.hold = tuneHoldOff, -1, t.offHold
-	t.offHold = min(2*t.offHold, tuneMaxHold)
-	t.onHold = tuneMinHold
+	o.tune.Observe(time.Now(), w.stats.processed, int64(w.stats.processed)-int64(w.stats.rolledBack))
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,7 +42,6 @@ func pholdModel(t *testing.T, grain int) func() []kernel.LogicalProcess {
 // ran, and in the rollback-heavy configuration rollbacks really happened (CheckRollbacks
 // then compares each coast-forward re-execution by Handle with what the batch produced).
 func TestOffloadDeterminismMatrix(t *testing.T) {
-	defer kernel.SetTuneWindow(200 * time.Microsecond)()
 	be := cpuBackend(t)
 	for _, m := range []struct {
 		name  string
@@ -65,7 +62,7 @@ func TestOffloadDeterminismMatrix(t *testing.T) {
 				for _, c := range []string{"aggressive", "lazy"} {
 					tw := m.tw
 					tw.Offload, tw.BatchSize, tw.StateSaving, tw.Cancellation = be, size, ss, c
-					tw.CheckRollbacks = true
+					tw.CheckRollbacks, tw.TuneWindow = true, 200*time.Microsecond
 					t.Run(fmt.Sprintf("%s/batch%d-%s-%s", m.name, size, ss, c), func(t *testing.T) {
 						in := runTW(t, kernel.Config{MaxSimTime: m.end, Seed: 7, TimeWarp: tw}, m.build())
 						require.Equal(t, seq.Digest, in.Digest)
@@ -88,13 +85,12 @@ func TestOffloadDeterminismMatrix(t *testing.T) {
 // TestOffloadAutoKeepsResults runs the auto mode (the tuner may turn batching off and on)
 // with a very short window: whatever it decides, the result is the sequential one.
 func TestOffloadAutoKeepsResults(t *testing.T) {
-	defer kernel.SetTuneWindow(50 * time.Microsecond)()
 	be := cpuBackend(t)
 	build := pholdModel(t, 20)
 	seq := run(t, kernel.Config{MaxSimTime: 60, Seed: 3}, build())
 	for _, size := range []int{0, 16} {
 		in := runTW(t, kernel.Config{MaxSimTime: 60, Seed: 3, TimeWarp: kernel.TimeWarpConfig{Workers: 2,
-			Offload: be, BatchSize: size, OffloadAuto: true, CheckRollbacks: true}}, build())
+			Offload: be, BatchSize: size, OffloadAuto: true, CheckRollbacks: true, TuneWindow: 50 * time.Microsecond}}, build())
 		require.Equal(t, seq.Digest, in.Digest)
 		require.Empty(t, in.OffloadNote)
 	}
@@ -242,7 +238,7 @@ func TestOffloadFaults(t *testing.T) {
 	seq := run(t, kernel.Config{MaxSimTime: 40, Seed: 2}, build())
 	cfg := func(be gpuoffload.Backend, auto bool) kernel.Config {
 		return kernel.Config{MaxSimTime: 40, Seed: 2, Type: kernel.TimeWarp, TimeWarp: kernel.TimeWarpConfig{
-			Workers: 2, Offload: be, BatchSize: 8, OffloadAuto: auto}}
+			Workers: 2, Offload: be, BatchSize: 8, OffloadAuto: auto, TuneWindow: 20 * time.Microsecond}}
 	}
 
 	// Without auto: the run fails.
@@ -256,7 +252,6 @@ func TestOffloadFaults(t *testing.T) {
 	require.ErrorContains(t, err, "gpu offload on cpu: gpuoffload: kernel warped_phold_handle: NVRTC compile failed (test)")
 
 	// With auto: offload goes off, the note says why on one line, and the result stands.
-	defer kernel.SetTuneWindow(20 * time.Microsecond)()
 	for _, be := range []*faultyBackend{newFaulty(t, 3), noCompile} {
 		in := runTW(t, cfg(be, true), build())
 		require.Equal(t, seq.Digest, in.Digest)
@@ -286,80 +281,6 @@ func TestOffloadConfigErrors(t *testing.T) {
 			TimeWarp: kernel.TimeWarpConfig{BatchSize: n}}, pingPong())
 		require.ErrorContains(t, err, "time-warp offload batch size must be in [0, 1048576] (0: tuned)")
 	}
-}
-
-// count returns how many of sizes equal s.
-func count(sizes []int, s int) int {
-	n := 0
-	for _, x := range sizes {
-		if x == s {
-			n++
-		}
-	}
-	return n
-}
-
-// TestTuner drives the tuner with made-up rates: it finds the best batch size, keeps
-// batching off (probing rarely) when batching does not pay, and stays on when it does.
-func TestTuner(t *testing.T) {
-	peak := func(best int) func(int) float64 {
-		return func(s int) float64 {
-			if s == 0 {
-				return 1e5
-			}
-			d := math.Log2(float64(s)) - math.Log2(float64(best))
-			return 1e6 * (1 - 0.05*d*d)
-		}
-	}
-	for _, best := range []int{1, 32, 512, 4096} {
-		sizes := TuneTraceOK(t, 0, false, 1000, peak(best))
-		require.Greater(t, count(sizes, best), 850, "best %d: %v", best, sizes[:40])
-		require.Equal(t, best, sizes[len(sizes)-1])
-		require.Zero(t, count(sizes, 0), "never off without auto")
-	}
-
-	// Auto, batching pays: mostly at the best size, off in few windows.
-	sizes := TuneTraceOK(t, 0, true, 2000, peak(1024))
-	require.Greater(t, count(sizes, 1024), 1800)
-	require.Less(t, count(sizes, 0), 60)
-
-	// Auto, batching does not pay (at any size): off but for rare probes.
-	slow := func(s int) float64 {
-		if s == 0 {
-			return 1e6
-		}
-		return 2e5
-	}
-	sizes = TuneTraceOK(t, 0, true, 2000, slow)
-	require.Less(t, 2000-count(sizes, 0), 40, "probes: %v", sizes[:80])
-	require.Zero(t, sizes[0], "auto starts off")
-
-	// A fixed size with auto is only switched on and off.
-	sizes = TuneTraceOK(t, 64, true, 500, func(s int) float64 { return 1e5 + 4e5*float64(min(s, 1)) })
-	require.Equal(t, 500, count(sizes, 64)+count(sizes, 0))
-	require.Greater(t, count(sizes, 64), 470)
-	sizes = TuneTraceOK(t, 64, true, 500, slow)
-	require.Greater(t, count(sizes, 0), 480)
-
-	// Noisy rates keep the size in range.
-	r := rand.New(rand.NewPCG(1, 1))
-	sizes = TuneTraceOK(t, 0, true, 3000, func(s int) float64 { return peak(256)(s) * (0.8 + 0.4*r.Float64()) })
-	for _, s := range sizes {
-		require.True(t, s == 0 || s >= 1 && s <= 4096 && s&(s-1) == 0, "size %d", s)
-	}
-}
-
-// TuneTraceOK is kernel.TuneTrace, checking every size it chose is possible.
-func TuneTraceOK(t *testing.T, fixed int, auto bool, windows int, rate func(int) float64) []int {
-	t.Helper()
-	sizes := kernel.TuneTrace(fixed, auto, windows, rate)
-	for _, s := range sizes {
-		require.True(t, s >= 0 && s <= 4096, "size %d", s)
-		if !auto {
-			require.NotZero(t, s)
-		}
-	}
-	return sizes
 }
 
 // TestOffloadParallelHeapBatches forms offload batches from a parallel heap shared by two
