@@ -1387,6 +1387,9 @@ func (w *worker) reportPart(r uint64) {
 		p.handed[r&1], p.handedRound[r&1] = p.keyMin, r
 		p.keyMin = maxKey()
 	}
+	if w.cell != nil {
+		w.publish() // engine sampling (sample.go)
+	}
 	g, ok := d.gvt.Report(r, w.tracker.Take(r, head))
 	if ok && d.hz != nil {
 		d.hz.publish(r)
