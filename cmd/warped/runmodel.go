@@ -44,6 +44,7 @@ type options struct {
 	maxAggregate                int
 	gpu                         string
 	gpuBatchSize                int
+	sample                      sampleOptions
 }
 
 // progressMode is auto, on or off; a bare --progress means on.
@@ -95,6 +96,7 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	fs.BoolVar(&o.dumpConfig, "dump-config", false, "print the effective configuration as JSON and exit")
 	fs.StringVar(&o.statsFile, "stats-file", "", "write the statistics and results as JSON to this file")
 	fs.Var(&o.progress, "progress", "progress line on stderr: auto (when stderr is a terminal), on or off")
+	addSampleFlags(fs, &o.sample) // sampling.go
 	build := m.bind(fs)
 	return fs, build
 }
@@ -119,12 +121,14 @@ type invocation struct {
 	tr             comm.Transport     // nil unless the run spans several processes
 	be             gpuoffload.Backend // the offload backend, or nil
 	stats          *atomicFile        // the --stats-file's twin, or nil
+	samples        *sampleOutput      // the --sample-file, or nil (sampling.go)
 }
 
 // close releases what the run opened, last opened first: the stats file's twin (removed
 // unless it was committed), the offload backend, the transport. It runs after the
 // outcome is printed.
 func (inv *invocation) close() {
+	_ = inv.closeSamples() // a failed run's samples, as far as they go
 	if inv.stats != nil {
 		inv.stats.abort()
 	}
@@ -198,6 +202,9 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := checkOptions(&inv.o); err != nil {
 		return err
 	}
+	if err := inv.o.sample.check(inv.o.simType); err != nil {
+		return err
+	}
 	lps, part, err := inv.buildModel()
 	if err != nil {
 		return err
@@ -211,6 +218,7 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 		return err
 	}
 	inv.attachProgress(&cfg)
+	inv.attachSamples(&cfg)
 	sim, err := kernel.New(cfg, lps)
 	if err != nil {
 		return usageFailure("%v", err)
@@ -218,9 +226,15 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := inv.createStats(); err != nil {
 		return err
 	}
+	if err := inv.openSamples(); err != nil {
+		return err
+	}
 	inv.note(offloadNote) // once the configuration is known to be good
 	res, err := inv.simulate(ctx, sim, cfg.Progress != nil)
 	if err != nil {
+		return err
+	}
+	if err := inv.closeSamples(); err != nil {
 		return err
 	}
 	inv.note(res.OffloadNote)
@@ -440,7 +454,8 @@ func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) er
 // they tune one process or name its output, and do not change the result.
 var localFlags = map[string]bool{"config": true, "dump-config": true, "stats-file": true, "progress": true,
 	"time-warp-worker-threads": true, "time-warp-scheduler-count": true, "time-warp-queue-type": true,
-	"time-warp-lock-type": true, "time-warp-state-saving-period": true, "gpu": true, "gpu-batch-size": true}
+	"time-warp-lock-type": true, "time-warp-state-saving-period": true, "gpu": true, "gpu-batch-size": true,
+	"sample-file": true, "sample-mode": true, "sample-format": true, "sample-period": true}
 
 // openOffload opens the offload backend of --gpu mode for a time-warp run of lps. With
 // auto it opens nothing when no LP has batch kernels (kernel.Batcher), and returns a note

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/sample"
+)
+
+// TestSampleFile runs PHOLD with --sample-file in both formats and checks that the rows
+// add up to the totals of --stats-file.
+func TestSampleFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ format, mode string }{{"csv", "gvt"}, {"jsonl", "real-time"}} {
+		path := filepath.Join(dir, "s."+c.format)
+		stats := filepath.Join(dir, "stats.json")
+		code, _, errOut := warped("phold", "--lps", "64", "--max-sim-time", "100", "--gpu", "off",
+			"--time-warp-worker-threads", "2", "--time-warp-gvt-calculation-period", "0.5",
+			"--sample-file", path, "--sample-format", c.format, "--sample-mode", c.mode,
+			"--sample-period", "1", "--stats-file", stats)
+		require.Equal(t, 0, code, errOut)
+		f, err := os.Open(path)
+		require.NoError(t, err)
+		rows, err := sample.Read(f)
+		f.Close()
+		require.NoError(t, err)
+		data, err := os.ReadFile(stats)
+		require.NoError(t, err)
+		var kv map[string]any
+		require.NoError(t, json.Unmarshal(data, &kv))
+		var processed uint64
+		var committed int64
+		finals := 0
+		for _, r := range rows {
+			processed += r.Processed
+			committed += r.Committed
+			if r.Final {
+				finals++
+			}
+		}
+		require.Equal(t, 2, finals, c.format)
+		require.Equal(t, kv["events_processed"].(float64), float64(processed), c.format)
+		require.Equal(t, kv["events_committed"].(float64), float64(committed), c.format)
+	}
+}
+
+// TestSampleFlagErrors checks the sampling flags' messages.
+func TestSampleFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sample-mode", "often"}, `--sample-mode: unknown mode "often" (want gvt or real-time)`},
+		{[]string{"--sample-format", "xml"}, `--sample-format: unknown format "xml" (want csv or jsonl)`},
+		{[]string{"--sample-period", "-1"}, "--sample-period must be a non-negative number of milliseconds"},
+		{[]string{"--sample-file", "x.csv", "--simulation-type", "sequential"}, "--sample-file samples time-warp runs only"},
+		{[]string{"--sample-file", filepath.Join(dir, "no", "dir", "s.csv"), "--gpu", "off"}, "cannot write --sample-file"},
+	} {
+		code, _, errOut := warped(append([]string{"phold", "--max-sim-time", "5"}, c.args...)...)
+		require.Equal(t, exitUsage, code, c.args)
+		require.Contains(t, errOut, c.want)
+	}
+}
+
+func TestRankPath(t *testing.T) {
+	require.Equal(t, "out/s-rank1.csv", rankPath("out/s.csv", 1))
+	require.Equal(t, "s-rank0", rankPath("s", 0))
+}
