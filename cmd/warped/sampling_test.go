@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"encoding/xml"
+	"image/png"
 	"os"
 	"path/filepath"
 	"testing"
@@ -70,4 +73,43 @@ func TestSampleFlagErrors(t *testing.T) {
 func TestRankPath(t *testing.T) {
 	require.Equal(t, "out/s-rank1.csv", rankPath("out/s.csv", 1))
 	require.Equal(t, "s-rank0", rankPath("s", 0))
+}
+
+// TestPlotCommand records the samples of a run and draws them: every chart comes as a PNG
+// that decodes and an SVG that parses.
+func TestPlotCommand(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	code, _, errOut := warped("phold", "--lps", "64", "--max-sim-time", "300", "--gpu", "off",
+		"--time-warp-worker-threads", "2", "--time-warp-gvt-calculation-period", "0.5",
+		"--sample-file", path, "--sample-format", "jsonl")
+	require.Equal(t, 0, code, errOut)
+	out := filepath.Join(dir, "charts")
+	code, stdout, errOut := warped("plot", path, "--out", out)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, stdout, "charts to "+out)
+	pngs, _ := filepath.Glob(filepath.Join(out, "*.png"))
+	svgs, _ := filepath.Glob(filepath.Join(out, "*.svg"))
+	require.NotEmpty(t, pngs)
+	require.Len(t, svgs, len(pngs))
+	for _, p := range pngs {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		_, err = png.Decode(bytes.NewReader(data))
+		require.NoError(t, err, p)
+	}
+	for _, p := range svgs {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		var root struct{ XMLName xml.Name }
+		require.NoError(t, xml.Unmarshal(data, &root), p)
+		require.Equal(t, "svg", root.XMLName.Local)
+	}
+
+	code, _, errOut = warped("plot")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "want one sample file, got 0")
+	code, _, errOut = warped("plot", filepath.Join(dir, "none.csv"))
+	require.Equal(t, exitRun, code)
+	require.Contains(t, errOut, "open sample file")
 }
