@@ -177,6 +177,8 @@ type Config struct {
 	// SampleMode is when rows are taken: SampleGVT (the default: as GVT rounds end, at
 	// most once per GVT period) or SampleRealTime (every SampleInterval).
 	SampleMode string
+	// RecordSeries keeps the values models record with Context.Record: Result.Series.
+	RecordSeries bool
 	// SampleInterval is the wall time between sets of rows (SampleRealTime; default 100
 	// ms), or the least time between them (SampleGVT; default 0).
 	SampleInterval time.Duration

@@ -32,6 +32,10 @@ type Context struct {
 	drawsMade uint32
 	// lookahead is the simulation's (see Lookahead): a copy, read on every send.
 	lookahead Time
+	// ev is the event being handled (time warp; for Record), and coasting, when not nil,
+	// the worker's flag that says it re-executes events (Record does nothing then).
+	ev       *event.Event
+	coasting *bool
 }
 
 // newContext returns a Context of s whose sends go to out.

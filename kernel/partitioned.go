@@ -694,7 +694,7 @@ func (p *partWorker) dropCancelled(x *partLP, k *event.Key, stamp uint64) bool {
 func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 	d, p := w.d, w.p
 	r := &d.sim.lps[id]
-	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
+	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp, w.ctx.ev = ev.RecvTime, ev.Depth, id, r, ev
 	if d.perSend {
 		w.cause = event.KeyOf(ev) // lazy cancellation: the cause of the sends to come
 		w.sendBytes = w.sendBytes[:0]
@@ -1112,6 +1112,7 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) bo
 			id, k, p.fossilKey, p.safeHigh))
 	}
 	r := &d.sim.lps[id]
+	d.sim.undoSeries(id, &k) // series.go
 	u := p.undone[:0]
 	i := x.last
 	for i >= p.histBase {

@@ -392,6 +392,7 @@ func (d *timeWarpDispatcher) addWorkers() {
 		}
 		wk.pool.Depot = depot
 		wk.ctx = s.newContext(wk)
+		wk.ctx.coasting = &wk.coasting // Record does nothing while coasting (series.go)
 		if cfg.Offload != nil {
 			wk.off = newOffloader(d) // offload.go
 		}
@@ -929,7 +930,7 @@ func (w *worker) processWith(t *twLP, id LPID, ev *event.Event, k event.Key, b *
 	if w.d.check && ev.RecvTime < w.d.gvt.GVT() {
 		panic(fmt.Sprintf("kernel: LP %d processes an event at %v below GVT %v", id, ev.RecvTime, w.d.gvt.GVT()))
 	}
-	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
+	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp, w.ctx.ev = ev.RecvTime, ev.Depth, id, r, ev
 	w.cause = k
 	w.sendBytes = w.sendBytes[:0]
 	g, seq := r.rng, r.seq
@@ -968,6 +969,7 @@ const gvtEvents = 8192
 func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) bool {
 	d := w.d
 	r := &d.sim.lps[id]
+	d.sim.undoSeries(id, &k) // series.go
 
 	// The first processed event with key >= k, and the first after the restored state
 	// (with reverse computation, the LP is restored to just before event i).
