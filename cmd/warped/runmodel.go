@@ -45,6 +45,7 @@ type options struct {
 	gpu                         string
 	gpuBatchSize                int
 	sample                      sampleOptions
+	report                      string
 }
 
 // progressMode is auto, on or off; a bare --progress means on.
@@ -97,6 +98,7 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	fs.StringVar(&o.statsFile, "stats-file", "", "write the statistics and results as JSON to this file")
 	fs.Var(&o.progress, "progress", "progress line on stderr: auto (when stderr is a terminal), on or off")
 	addSampleFlags(fs, &o.sample) // sampling.go
+	fs.StringVar(&o.report, "report", "", "write a self-contained HTML page with the configuration, totals, results and charts of the run to this file")
 	build := m.bind(fs)
 	return fs, build
 }
@@ -122,6 +124,7 @@ type invocation struct {
 	be             gpuoffload.Backend // the offload backend, or nil
 	stats          *atomicFile        // the --stats-file's twin, or nil
 	samples        *sampleOutput      // the --sample-file, or nil (sampling.go)
+	collector      *reportCollector   // the samples kept for --report, or nil (report.go)
 }
 
 // close releases what the run opened, last opened first: the stats file's twin (removed
@@ -219,6 +222,7 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	}
 	inv.attachProgress(&cfg)
 	inv.attachSamples(&cfg)
+	inv.attachReport(&cfg) // report.go
 	sim, err := kernel.New(cfg, lps)
 	if err != nil {
 		return usageFailure("%v", err)
@@ -227,6 +231,9 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := inv.openSamples(); err != nil {
+		return err
+	}
+	if err := inv.checkReport(); err != nil {
 		return err
 	}
 	inv.note(offloadNote) // once the configuration is known to be good
@@ -441,6 +448,9 @@ func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) er
 	}
 	results := inv.m.results(lps)
 	printResults(inv.stdout, inv.m, inv.o.simType, offload, res, results)
+	if err := inv.writeReport(res, results); err != nil {
+		return err
+	}
 	if inv.stats == nil {
 		return nil
 	}
@@ -455,7 +465,7 @@ func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) er
 var localFlags = map[string]bool{"config": true, "dump-config": true, "stats-file": true, "progress": true,
 	"time-warp-worker-threads": true, "time-warp-scheduler-count": true, "time-warp-queue-type": true,
 	"time-warp-lock-type": true, "time-warp-state-saving-period": true, "gpu": true, "gpu-batch-size": true,
-	"sample-file": true, "sample-mode": true, "sample-format": true, "sample-period": true}
+	"sample-file": true, "sample-mode": true, "sample-format": true, "sample-period": true, "report": true}
 
 // openOffload opens the offload backend of --gpu mode for a time-warp run of lps. With
 // auto it opens nothing when no LP has batch kernels (kernel.Batcher), and returns a note
