@@ -694,7 +694,7 @@ func (p *partWorker) dropCancelled(x *partLP, k *event.Key, stamp uint64) bool {
 func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 	d, p := w.d, w.p
 	r := &d.sim.lps[id]
-	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp, w.ctx.ev = ev.RecvTime, ev.Depth, id, r, ev
+	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
 	if d.perSend {
 		w.cause = event.KeyOf(ev) // lazy cancellation: the cause of the sends to come
 		w.sendBytes = w.sendBytes[:0]

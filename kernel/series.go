@@ -49,8 +49,8 @@ func (c *Context) Record(series string, value float64) {
 		return
 	}
 	k := event.Key{RecvTime: math.Inf(-1)} // Init: below every event, never undone
-	if !s.init && c.ev != nil {
-		k.Set(c.ev)
+	if !s.init && c.cause != nil {
+		k = *c.cause
 	}
 	s.series[c.self] = append(s.series[c.self], seriesRec{k: k, t: c.now, series: series, value: value})
 }

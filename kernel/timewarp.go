@@ -276,8 +276,9 @@ type timeWarpDispatcher struct {
 	// its worker's holding list (partWorker.holding).
 	plazy  []*outputmgr.Lazy
 	listed []bool
-	// perSend is set with lazy cancellation or CheckRollbacks: the partitioned engine's
-	// workers note each event's key (the cause of its sends) and digest its sends.
+	// perSend is set with lazy cancellation, CheckRollbacks or Config.RecordSeries (whose
+	// Record reads the cause): the partitioned engine's workers note each event's key (the
+	// cause of its sends) and digest its sends.
 	perSend bool
 	// batched[id] says whether LP id has an event in its worker's batch (the partitioned
 	// engine with Offload; owned by the LP's worker).
@@ -308,7 +309,7 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 	d := &timeWarpDispatcher{sim: s, cfg: cfg, end: s.cfg.MaxSimTime,
 		gvt: gvt.NewFujimoto(cfg.Workers), passive: termination.NewWorkers(cfg.Workers), lazy: cfg.Cancellation == cancelLazy,
 		check: cfg.CheckRollbacks, seed: maphash.MakeSeed(), reverse: cfg.StateSaving == StateSavingReverse}
-	d.perSend = d.lazy || d.check
+	d.perSend = d.lazy || d.check || s.series != nil
 	d.fossilAt = 1
 	if !d.reverse {
 		d.fossilAt = cfg.StateSavingPeriod
@@ -392,7 +393,7 @@ func (d *timeWarpDispatcher) addWorkers() {
 		}
 		wk.pool.Depot = depot
 		wk.ctx = s.newContext(wk)
-		wk.ctx.coasting = &wk.coasting // Record does nothing while coasting (series.go)
+		wk.ctx.cause, wk.ctx.coasting = &wk.cause, &wk.coasting // for Record (series.go)
 		if cfg.Offload != nil {
 			wk.off = newOffloader(d) // offload.go
 		}
@@ -930,7 +931,7 @@ func (w *worker) processWith(t *twLP, id LPID, ev *event.Event, k event.Key, b *
 	if w.d.check && ev.RecvTime < w.d.gvt.GVT() {
 		panic(fmt.Sprintf("kernel: LP %d processes an event at %v below GVT %v", id, ev.RecvTime, w.d.gvt.GVT()))
 	}
-	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp, w.ctx.ev = ev.RecvTime, ev.Depth, id, r, ev
+	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
 	w.cause = k
 	w.sendBytes = w.sendBytes[:0]
 	g, seq := r.rng, r.seq
