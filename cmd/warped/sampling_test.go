@@ -108,8 +108,39 @@ func TestPlotCommand(t *testing.T) {
 
 	code, _, errOut = warped("plot")
 	require.Equal(t, exitUsage, code)
-	require.Contains(t, errOut, "want one sample file, got 0")
+	require.Contains(t, errOut, "want a sample file or stats files, got none")
+	code, _, errOut = warped("plot", path, path)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "want one sample file, got 2")
 	code, _, errOut = warped("plot", filepath.Join(dir, "none.csv"))
 	require.Equal(t, exitRun, code)
-	require.Contains(t, errOut, "open sample file")
+	require.Contains(t, errOut, "none.csv: no such file or directory")
+}
+
+// TestPlotCompare compares two runs' --stats-file outputs in bar charts.
+func TestPlotCompare(t *testing.T) {
+	dir := t.TempDir()
+	var stats []string
+	for _, w := range []string{"1", "2"} {
+		path := filepath.Join(dir, "workers"+w+".json")
+		code, _, errOut := warped("phold", "--lps", "64", "--max-sim-time", "50", "--gpu", "off",
+			"--time-warp-worker-threads", w, "--stats-file", path)
+		require.Equal(t, 0, code, errOut)
+		stats = append(stats, path)
+	}
+	out := filepath.Join(dir, "cmp")
+	code, stdout, errOut := warped(append([]string{"plot", "--out", out}, stats...)...)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, stdout, "compare-rate.png")
+	data, err := os.ReadFile(filepath.Join(out, "compare-efficiency.png"))
+	require.NoError(t, err)
+	_, err = png.Decode(bytes.NewReader(data))
+	require.NoError(t, err)
+
+	// A sample file among stats files is an error.
+	samples := filepath.Join(dir, "s.csv")
+	require.NoError(t, os.WriteFile(samples, []byte("wall_seconds,worker,processed\n1,0,3\n"), 0o644))
+	code, _, errOut = warped("plot", stats[0], samples)
+	require.Equal(t, exitRun, code)
+	require.Contains(t, errOut, "is not a --stats-file output")
 }

@@ -25,7 +25,7 @@ import (
 	"github.com/warpedgo/warped/sample"
 )
 
-// Size is the size of every chart.
+// Width and Height are the size of every chart.
 var (
 	Width  = 6 * vg.Inch
 	Height = 3.5 * vg.Inch

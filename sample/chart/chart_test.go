@@ -63,3 +63,23 @@ func TestMakeEmpty(t *testing.T) {
 	_, err := Make(nil)
 	require.EqualError(t, err, "no samples to chart")
 }
+
+// TestCompare draws bar charts of two runs' totals.
+func TestCompare(t *testing.T) {
+	charts, err := Compare([]Run{
+		{"a", map[string]float64{"committed_events_per_second": 1e6, "efficiency": 0.9, "peak_memory_bytes": 1 << 24}},
+		{"b", map[string]float64{"committed_events_per_second": 2e6, "efficiency": 0.8}},
+	})
+	require.NoError(t, err)
+	var names []string
+	for _, c := range charts {
+		names = append(names, c.Name)
+		_, err := c.PNG()
+		require.NoError(t, err)
+	}
+	require.Equal(t, []string{"compare-rate", "compare-efficiency", "compare-memory"}, names)
+	_, err = Compare([]Run{{"a", map[string]float64{"x": 1}}})
+	require.ErrorContains(t, err, "none of the compared values")
+	_, err = Compare(nil)
+	require.EqualError(t, err, "no runs to compare")
+}
