@@ -172,6 +172,19 @@ type Config struct {
 	Progress func(Progress)
 	// ProgressInterval is how often Progress is called.
 	ProgressInterval time.Duration
+	// Sample, if set, receives engine samples of a time-warp run (see Sample): one row per
+	// worker, taken as SampleMode says, called from the dispatcher's manager goroutine
+	// (never from a worker), and a last row per worker at the end. It must not block for
+	// long: the manager starts GVT rounds. Sequential runs take no samples.
+	Sample func(Sample)
+	// SampleMode is when rows are taken: SampleGVT (the default: as GVT rounds end, at
+	// most once per GVT period) or SampleRealTime (every SampleInterval).
+	SampleMode string
+	// RecordSeries keeps the values models record with Context.Record: Result.Series.
+	RecordSeries bool
+	// SampleInterval is the wall time between sets of rows (SampleRealTime; default 100
+	// ms), or the least time between them (SampleGVT; default 0).
+	SampleInterval time.Duration
 }
 
 // Progress describes a run in progress.
@@ -205,6 +218,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("max simulation time must be positive, got %v", c.MaxSimTime)
 	case c.ProgressInterval < 0:
 		return errors.New("progress interval must not be negative")
+	}
+	if err := c.validateSampling(); err != nil {
+		return err
 	}
 	if c.Transport != nil && c.Transport.Size() > 1 && c.Type != TimeWarp {
 		return fmt.Errorf("a run across %d processes needs simulation type %s, not %q", c.Transport.Size(), TimeWarp, c.Type)

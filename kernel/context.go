@@ -32,6 +32,11 @@ type Context struct {
 	drawsMade uint32
 	// lookahead is the simulation's (see Lookahead): a copy, read on every send.
 	lookahead Time
+	// cause, in a time-warp worker's Context, is the worker's key of the event being
+	// handled (for Record), and coasting the worker's flag that says it re-executes events
+	// (Record does nothing then); both nil in the sequential dispatcher's.
+	cause    *event.Key
+	coasting *bool
 }
 
 // newContext returns a Context of s whose sends go to out.

@@ -270,7 +270,7 @@ func firstDifference(mine [][2]string, theirs []string) (key, a, b string, ok bo
 }
 
 // manage is the manager goroutine's loop: it returns when the run is over or failed.
-func (m *distributed) manage(ctx context.Context, start time.Time) {
+func (m *distributed) manage(ctx context.Context, start time.Time, sp *sampler) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	d := m.d
@@ -304,6 +304,9 @@ func (m *distributed) manage(ctx context.Context, start time.Time) {
 		if s.cfg.Progress != nil && m.rank == 0 && now.Sub(lastProgress) >= s.cfg.ProgressInterval {
 			lastProgress = now
 			s.cfg.Progress(Progress{Now: d.gvt.GVT(), EndTime: d.end, EventsProcessed: d.processedSoFar(), Elapsed: now.Sub(start)})
+		}
+		if sp != nil {
+			sp.tick(d, now)
 		}
 		// Back off when there is nothing to do, so that the workers keep the cores.
 		if busy {

@@ -1122,6 +1122,7 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) bo
 			id, k, p.fossilKey, p.safeHigh))
 	}
 	r := &d.sim.lps[id]
+	d.sim.undoSeries(id, &k) // series.go
 	u := p.undone[:0]
 	i := x.last
 	for i >= p.histBase {
@@ -1396,6 +1397,9 @@ func (w *worker) reportPart(r uint64) {
 		d.hz.safety[r&1][w.id].k = s
 		p.handed[r&1], p.handedRound[r&1] = p.keyMin, r
 		p.keyMin = maxKey()
+	}
+	if w.cell != nil {
+		w.publish() // engine sampling (sample.go)
 	}
 	g, ok := d.gvt.Report(r, w.tracker.Take(r, head))
 	if ok && d.hz != nil {

@@ -31,6 +31,8 @@ type Simulation struct {
 	init bool // true while Init runs
 	// lookahead is the least delay of a send to another LP (see Lookahead).
 	lookahead Time
+	// series[id] are LP id's recorded points (Config.RecordSeries; see series.go), or nil.
+	series [][]seriesRec
 	// gvtLaps is the most laps Mattern's token needed in a round this rank initiated (a
 	// run across processes; for tests).
 	gvtLaps uint32
@@ -104,6 +106,9 @@ type Result struct {
 	// Digest is the hex SHA-256 over every LP's id, generator state and model state, in
 	// LP order: equal digests mean equal committed results.
 	Digest string `json:"digest"`
+	// Series are the values the models recorded (Context.Record) in committed events, by
+	// time, then LP (Config.RecordSeries only). In a run across processes, this rank's LPs'.
+	Series []SeriesPoint `json:"-"`
 }
 
 // New checks the configuration and the LPs and returns a Simulation ready to Run.
@@ -124,6 +129,9 @@ func New(cfg Config, lps []LogicalProcess) (*Simulation, error) {
 		return nil, fmt.Errorf("too many LPs (%d); at most %d are supported", len(lps), ^LPID(0))
 	}
 	s := &Simulation{cfg: cfg, lps: make([]lpRecord, len(lps))}
+	if cfg.RecordSeries {
+		s.series = make([][]seriesRec, len(lps))
+	}
 	names := make(map[string]int, len(lps))
 	checked := map[reflect.Type]bool{}
 	for i, lp := range lps {
@@ -252,7 +260,7 @@ func (s *Simulation) Run(ctx context.Context) (Result, error) {
 	if stats.PeakMemoryBytes == 0 { // a run across processes sums its ranks'
 		stats.PeakMemoryBytes = peakMemory()
 	}
-	return Result{Stats: stats, Digest: s.digest()}, nil
+	return Result{Stats: stats, Digest: s.digest(), Series: s.collectSeries()}, nil
 }
 
 // digest hashes every LP's id, generator and state in LP order.

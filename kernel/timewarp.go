@@ -201,6 +201,9 @@ type worker struct {
 	// lines: the worker counts in a plain field, as an atomic add on every event would
 	// wait for its pending stores each time.
 	shown atomic.Uint64
+	// cell is where the worker publishes its counters for engine sampling at each GVT
+	// report (see sample.go), or nil when sampling is off.
+	cell *sampleCell
 }
 
 // processedSoFar returns the number of events the workers have processed, as of their last
@@ -273,8 +276,9 @@ type timeWarpDispatcher struct {
 	// its worker's holding list (partWorker.holding).
 	plazy  []*outputmgr.Lazy
 	listed []bool
-	// perSend is set with lazy cancellation or CheckRollbacks: the partitioned engine's
-	// workers note each event's key (the cause of its sends) and digest its sends.
+	// perSend is set with lazy cancellation, CheckRollbacks or Config.RecordSeries (whose
+	// Record reads the cause): the partitioned engine's workers note each event's key (the
+	// cause of its sends) and digest its sends.
 	perSend bool
 	// batched[id] says whether LP id has an event in its worker's batch (the partitioned
 	// engine with Offload; owned by the LP's worker).
@@ -305,7 +309,7 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 	d := &timeWarpDispatcher{sim: s, cfg: cfg, end: s.cfg.MaxSimTime,
 		gvt: gvt.NewFujimoto(cfg.Workers), passive: termination.NewWorkers(cfg.Workers), lazy: cfg.Cancellation == cancelLazy,
 		check: cfg.CheckRollbacks, seed: maphash.MakeSeed(), reverse: cfg.StateSaving == StateSavingReverse}
-	d.perSend = d.lazy || d.check
+	d.perSend = d.lazy || d.check || s.series != nil
 	d.fossilAt = 1
 	if !d.reverse {
 		d.fossilAt = cfg.StateSavingPeriod
@@ -389,6 +393,7 @@ func (d *timeWarpDispatcher) addWorkers() {
 		}
 		wk.pool.Depot = depot
 		wk.ctx = s.newContext(wk)
+		wk.ctx.cause, wk.ctx.coasting = &wk.cause, &wk.coasting // for Record (series.go)
 		if cfg.Offload != nil {
 			wk.off = newOffloader(d) // offload.go
 		}
@@ -451,6 +456,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 	}
 
 	start := time.Now()
+	sp := newSampler(d, start) // nil when sampling is off
 	var wg sync.WaitGroup
 	for _, w := range d.workers {
 		wg.Add(1)
@@ -460,7 +466,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 		}()
 	}
 	if d.dist != nil {
-		d.dist.manage(ctx, start)
+		d.dist.manage(ctx, start, sp)
 	} else {
 		// The manager waits for its next tick or for the workers to end, whichever comes
 		// first: a long GVT period must not hold the end of the run.
@@ -469,11 +475,14 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 			wg.Wait()
 			close(ended)
 		}()
-		d.manage(ctx, start, ended)
+		d.manage(ctx, start, ended, sp)
 	}
 	wg.Wait()
 	if d.err != nil {
 		return st, d.err
+	}
+	if sp != nil {
+		sp.final(d)
 	}
 	for i := range d.lps {
 		if l := d.lps[i].lazy; l != nil && l.Len() > 0 {
@@ -590,7 +599,8 @@ func (d *timeWarpDispatcher) initSome(w *worker, ids []LPID) (err error) {
 
 // manage starts GVT rounds every GVT period, watches for the end, cancellation and
 // progress, and returns when the run is over or the workers have ended.
-func (d *timeWarpDispatcher) manage(ctx context.Context, start time.Time, ended <-chan struct{}) {
+// sp, when not nil, takes engine samples.
+func (d *timeWarpDispatcher) manage(ctx context.Context, start time.Time, ended <-chan struct{}, sp *sampler) {
 	s := d.sim
 	tick := time.NewTicker(d.cfg.GVTPeriod)
 	defer tick.Stop()
@@ -611,6 +621,9 @@ func (d *timeWarpDispatcher) manage(ctx context.Context, start time.Time, ended 
 				s.cfg.Progress(Progress{Now: d.gvt.GVT(), EndTime: d.end, EventsProcessed: d.processedSoFar(),
 					Elapsed: now.Sub(start)})
 			}
+		}
+		if sp != nil {
+			sp.tick(d, time.Now())
 		}
 	}
 }
@@ -709,6 +722,9 @@ func (w *worker) reportGVT() {
 		head = k.RecvTime
 	}
 	w.sq.lock.Unlock()
+	if w.cell != nil {
+		w.publish() // engine sampling (sample.go)
+	}
 	if g, ok := d.gvt.Report(r, w.tracker.Take(r, head)); ok && g >= d.end && d.dist == nil {
 		d.done.Store(true)
 	}
@@ -954,6 +970,7 @@ const gvtEvents = 8192
 func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) bool {
 	d := w.d
 	r := &d.sim.lps[id]
+	d.sim.undoSeries(id, &k) // series.go
 
 	// The first processed event with key >= k, and the first after the restored state
 	// (with reverse computation, the LP is restored to just before event i).

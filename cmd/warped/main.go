@@ -9,6 +9,7 @@
 //	warped version           print the version
 //	warped devices           list the GPU offload backends and their devices
 //	warped study SPEC        run a parameter study (see 'warped study --help')
+//	warped plot FILE         draw a --sample-file as charts (see 'warped plot --help')
 //	warped help [model]      print usage, or a model's flags
 //
 // Every flag can also be given in a JSON file (--config FILE) under the same name; the
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return devicesCommand(args[1:], stdout, stderr)
 	case "study":
 		return studyCommand(ctx, args[1:], stdout, stderr)
+	case "plot":
+		return plotCommand(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "warped %s\n", version)
 		return exitOK

@@ -44,6 +44,8 @@ type options struct {
 	maxAggregate                int
 	gpu                         string
 	gpuBatchSize                int
+	sample                      sampleOptions
+	report                      string
 }
 
 // progressMode is auto, on or off; a bare --progress means on.
@@ -95,6 +97,8 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	fs.BoolVar(&o.dumpConfig, "dump-config", false, "print the effective configuration as JSON and exit")
 	fs.StringVar(&o.statsFile, "stats-file", "", "write the statistics and results as JSON to this file")
 	fs.Var(&o.progress, "progress", "progress line on stderr: auto (when stderr is a terminal), on or off")
+	addSampleFlags(fs, &o.sample) // sampling.go
+	fs.StringVar(&o.report, "report", "", "write a self-contained HTML page with the configuration, totals, results and charts of the run to this file")
 	build := m.bind(fs)
 	return fs, build
 }
@@ -119,12 +123,15 @@ type invocation struct {
 	tr             comm.Transport     // nil unless the run spans several processes
 	be             gpuoffload.Backend // the offload backend, or nil
 	stats          *atomicFile        // the --stats-file's twin, or nil
+	samples        *sampleOutput      // the --sample-file, or nil (sampling.go)
+	collector      *reportCollector   // the samples kept for --report, or nil (report.go)
 }
 
 // close releases what the run opened, last opened first: the stats file's twin (removed
 // unless it was committed), the offload backend, the transport. It runs after the
 // outcome is printed.
 func (inv *invocation) close() {
+	_ = inv.closeSamples() // a failed run's samples, as far as they go
 	if inv.stats != nil {
 		inv.stats.abort()
 	}
@@ -198,6 +205,9 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := checkOptions(&inv.o); err != nil {
 		return err
 	}
+	if err := inv.o.sample.check(inv.o.simType); err != nil {
+		return err
+	}
 	lps, part, err := inv.buildModel()
 	if err != nil {
 		return err
@@ -211,6 +221,8 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 		return err
 	}
 	inv.attachProgress(&cfg)
+	inv.attachSamples(&cfg)
+	inv.attachReport(&cfg) // report.go
 	sim, err := kernel.New(cfg, lps)
 	if err != nil {
 		return usageFailure("%v", err)
@@ -218,9 +230,18 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := inv.createStats(); err != nil {
 		return err
 	}
+	if err := inv.openSamples(); err != nil {
+		return err
+	}
+	if err := inv.checkReport(); err != nil {
+		return err
+	}
 	inv.note(offloadNote) // once the configuration is known to be good
 	res, err := inv.simulate(ctx, sim, cfg.Progress != nil)
 	if err != nil {
+		return err
+	}
+	if err := inv.closeSamples(); err != nil {
 		return err
 	}
 	inv.note(res.OffloadNote)
@@ -427,6 +448,9 @@ func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) er
 	}
 	results := inv.m.results(lps)
 	printResults(inv.stdout, inv.m, inv.o.simType, offload, res, results)
+	if err := inv.writeReport(res, results); err != nil {
+		return err
+	}
 	if inv.stats == nil {
 		return nil
 	}
@@ -440,7 +464,8 @@ func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) er
 // they tune one process or name its output, and do not change the result.
 var localFlags = map[string]bool{"config": true, "dump-config": true, "stats-file": true, "progress": true,
 	"time-warp-worker-threads": true, "time-warp-scheduler-count": true, "time-warp-queue-type": true,
-	"time-warp-lock-type": true, "time-warp-state-saving-period": true, "gpu": true, "gpu-batch-size": true}
+	"time-warp-lock-type": true, "time-warp-state-saving-period": true, "gpu": true, "gpu-batch-size": true,
+	"sample-file": true, "sample-mode": true, "sample-format": true, "sample-period": true, "report": true}
 
 // openOffload opens the offload backend of --gpu mode for a time-warp run of lps. With
 // auto it opens nothing when no LP has batch kernels (kernel.Batcher), and returns a note
@@ -687,6 +712,7 @@ func usage() string {
 	b.WriteString("Usage:\n  warped <model> [flags]   run a model\n  warped help <model>      list a model's flags\n" +
 		"  warped devices           list the GPU offload backends and their devices\n" +
 		"  warped study SPEC        run a parameter study (warped study --help)\n" +
+		"  warped plot FILE         draw a --sample-file as charts (warped plot --help)\n" +
 		"  warped version           print the version\n\nModels:\n")
 	for _, m := range models {
 		fmt.Fprintf(&b, "  %-8s %s\n", m.name, m.summary)

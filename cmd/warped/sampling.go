@@ -1,0 +1,114 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/sample"
+)
+
+// sampleOptions are the engine sampling flags (--sample-*).
+type sampleOptions struct {
+	file, mode, format string
+	intervalMS         float64
+}
+
+// addSampleFlags binds the sampling flags to o.
+func addSampleFlags(fs *flag.FlagSet, o *sampleOptions) {
+	fs.StringVar(&o.file, "sample-file", "", "time warp: write engine samples (one row per worker at each GVT round or interval) to this file; across processes each rank writes FILE with -rankN before its extension")
+	fs.StringVar(&o.mode, "sample-mode", kernel.SampleGVT, "time warp with --sample-file: take rows as GVT rounds end (gvt) or every --sample-period (real-time)")
+	fs.Float64Var(&o.intervalMS, "sample-period", 0, "time warp with --sample-file: milliseconds between rows (real-time; 0: 100), or the least between them (gvt)")
+	fs.StringVar(&o.format, "sample-format", sample.CSV, "time warp with --sample-file: "+strings.Join(sample.Formats(), " or "))
+}
+
+// check reports a bad sampling flag.
+func (o *sampleOptions) check(simType string) error {
+	switch {
+	case o.mode != kernel.SampleGVT && o.mode != kernel.SampleRealTime:
+		return usageFailure("--sample-mode: unknown mode %q (want %s or %s)", o.mode, kernel.SampleGVT, kernel.SampleRealTime)
+	case o.format != sample.CSV && o.format != sample.JSONL:
+		return usageFailure("--sample-format: unknown format %q (want %s)", o.format, strings.Join(sample.Formats(), " or "))
+	case o.intervalMS < 0 || math.IsNaN(o.intervalMS) || math.IsInf(o.intervalMS, 0):
+		return usageFailure("--sample-period must be a non-negative number of milliseconds, got %v", o.intervalMS)
+	case o.file != "" && simType != kernel.TimeWarp:
+		return usageFailure("--sample-file samples time-warp runs only: use --simulation-type %s or drop it", kernel.TimeWarp)
+	}
+	return nil
+}
+
+// sampleOutput is the --sample-file of a run: the file and its writer, which the run's
+// Sample function feeds once open.
+type sampleOutput struct {
+	path string
+	f    *os.File
+	w    *sample.Writer
+}
+
+// attachSamples sets cfg's sampling from the options (no --sample-file: nothing). The file
+// opens later (openSamples), once the configuration is known to be good.
+func (inv *invocation) attachSamples(cfg *kernel.Config) {
+	o := &inv.o.sample
+	if o.file == "" {
+		return
+	}
+	out := &sampleOutput{path: o.file}
+	if inv.tr != nil && inv.tr.Size() > 1 {
+		out.path = rankPath(o.file, inv.tr.Rank())
+	}
+	inv.samples = out
+	cfg.Sample = func(s kernel.Sample) { out.w.Add(s) }
+	cfg.SampleMode = o.mode
+	cfg.SampleInterval = time.Duration(o.intervalMS * float64(time.Millisecond))
+}
+
+// rankPath is path with -rankN before its extension.
+func rankPath(path string, rank int) string {
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s-rank%d%s", strings.TrimSuffix(path, ext), rank, ext)
+}
+
+// openSamples creates the --sample-file and starts its writer.
+func (inv *invocation) openSamples() error {
+	out := inv.samples
+	if out == nil {
+		return nil
+	}
+	f, err := os.Create(out.path)
+	if err != nil {
+		return usageFailure("cannot write --sample-file: %v", err)
+	}
+	w, err := sample.NewWriter(f, inv.o.sample.format, 0)
+	if err != nil {
+		f.Close()
+		return usageFailure("--sample-format: %v", err)
+	}
+	out.f, out.w = f, w
+	return nil
+}
+
+// closeSamples writes the rows still buffered and closes the --sample-file, noting rows
+// that the writer dropped.
+func (inv *invocation) closeSamples() error {
+	out := inv.samples
+	if out == nil || out.f == nil {
+		return nil
+	}
+	err := out.w.Close()
+	if cerr := out.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("write samples: %w", cerr)
+	}
+	out.f = nil
+	if n := out.w.Dropped(); n > 0 {
+		fmt.Fprintf(inv.stderr, "warped %s: %d sample rows were dropped (the writer fell behind; a longer --sample-period takes fewer)\n", inv.m.name, n)
+	}
+	if err != nil {
+		return runFailure(fmt.Errorf("--sample-file %s: %w", out.path, err))
+	}
+	return nil
+}

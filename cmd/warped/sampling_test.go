@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/sample"
+)
+
+// TestSampleFile runs PHOLD with --sample-file in both formats and checks that the rows
+// add up to the totals of --stats-file.
+func TestSampleFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ format, mode string }{{"csv", "gvt"}, {"jsonl", "real-time"}} {
+		path := filepath.Join(dir, "s."+c.format)
+		stats := filepath.Join(dir, "stats.json")
+		code, _, errOut := warped("phold", "--lps", "64", "--max-sim-time", "100", "--gpu", "off",
+			"--time-warp-worker-threads", "2", "--time-warp-gvt-calculation-period", "0.5",
+			"--sample-file", path, "--sample-format", c.format, "--sample-mode", c.mode,
+			"--sample-period", "1", "--stats-file", stats)
+		require.Equal(t, 0, code, errOut)
+		f, err := os.Open(path)
+		require.NoError(t, err)
+		rows, err := sample.Read(f)
+		f.Close()
+		require.NoError(t, err)
+		data, err := os.ReadFile(stats)
+		require.NoError(t, err)
+		var kv map[string]any
+		require.NoError(t, json.Unmarshal(data, &kv))
+		var processed uint64
+		var committed int64
+		finals := 0
+		for _, r := range rows {
+			processed += r.Processed
+			committed += r.Committed
+			if r.Final {
+				finals++
+			}
+		}
+		require.Equal(t, 2, finals, c.format)
+		require.Equal(t, kv["events_processed"].(float64), float64(processed), c.format)
+		require.Equal(t, kv["events_committed"].(float64), float64(committed), c.format)
+	}
+}
+
+// TestSampleFlagErrors checks the sampling flags' messages.
+func TestSampleFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sample-mode", "often"}, `--sample-mode: unknown mode "often" (want gvt or real-time)`},
+		{[]string{"--sample-format", "xml"}, `--sample-format: unknown format "xml" (want csv or jsonl)`},
+		{[]string{"--sample-period", "-1"}, "--sample-period must be a non-negative number of milliseconds"},
+		{[]string{"--sample-file", "x.csv", "--simulation-type", "sequential"}, "--sample-file samples time-warp runs only"},
+		{[]string{"--sample-file", filepath.Join(dir, "no", "dir", "s.csv"), "--gpu", "off"}, "cannot write --sample-file"},
+	} {
+		code, _, errOut := warped(append([]string{"phold", "--max-sim-time", "5"}, c.args...)...)
+		require.Equal(t, exitUsage, code, c.args)
+		require.Contains(t, errOut, c.want)
+	}
+}
+
+func TestRankPath(t *testing.T) {
+	require.Equal(t, "out/s-rank1.csv", rankPath("out/s.csv", 1))
+	require.Equal(t, "s-rank0", rankPath("s", 0))
+}
+
+// TestPlotCommand records the samples of a run and draws them: every chart comes as a PNG
+// that decodes and an SVG that parses.
+func TestPlotCommand(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	code, _, errOut := warped("phold", "--lps", "64", "--max-sim-time", "300", "--gpu", "off",
+		"--time-warp-worker-threads", "2", "--time-warp-gvt-calculation-period", "0.5",
+		"--sample-file", path, "--sample-format", "jsonl")
+	require.Equal(t, 0, code, errOut)
+	out := filepath.Join(dir, "charts")
+	code, stdout, errOut := warped("plot", path, "--out", out)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, stdout, "charts to "+out)
+	pngs, _ := filepath.Glob(filepath.Join(out, "*.png"))
+	svgs, _ := filepath.Glob(filepath.Join(out, "*.svg"))
+	require.NotEmpty(t, pngs)
+	require.Len(t, svgs, len(pngs))
+	for _, p := range pngs {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		_, err = png.Decode(bytes.NewReader(data))
+		require.NoError(t, err, p)
+	}
+	for _, p := range svgs {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		var root struct{ XMLName xml.Name }
+		require.NoError(t, xml.Unmarshal(data, &root), p)
+		require.Equal(t, "svg", root.XMLName.Local)
+	}
+
+	code, _, errOut = warped("plot")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "want a sample file or stats files, got none")
+	code, _, errOut = warped("plot", path, path)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "want one sample file, got 2")
+	code, _, errOut = warped("plot", filepath.Join(dir, "none.csv"))
+	require.Equal(t, exitRun, code)
+	require.Contains(t, errOut, "none.csv: no such file or directory")
+}
+
+// TestPlotCompare compares two runs' --stats-file outputs in bar charts.
+func TestPlotCompare(t *testing.T) {
+	dir := t.TempDir()
+	var stats []string
+	for _, w := range []string{"1", "2"} {
+		path := filepath.Join(dir, "workers"+w+".json")
+		code, _, errOut := warped("phold", "--lps", "64", "--max-sim-time", "50", "--gpu", "off",
+			"--time-warp-worker-threads", w, "--stats-file", path)
+		require.Equal(t, 0, code, errOut)
+		stats = append(stats, path)
+	}
+	out := filepath.Join(dir, "cmp")
+	code, stdout, errOut := warped(append([]string{"plot", "--out", out}, stats...)...)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, stdout, "compare-rate.png")
+	data, err := os.ReadFile(filepath.Join(out, "compare-efficiency.png"))
+	require.NoError(t, err)
+	_, err = png.Decode(bytes.NewReader(data))
+	require.NoError(t, err)
+
+	// A sample file among stats files is an error.
+	samples := filepath.Join(dir, "s.csv")
+	require.NoError(t, os.WriteFile(samples, []byte("wall_seconds,worker,processed\n1,0,3\n"), 0o644))
+	code, _, errOut = warped("plot", stats[0], samples)
+	require.Equal(t, exitRun, code)
+	require.Contains(t, errOut, "is not a --stats-file output")
+}

@@ -1,0 +1,223 @@
+package kernel
+
+import (
+	"fmt"
+	"runtime/metrics"
+	"sync/atomic"
+	"time"
+)
+
+// Engine sampling (Config.Sample): a time series of a time-warp run's progress, one row per
+// worker at each GVT round (or each interval of wall time).
+//
+// Workers pay nothing per event: when a worker reports to a GVT round (reportPart,
+// reportGVT), which it does anyway, it copies its counters into a sampleCell of atomics of
+// its own, and only when sampling is on. The dispatcher's manager goroutine reads the
+// cells and calls Config.Sample; at the end of the run it takes a last row per worker from
+// the workers' own counters, so the rows of a worker add up to its totals.
+
+// Sample modes accepted in Config.SampleMode ("" is SampleGVT).
+const (
+	// SampleGVT takes rows as GVT rounds end: at most one set per GVT period (the manager's
+	// tick), and at least SampleInterval apart.
+	SampleGVT = "gvt"
+	// SampleRealTime takes rows every SampleInterval of wall time (default 100 ms).
+	SampleRealTime = "real-time"
+)
+
+// defaultSampleInterval is SampleInterval's default in SampleRealTime mode.
+const defaultSampleInterval = 100 * time.Millisecond
+
+// Sample is one row of engine sampling: one worker's activity since its previous row, as of
+// the worker's last report to a GVT round (or of the end of the run, in the last row). The
+// counts are differences from the worker's previous row, so a worker's rows add up to its
+// totals, and all rows to the run's Stats (in a run across processes, to this rank's part).
+type Sample struct {
+	// Elapsed is the wall-clock time since the run started.
+	Elapsed time.Duration
+	// GVT is the global virtual time when the row was taken.
+	GVT Time
+	// Rank is the process's rank in a run across processes (0 in one process).
+	Rank int
+	// Worker is the worker's index in its process.
+	Worker int
+	// Processed counts events processed (rolled back or not).
+	Processed uint64
+	// Committed is Processed less RolledBack: the net events that stand. It is negative when
+	// the worker rolled back more than it processed since its previous row.
+	Committed int64
+	// RolledBack counts processed events undone by rollbacks.
+	RolledBack uint64
+	// PrimaryRollbacks and SecondaryRollbacks count rollbacks caused by stragglers and by
+	// anti-messages.
+	PrimaryRollbacks, SecondaryRollbacks uint64
+	// AntiMessages counts anti-messages sent.
+	AntiMessages uint64
+	// SafeEvents counts events committed as they were processed (partitioned engine).
+	SafeEvents uint64
+	// PendingEvents is the number of events in the worker's calendar, and HistoryLength
+	// the length of its history log (partitioned engine; -1 with shared schedule queues,
+	// which keep neither per worker).
+	PendingEvents, HistoryLength int
+	// MemoryBytes is the Go heap in use by the process (the same in every row of a set).
+	MemoryBytes uint64
+	// OffloadBatches counts batches run on the offload backend.
+	OffloadBatches uint64
+	// Final marks the rows taken at the end of the run.
+	Final bool
+}
+
+// sampleCell is what a worker publishes for the sampler at each GVT report, alone on its
+// cache lines.
+type sampleCell struct {
+	processed, rolledBack, primary, secondary, anti, safe, batches atomic.Uint64
+	pending, history                                               atomic.Int64
+	_                                                              [56]byte
+}
+
+// sampleCounts are a worker's cumulative counters as a row reads them.
+type sampleCounts struct {
+	processed, rolledBack, primary, secondary, anti, safe, batches uint64
+	pending, history                                               int64
+}
+
+// publish copies the worker's counters into its sample cell (sampling on only).
+func (w *worker) publish() {
+	c := w.cell
+	c.processed.Store(w.stats.processed)
+	c.rolledBack.Store(w.stats.rolledBack)
+	c.primary.Store(w.stats.primary)
+	c.secondary.Store(w.stats.secondary)
+	c.anti.Store(w.stats.antiSent)
+	c.safe.Store(w.stats.safe)
+	if w.off != nil {
+		c.batches.Store(w.off.batches)
+	}
+	if w.p != nil {
+		c.pending.Store(int64(w.p.cal.Len()))
+		c.history.Store(int64(w.p.hist.Len()))
+	}
+}
+
+// load reads a sample cell.
+func (c *sampleCell) load() sampleCounts {
+	return sampleCounts{processed: c.processed.Load(), rolledBack: c.rolledBack.Load(),
+		primary: c.primary.Load(), secondary: c.secondary.Load(), anti: c.anti.Load(),
+		safe: c.safe.Load(), batches: c.batches.Load(), pending: c.pending.Load(),
+		history: c.history.Load()}
+}
+
+// countsOf reads worker w's own counters (after the workers have ended).
+func countsOf(w *worker) sampleCounts {
+	c := sampleCounts{processed: w.stats.processed, rolledBack: w.stats.rolledBack,
+		primary: w.stats.primary, secondary: w.stats.secondary, anti: w.stats.antiSent,
+		safe: w.stats.safe, pending: -1, history: -1}
+	if w.off != nil {
+		c.batches = w.off.batches
+	}
+	if w.p != nil {
+		c.pending, c.history = int64(w.p.cal.Len()), int64(w.p.hist.Len())
+	}
+	return c
+}
+
+// sampler is the manager's side of engine sampling.
+type sampler struct {
+	fn         func(Sample)
+	realTime   bool
+	every      time.Duration
+	start      time.Time
+	last       time.Time
+	lastRounds uint64
+	rank       int
+	prev       []sampleCounts
+	mem        []metrics.Sample
+}
+
+// newSampler returns d's sampler, or nil when sampling is off. It gives every worker its
+// sample cell, so it must be called before the workers start.
+func newSampler(d *timeWarpDispatcher, start time.Time) *sampler {
+	cfg := &d.sim.cfg
+	if cfg.Sample == nil {
+		return nil
+	}
+	sp := &sampler{fn: cfg.Sample, realTime: cfg.SampleMode == SampleRealTime, every: cfg.SampleInterval,
+		start: start, last: start, prev: make([]sampleCounts, len(d.workers)),
+		mem: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}}
+	if sp.realTime && sp.every == 0 {
+		sp.every = defaultSampleInterval
+	}
+	if d.dist != nil {
+		sp.rank = d.dist.rank
+	}
+	cells := make([]sampleCell, len(d.workers))
+	for i, w := range d.workers {
+		w.cell = &cells[i]
+		sp.prev[i] = sampleCounts{pending: -1, history: -1}
+		if w.p != nil {
+			sp.prev[i].pending, sp.prev[i].history = 0, 0
+		}
+		cells[i].pending.Store(sp.prev[i].pending)
+		cells[i].history.Store(sp.prev[i].history)
+	}
+	return sp
+}
+
+// tick takes a set of rows if one is due at now (the manager's goroutine).
+func (sp *sampler) tick(d *timeWarpDispatcher, now time.Time) {
+	if now.Sub(sp.last) < sp.every {
+		return
+	}
+	if !sp.realTime {
+		r := d.gvt.Rounds()
+		if r == sp.lastRounds {
+			return
+		}
+		sp.lastRounds = r
+	}
+	sp.last = now
+	sp.emit(d, now, false)
+}
+
+// final takes the last set of rows from the workers' own counters, once they have ended.
+func (sp *sampler) final(d *timeWarpDispatcher) {
+	sp.emit(d, time.Now(), true)
+}
+
+// emit calls the sampling function once per worker.
+func (sp *sampler) emit(d *timeWarpDispatcher, now time.Time, final bool) {
+	metrics.Read(sp.mem)
+	var mem uint64
+	if v := sp.mem[0].Value; v.Kind() == metrics.KindUint64 {
+		mem = v.Uint64()
+	}
+	g := d.gvt.GVT()
+	for i, w := range d.workers {
+		var c sampleCounts
+		if final {
+			c = countsOf(w)
+		} else {
+			c = w.cell.load()
+		}
+		p := sp.prev[i]
+		sp.prev[i] = c
+		sp.fn(Sample{Elapsed: now.Sub(sp.start), GVT: g, Rank: sp.rank, Worker: i,
+			Processed:  c.processed - p.processed,
+			Committed:  int64(c.processed-p.processed) - int64(c.rolledBack-p.rolledBack),
+			RolledBack: c.rolledBack - p.rolledBack, PrimaryRollbacks: c.primary - p.primary,
+			SecondaryRollbacks: c.secondary - p.secondary, AntiMessages: c.anti - p.anti,
+			SafeEvents: c.safe - p.safe, PendingEvents: int(c.pending), HistoryLength: int(c.history),
+			MemoryBytes: mem, OffloadBatches: c.batches - p.batches, Final: final})
+	}
+}
+
+// validateSampling reports a bad sampling setting.
+func (c *Config) validateSampling() error {
+	switch {
+	case c.SampleMode != "" && c.SampleMode != SampleGVT && c.SampleMode != SampleRealTime:
+		return fmt.Errorf("unknown sample mode %q (want %s or %s)", c.SampleMode, SampleGVT, SampleRealTime)
+	case c.SampleInterval < 0:
+		return fmt.Errorf("sample interval must not be negative, got %v", c.SampleInterval)
+	}
+	return nil
+}

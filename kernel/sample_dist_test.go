@@ -1,0 +1,65 @@
+package kernel_test
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/comm"
+	"github.com/warpedgo/warped/kernel"
+)
+
+// TestSamplesAndSeriesAcrossProcesses runs three loopback ranks with engine sampling and
+// model series: every rank samples its own workers, and the rows of all ranks add up to the
+// run's totals; the ranks' series together are the sequential run's.
+func TestSamplesAndSeriesAcrossProcesses(t *testing.T) {
+	const end, ranks = 20, 3
+	seq, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 5, RecordSeries: true}, recorders(24))
+	require.NoError(t, err)
+	want, err := seq.Run(t.Context())
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	var rows []kernel.Sample
+	cfg := kernel.Config{MaxSimTime: end, Seed: 5, RecordSeries: true,
+		TimeWarp: kernel.TimeWarpConfig{Workers: 2, GVTPeriod: 200_000},
+		Sample: func(s kernel.Sample) {
+			mu.Lock()
+			rows = append(rows, s)
+			mu.Unlock()
+		}}
+	res, errs := runRanks(t, ranks, comm.LoopbackOptions{Seed: 3, MaxDelay: 3, Reorder: true}, cfg,
+		func(int) []kernel.LogicalProcess { return recorders(24) }, nil)
+	var series []kernel.SeriesPoint
+	for r := range ranks {
+		require.NoError(t, errs[r], "rank %d", r)
+		require.Equal(t, want.Digest, res[r].Digest)
+		series = append(series, res[r].Series...)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var processed uint64
+	var committed int64
+	finals := map[[2]int]bool{}
+	for _, s := range rows {
+		processed += s.Processed
+		committed += s.Committed
+		if s.Final {
+			finals[[2]int{s.Rank, s.Worker}] = true
+		}
+	}
+	require.Len(t, finals, ranks*2, "one final row per rank and worker")
+	require.Equal(t, res[0].EventsProcessed, processed)
+	require.Equal(t, int64(want.EventsCommitted), committed)
+
+	slices.SortStableFunc(series, func(a, b kernel.SeriesPoint) int {
+		return cmp.Or(cmp.Compare(a.Time, b.Time), cmp.Compare(a.LP, b.LP))
+	})
+	require.Len(t, series, len(want.Series))
+	for i := range series {
+		require.Equal(t, want.Series[i], series[i], "point %d", i)
+	}
+}

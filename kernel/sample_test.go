@@ -1,0 +1,87 @@
+package kernel_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/kernel"
+)
+
+// TestSampleRowsAddUp checks that the engine samples of a time-warp run add up to its
+// totals, in both engines and both modes, and that sampling leaves the results alone.
+func TestSampleRowsAddUp(t *testing.T) {
+	build := zeroLookaheadPHOLD(t, 64, 8)
+	const end = 60
+	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 3}, build())
+	for _, tc := range []struct {
+		name string
+		tw   kernel.TimeWarpConfig
+		mode string
+	}{
+		{"calendar-gvt", kernel.TimeWarpConfig{Workers: 4, GVTPeriod: 200 * time.Microsecond}, kernel.SampleGVT},
+		{"calendar-real-time", kernel.TimeWarpConfig{Workers: 4, GVTPeriod: 200 * time.Microsecond}, kernel.SampleRealTime},
+		{"shared-gvt", kernel.TimeWarpConfig{Workers: 4, Schedulers: 2, StateSavingPeriod: 4, GVTPeriod: 200 * time.Microsecond}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex // the manager calls Sample; the test reads after Run
+			var rows []kernel.Sample
+			cfg := kernel.Config{MaxSimTime: end, Seed: 3, Type: kernel.TimeWarp, TimeWarp: tc.tw,
+				SampleMode: tc.mode, SampleInterval: time.Millisecond / 2,
+				Sample: func(s kernel.Sample) {
+					mu.Lock()
+					rows = append(rows, s)
+					mu.Unlock()
+				}}
+			r := runTW(t, cfg, build())
+			require.Equal(t, seq.Digest, r.Digest)
+			mu.Lock()
+			defer mu.Unlock()
+			var processed, rolled, primary, secondary, anti uint64
+			var committed int64
+			finals := map[int]bool{}
+			last := time.Duration(-1)
+			for _, s := range rows {
+				processed += s.Processed
+				committed += s.Committed
+				rolled += s.RolledBack
+				primary += s.PrimaryRollbacks
+				secondary += s.SecondaryRollbacks
+				anti += s.AntiMessages
+				require.Equal(t, int64(s.Processed)-int64(s.RolledBack), s.Committed)
+				require.GreaterOrEqual(t, s.Elapsed, last, "rows out of time order")
+				last = s.Elapsed
+				require.Less(t, s.Worker, 4)
+				require.NotZero(t, s.MemoryBytes)
+				if s.Final {
+					require.False(t, finals[s.Worker], "two final rows for worker %d", s.Worker)
+					finals[s.Worker] = true
+				}
+				if tc.tw.Schedulers == 0 {
+					require.GreaterOrEqual(t, s.PendingEvents, 0)
+					require.GreaterOrEqual(t, s.HistoryLength, 0)
+				} else {
+					require.Equal(t, -1, s.PendingEvents)
+				}
+			}
+			require.Len(t, finals, 4)
+			require.Equal(t, r.EventsProcessed, processed)
+			require.Equal(t, int64(r.EventsCommitted), committed)
+			require.Equal(t, r.EventsRolledBack, rolled)
+			require.Equal(t, r.PrimaryRollbacks, primary)
+			require.Equal(t, r.SecondaryRollbacks, secondary)
+			require.Equal(t, r.AntiMessagesSent, anti)
+			t.Logf("%d rows, %d events, %d rolled back", len(rows), processed, rolled)
+		})
+	}
+}
+
+// TestSampleConfigErrors checks the sampling settings' validation.
+func TestSampleConfigErrors(t *testing.T) {
+	_, err := kernel.New(kernel.Config{MaxSimTime: 5, Type: kernel.TimeWarp, SampleMode: "often"}, pingPong())
+	require.ErrorContains(t, err, `unknown sample mode "often" (want gvt or real-time)`)
+	_, err = kernel.New(kernel.Config{MaxSimTime: 5, Type: kernel.TimeWarp, SampleInterval: -1}, pingPong())
+	require.ErrorContains(t, err, "sample interval must not be negative")
+}

@@ -1,0 +1,307 @@
+// Package sample writes and reads engine samples (kernel.Sample) of a time-warp run: a time
+// series of its progress, one row per worker and rank, as CSV or JSON lines.
+//
+// A Writer never blocks its caller (the kernel's manager goroutine): rows go into a bounded
+// buffer that a goroutine of the Writer drains to the file, and a row that finds the
+// buffer full is counted (Dropped) instead of waited for.
+package sample
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/warpedgo/warped/kernel"
+)
+
+// Formats accepted by NewWriter.
+const (
+	CSV   = "csv"
+	JSONL = "jsonl"
+)
+
+// Formats lists the accepted formats.
+func Formats() []string { return []string{CSV, JSONL} }
+
+// DefaultBuffer is the number of rows a Writer holds before it drops rows.
+const DefaultBuffer = 1 << 14
+
+// Row is one sample as written: kernel.Sample with its wall time in seconds. The JSON
+// names are the CSV column names (Columns); a GVT that is infinite (nothing pending) is
+// null in JSON and +Inf in CSV.
+type Row struct {
+	WallSeconds        float64 `json:"wall_seconds"`
+	GVT                float64 `json:"gvt"`
+	Rank               int     `json:"rank"`
+	Worker             int     `json:"worker"`
+	Processed          uint64  `json:"processed"`
+	Committed          int64   `json:"committed"`
+	RolledBack         uint64  `json:"rolled_back"`
+	PrimaryRollbacks   uint64  `json:"primary_rollbacks"`
+	SecondaryRollbacks uint64  `json:"secondary_rollbacks"`
+	AntiMessages       uint64  `json:"anti_messages"`
+	SafeEvents         uint64  `json:"safe_events"`
+	PendingEvents      int     `json:"pending_events"`
+	HistoryLength      int     `json:"history_length"`
+	MemoryBytes        uint64  `json:"memory_bytes"`
+	OffloadBatches     uint64  `json:"offload_batches"`
+	Final              bool    `json:"final"`
+}
+
+// Columns are the CSV header, in the order of Row's fields.
+var Columns = []string{"wall_seconds", "gvt", "rank", "worker", "processed", "committed", "rolled_back",
+	"primary_rollbacks", "secondary_rollbacks", "anti_messages", "safe_events", "pending_events",
+	"history_length", "memory_bytes", "offload_batches", "final"}
+
+// FromKernel converts a kernel sample to a row.
+func FromKernel(s kernel.Sample) Row {
+	return Row{WallSeconds: s.Elapsed.Seconds(), GVT: s.GVT, Rank: s.Rank, Worker: s.Worker,
+		Processed: s.Processed, Committed: s.Committed, RolledBack: s.RolledBack,
+		PrimaryRollbacks: s.PrimaryRollbacks, SecondaryRollbacks: s.SecondaryRollbacks,
+		AntiMessages: s.AntiMessages, SafeEvents: s.SafeEvents, PendingEvents: s.PendingEvents,
+		HistoryLength: s.HistoryLength, MemoryBytes: s.MemoryBytes, OffloadBatches: s.OffloadBatches,
+		Final: s.Final}
+}
+
+// appendRow appends r in format (CSV or JSONL) and a newline to b.
+func appendRow(b []byte, r *Row, format string) []byte {
+	g := func(b []byte, x float64) []byte {
+		if format == JSONL && (math.IsInf(x, 0) || math.IsNaN(x)) {
+			return append(b, "null"...)
+		}
+		return strconv.AppendFloat(b, x, 'g', -1, 64)
+	}
+	u := strconv.AppendUint
+	i := strconv.AppendInt
+	sep := func(b []byte, name string) []byte {
+		if format == CSV {
+			if name != Columns[0] {
+				b = append(b, ',')
+			}
+			return b
+		}
+		if name == Columns[0] {
+			b = append(b, '{')
+		} else {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, name...)
+		return append(b, '"', ':')
+	}
+	b = g(sep(b, "wall_seconds"), r.WallSeconds)
+	b = g(sep(b, "gvt"), r.GVT)
+	b = i(sep(b, "rank"), int64(r.Rank), 10)
+	b = i(sep(b, "worker"), int64(r.Worker), 10)
+	b = u(sep(b, "processed"), r.Processed, 10)
+	b = i(sep(b, "committed"), r.Committed, 10)
+	b = u(sep(b, "rolled_back"), r.RolledBack, 10)
+	b = u(sep(b, "primary_rollbacks"), r.PrimaryRollbacks, 10)
+	b = u(sep(b, "secondary_rollbacks"), r.SecondaryRollbacks, 10)
+	b = u(sep(b, "anti_messages"), r.AntiMessages, 10)
+	b = u(sep(b, "safe_events"), r.SafeEvents, 10)
+	b = i(sep(b, "pending_events"), int64(r.PendingEvents), 10)
+	b = i(sep(b, "history_length"), int64(r.HistoryLength), 10)
+	b = u(sep(b, "memory_bytes"), r.MemoryBytes, 10)
+	b = u(sep(b, "offload_batches"), r.OffloadBatches, 10)
+	b = strconv.AppendBool(sep(b, "final"), r.Final)
+	if format == JSONL {
+		b = append(b, '}')
+	}
+	return append(b, '\n')
+}
+
+// Writer writes rows to an io.Writer from a bounded buffer, on a goroutine of its own.
+type Writer struct {
+	format  string
+	rows    chan kernel.Sample
+	dropped atomic.Uint64
+	done    chan struct{}
+	once    sync.Once
+	err     error // the first write error (read after done)
+}
+
+// NewWriter starts a writer of rows to out in format (CSV, with a header, or JSONL),
+// holding at most buffer rows (DefaultBuffer if buffer <= 0) that are not written yet.
+func NewWriter(out io.Writer, format string, buffer int) (*Writer, error) {
+	if format != CSV && format != JSONL {
+		return nil, fmt.Errorf("unknown sample format %q (want %s)", format, strings.Join(Formats(), " or "))
+	}
+	if buffer <= 0 {
+		buffer = DefaultBuffer
+	}
+	w := &Writer{format: format, rows: make(chan kernel.Sample, buffer), done: make(chan struct{})}
+	go w.drain(out)
+	return w, nil
+}
+
+// drain writes the rows until Close.
+func (w *Writer) drain(out io.Writer) {
+	defer close(w.done)
+	bw := bufio.NewWriterSize(out, 64<<10)
+	if w.format == CSV {
+		_, w.err = bw.WriteString(strings.Join(Columns, ",") + "\n")
+	}
+	var b []byte
+	for s := range w.rows {
+		if w.err != nil {
+			continue // keep draining, so that Add never blocks
+		}
+		r := FromKernel(s)
+		b = appendRow(b[:0], &r, w.format)
+		_, w.err = bw.Write(b)
+		if len(w.rows) == 0 && w.err == nil {
+			w.err = bw.Flush()
+		}
+	}
+	if w.err == nil {
+		w.err = bw.Flush()
+	}
+}
+
+// Add queues sample s for writing, or counts it as dropped when the buffer is full. It
+// never blocks. It must not be called after Close.
+func (w *Writer) Add(s kernel.Sample) {
+	select {
+	case w.rows <- s:
+	default:
+		w.dropped.Add(1)
+	}
+}
+
+// Dropped returns the number of rows that found the buffer full.
+func (w *Writer) Dropped() uint64 { return w.dropped.Load() }
+
+// Close writes the rows still buffered and returns the first write error.
+func (w *Writer) Close() error {
+	w.once.Do(func() { close(w.rows) })
+	<-w.done
+	if w.err != nil {
+		return fmt.Errorf("write samples: %w", w.err)
+	}
+	return nil
+}
+
+// Read reads rows written by a Writer, in either format (JSON lines start with '{').
+func Read(in io.Reader) ([]Row, error) {
+	br := bufio.NewReader(in)
+	first, err := br.Peek(1)
+	if errors.Is(err, io.EOF) {
+		return nil, errors.New("empty sample file")
+	} else if err != nil {
+		return nil, fmt.Errorf("read samples: %w", err)
+	}
+	if first[0] == '{' {
+		return readJSONL(br)
+	}
+	return readCSV(br)
+}
+
+// readJSONL reads JSON lines.
+func readJSONL(in io.Reader) ([]Row, error) {
+	var rows []Row
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var r struct {
+			Row
+			GVT *float64 `json:"gvt"`
+		}
+		if err := json.Unmarshal(line, &r); err != nil {
+			return nil, fmt.Errorf("sample line %d: %w", n, err)
+		}
+		r.Row.GVT = math.Inf(1)
+		if r.GVT != nil {
+			r.Row.GVT = *r.GVT
+		}
+		rows = append(rows, r.Row)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read samples: %w", err)
+	}
+	return rows, nil
+}
+
+// readCSV reads CSV with a header naming Columns (in any order; unknown columns are
+// skipped).
+func readCSV(in io.Reader) ([]Row, error) {
+	cr := csv.NewReader(in)
+	head, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("read sample header: %w", err)
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	for _, c := range []string{"wall_seconds", "worker", "processed"} {
+		if _, ok := col[c]; !ok {
+			return nil, fmt.Errorf("sample file has no %q column: is it a --sample-file?", c)
+		}
+	}
+	var rows []Row
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read samples: %w", err)
+		}
+		var r Row
+		var perr error
+		get := func(name string) string {
+			if i, ok := col[name]; ok && i < len(rec) {
+				return rec[i]
+			}
+			return ""
+		}
+		f := func(name string) float64 {
+			s := get(name)
+			if s == "" {
+				return 0
+			}
+			x, err := strconv.ParseFloat(s, 64)
+			if err != nil && perr == nil {
+				perr = fmt.Errorf("sample line %d, column %s: %w", line, name, err)
+			}
+			return x
+		}
+		n := func(name string) int64 {
+			s := get(name)
+			if s == "" {
+				return 0
+			}
+			x, err := strconv.ParseInt(s, 10, 64)
+			if err != nil && perr == nil {
+				perr = fmt.Errorf("sample line %d, column %s: %w", line, name, err)
+			}
+			return x
+		}
+		r.WallSeconds, r.GVT = f("wall_seconds"), f("gvt")
+		r.Rank, r.Worker = int(n("rank")), int(n("worker"))
+		r.Processed, r.Committed, r.RolledBack = uint64(n("processed")), n("committed"), uint64(n("rolled_back"))
+		r.PrimaryRollbacks, r.SecondaryRollbacks = uint64(n("primary_rollbacks")), uint64(n("secondary_rollbacks"))
+		r.AntiMessages, r.SafeEvents = uint64(n("anti_messages")), uint64(n("safe_events"))
+		r.PendingEvents, r.HistoryLength = int(n("pending_events")), int(n("history_length"))
+		r.MemoryBytes, r.OffloadBatches = uint64(n("memory_bytes")), uint64(n("offload_batches"))
+		r.Final = get("final") == "true"
+		if perr != nil {
+			return nil, perr
+		}
+		rows = append(rows, r)
+	}
+}

@@ -1,0 +1,101 @@
+package sample
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/kernel"
+)
+
+func someSamples() []kernel.Sample {
+	return []kernel.Sample{
+		{Elapsed: 1500 * time.Microsecond, GVT: 2.5, Worker: 0, Processed: 100, Committed: 90, RolledBack: 10,
+			PrimaryRollbacks: 2, SecondaryRollbacks: 1, AntiMessages: 7, SafeEvents: 3, PendingEvents: 40,
+			HistoryLength: 12, MemoryBytes: 1 << 20, OffloadBatches: 4},
+		{Elapsed: 1500 * time.Microsecond, GVT: 2.5, Rank: 1, Worker: 1, Processed: 5, Committed: -3, RolledBack: 8,
+			PendingEvents: -1, HistoryLength: -1},
+		{Elapsed: 2 * time.Millisecond, GVT: math.Inf(1), Worker: 0, Final: true},
+	}
+}
+
+// TestRoundTrip writes samples in both formats and reads them back.
+func TestRoundTrip(t *testing.T) {
+	for _, format := range Formats() {
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, format, 0)
+		require.NoError(t, err)
+		in := someSamples()
+		for _, s := range in {
+			w.Add(s)
+		}
+		require.NoError(t, w.Close())
+		require.Zero(t, w.Dropped())
+		rows, err := Read(&buf)
+		require.NoError(t, err, format)
+		require.Len(t, rows, len(in))
+		for i, s := range in {
+			require.Equal(t, FromKernel(s), rows[i], format)
+		}
+	}
+}
+
+// TestCSVHeader checks the CSV layout.
+func TestCSVHeader(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, CSV, 0)
+	require.NoError(t, err)
+	w.Add(someSamples()[0])
+	require.NoError(t, w.Close())
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Equal(t, strings.Join(Columns, ","), lines[0])
+	require.Equal(t, "0.0015,2.5,0,0,100,90,10,2,1,7,3,40,12,1048576,4,false", lines[1])
+}
+
+// blocked is an io.Writer that blocks until released.
+type blocked struct {
+	release chan struct{}
+	buf     bytes.Buffer
+}
+
+func (b *blocked) Write(p []byte) (int, error) {
+	<-b.release
+	return b.buf.Write(p)
+}
+
+// TestAddNeverBlocks fills a writer whose file blocks: Add returns at once and counts
+// what does not fit.
+func TestAddNeverBlocks(t *testing.T) {
+	out := &blocked{release: make(chan struct{})}
+	w, err := NewWriter(out, JSONL, 4)
+	require.NoError(t, err)
+	for range 10000 {
+		w.Add(kernel.Sample{Processed: 1})
+	}
+	// The drain goroutine holds what fits its file buffer (64 KiB) before it blocks, and
+	// the channel four rows: the rest is dropped, and every row is written or dropped.
+	require.Greater(t, w.Dropped(), uint64(9000))
+	close(out.release)
+	require.NoError(t, w.Close())
+	rows, err := Read(&out.buf)
+	require.NoError(t, err)
+	require.Equal(t, uint64(10000), uint64(len(rows))+w.Dropped())
+}
+
+// TestErrors checks the messages of bad input.
+func TestErrors(t *testing.T) {
+	_, err := NewWriter(&bytes.Buffer{}, "xml", 0)
+	require.EqualError(t, err, `unknown sample format "xml" (want csv or jsonl)`)
+	_, err = Read(strings.NewReader(""))
+	require.EqualError(t, err, "empty sample file")
+	_, err = Read(strings.NewReader("a,b\n1,2\n"))
+	require.ErrorContains(t, err, `sample file has no "wall_seconds" column`)
+	_, err = Read(strings.NewReader("wall_seconds,worker,processed\n1,x,3\n"))
+	require.ErrorContains(t, err, "sample line 2, column worker")
+	_, err = Read(strings.NewReader("{\"worker\":1}\n{oops\n"))
+	require.ErrorContains(t, err, "sample line 2")
+}
