@@ -1037,11 +1037,14 @@ func (w *worker) drainInbound() {
 	p := w.p
 	p.inMu.Lock()
 	in := p.in
-	p.in = p.spare[:0]
-	p.inN.Store(0)
 	if len(in) > 0 {
+		// Active before inN reads 0: the manager's passivity check reads inN without the
+		// lock, then the wake count (see distributed.passive); the other order let it see
+		// neither the events nor the wake, and end the run while they were in hand.
 		w.setIdle(false)
 	}
+	p.in = p.spare[:0]
+	p.inN.Store(0)
 	p.inMu.Unlock()
 	for i := range in {
 		if committed(&in[i], &p.fossilKey) || event.Before(&in[i], &p.safeHigh) {
