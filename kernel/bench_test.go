@@ -81,3 +81,16 @@ func BenchmarkTimeWarpPCS(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTimeWarpPHOLDShared runs PHOLD with 2 workers sharing one schedule queue
+// (group.go), with reverse computation and periodic state saving.
+func BenchmarkTimeWarpPHOLDShared(b *testing.B) {
+	build := func() ([]kernel.LogicalProcess, error) { return phold.New(phold.DefaultConfig()) }
+	for _, ss := range []string{"periodic", "reverse"} {
+		for _, lock := range []string{"ticket", "mutex"} {
+			b.Run(ss+"/"+lock, func(b *testing.B) {
+				benchTimeWarp(b, 200, kernel.TimeWarpConfig{Workers: 2, Schedulers: 1, StateSaving: ss, LockType: lock}, build)
+			})
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/warpedgo/warped/comm"
@@ -48,17 +49,16 @@ func Types() []string { return []string{Sequential, TimeWarp} }
 type TimeWarpConfig struct {
 	// Workers is the number of worker goroutines (default: the number of CPUs).
 	Workers int
-	// Schedulers is the number of schedule queues (default: one per worker, which
-	// measured 20% faster than one shared queue with 2 workers on PHOLD); workers map
-	// onto them round-robin and LPs are partitioned among them. At most Workers.
+	// Schedulers is the number of schedule queues (default: one per worker, the fastest
+	// arrangement; see docs/PERFORMANCE.md); workers map onto them round-robin and LPs are
+	// partitioned among them. At most Workers. With fewer schedule queues than workers,
+	// the workers of a queue share it (group.go), and every option works either way.
 	Schedulers int
-	// QueueType is the schedule queue: calendar, heap, splay or ladder. Calendar is the
-	// partitioned arrangement (see partitioned.go): each worker takes its own LPs' events
-	// from one calendar queue, and keeps its history in logs of its own; it needs one
-	// schedule queue per worker, and supports every other option. Heap, splay and ladder
-	// are LTSF queues that several workers may share (the shared-queue arrangement, which
-	// holds one entry per LP). The default is calendar with one schedule queue per worker,
-	// else ladder (the fastest of the three on large models); see docs/PERFORMANCE.md.
+	// QueueType is the schedule queue: calendar (the default and only kind). Each schedule
+	// queue is a calendar queue of its LPs' pending events with the history and output
+	// logs beside it (see partitioned.go). The LTSF queues of package ltsf (heap, splay,
+	// ladder, parallel-heap) are no longer schedule arrangements: naming one is an error
+	// that says so (docs/DECISIONS.md, "Shared schedule queues as groups").
 	QueueType string
 	// LockType guards the schedule queues (with queue type calendar, each worker's inbound
 	// events from other workers): ticket or mutex (default ticket).
@@ -244,10 +244,7 @@ func (tw TimeWarpConfig) withDefaults() TimeWarpConfig {
 		tw.Schedulers = tw.Workers
 	}
 	if tw.QueueType == "" {
-		tw.QueueType = "ladder"
-		if tw.calendarMisfit() == "" {
-			tw.QueueType = QueueCalendar
-		}
+		tw.QueueType = QueueCalendar
 	}
 	if tw.LockType == "" {
 		tw.LockType = "ticket"
@@ -271,16 +268,6 @@ func (tw TimeWarpConfig) withDefaults() TimeWarpConfig {
 		tw.MaxAggregate = 256
 	}
 	return tw
-}
-
-// calendarMisfit names what in tw (Workers and Schedulers set) the partitioned engine
-// (QueueType calendar) does not support, or returns "". Every option but fewer schedule
-// queues than workers runs on it.
-func (tw TimeWarpConfig) calendarMisfit() string {
-	if tw.Schedulers != tw.Workers {
-		return "fewer schedule queues than worker threads"
-	}
-	return ""
 }
 
 // validate reports the first bad time-warp setting, saying what to do about it.
@@ -310,12 +297,12 @@ func (tw TimeWarpConfig) validate() error {
 	case tw.BatchSize < 0 || tw.BatchSize > MaxBatchSize:
 		return fmt.Errorf("time-warp offload batch size must be in [0, %d] (0: tuned), got %d", MaxBatchSize, tw.BatchSize)
 	}
-	if d.QueueType == QueueCalendar {
-		if why := d.calendarMisfit(); why != "" {
-			return fmt.Errorf("time-warp queue type calendar does not support %s: choose ladder, heap or splay", why)
+	if d.QueueType != QueueCalendar {
+		if slices.Contains(ltsf.Kinds(), d.QueueType) {
+			return fmt.Errorf("time-warp queue type %q is no longer a schedule arrangement: every schedule queue is a calendar queue, "+
+				"which workers share when there are fewer schedule queues than workers; use calendar (the default)", d.QueueType)
 		}
-	} else if _, err := ltsf.New(d.QueueType, 0); err != nil {
-		return fmt.Errorf("time-warp queue type: unknown queue type %q (want calendar, heap, splay, ladder or parallel-heap)", d.QueueType)
+		return fmt.Errorf("time-warp queue type: unknown queue type %q (want calendar)", d.QueueType)
 	}
 	if _, err := spinlock.New(d.LockType); err != nil {
 		return fmt.Errorf("time-warp lock type: %w", err)

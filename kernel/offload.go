@@ -605,6 +605,10 @@ func (w *worker) batchPart(size int, g Time) bool {
 // the LP's generator and state from the kernel's results and sends the element's outputs
 // (the worker's context is set up for the event, as for Handle).
 func (w *worker) applyBatched(r *lpRecord, b *gpuoffload.Batch, i int) {
+	if b == &w.stage.marker { // a group's staged event (group.go)
+		w.replay(r)
+		return
+	}
 	r.rng = b.Gen(i)
 	r.model.(Batcher).UnpackState(b.StateOf(i))
 	for s := range int(b.OutCount[i]) {

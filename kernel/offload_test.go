@@ -283,19 +283,19 @@ func TestOffloadConfigErrors(t *testing.T) {
 	}
 }
 
-// TestOffloadParallelHeapBatches forms offload batches from a parallel heap shared by two
-// workers (ltsf.BatchQueue: the least entries come out in one operation) and checks the
-// sequential digest, with lazy cancellation and every rollback checked.
-func TestOffloadParallelHeapBatches(t *testing.T) {
+// TestOffloadSharedQueue forms offload batches from a schedule queue shared by two workers
+// (group.go) and checks the sequential digest, with lazy cancellation and every rollback
+// checked.
+func TestOffloadSharedQueue(t *testing.T) {
 	be := cpuBackend(t)
 	build := pholdModel(t, 0)
 	seq := run(t, kernel.Config{MaxSimTime: 30, Seed: 7}, build())
 	for _, c := range []string{"aggressive", "lazy"} {
 		in := runTW(t, kernel.Config{MaxSimTime: 30, Seed: 7, TimeWarp: kernel.TimeWarpConfig{Workers: 2,
-			Schedulers: 1, QueueType: "parallel-heap", Offload: be, BatchSize: 16, Cancellation: c,
+			Schedulers: 1, Offload: be, BatchSize: 16, Cancellation: c,
 			CheckRollbacks: true}}, build())
 		require.Equal(t, seq.Digest, in.Digest, c)
 		require.NotZero(t, in.BatchedEvents, c)
-		require.Equal(t, "parallel-heap, 1 shared by 2 workers", in.ScheduleQueues)
+		require.Equal(t, "calendar, 1 shared by 2 workers", in.ScheduleQueues)
 	}
 }

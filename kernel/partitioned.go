@@ -238,6 +238,8 @@ type partWorker struct {
 	compactPeak    int           // the longest log compacted, for tests
 	atGVT          int           // events committed at the horizon's time, for tests
 
+	// mu guards the whole part when a group of workers shares it (group.go), or is nil.
+	mu sync.Locker
 	// inMu guards in, the events other workers and the manager handed over; inN is its
 	// length, read without the lock to skip it when empty.
 	inMu  sync.Locker
@@ -431,7 +433,7 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType string) error
 	if d.lazy {
 		d.plazy, d.listed = make([]*outputmgr.Lazy, n), make([]bool, n)
 	}
-	if d.cfg.Offload != nil {
+	if d.cfg.Offload != nil || d.grouped() {
 		d.batched = make([]bool, n)
 	}
 	for j, id := range d.local {
@@ -441,11 +443,28 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType string) error
 			d.plazy[id] = outputmgr.NewLazy()
 		}
 	}
-	for _, w := range d.workers {
+	// One part (calendar, logs, inbound) per schedule queue; worker i runs part i modulo
+	// their number, with the others of its group when fewer parts than workers (group.go).
+	d.parts = make([]*partWorker, d.cfg.Schedulers)
+	for i := range d.parts {
 		l, err := spinlock.New(lockType)
 		if err != nil {
 			return err
 		}
+		p := &partWorker{inMu: l, outbox: make([][]event.Event, len(d.parts)), keyMin: maxKey(),
+			heldMin: maxKey(), gvtMask: partGVTEvents - 1}
+		if d.dist != nil || !d.reverse || d.grouped() {
+			p.gvtMask = partSlowGVTEvents - 1
+		}
+		if d.grouped() {
+			if p.mu, err = spinlock.New(lockType); err != nil {
+				return err
+			}
+			p.safeBound = event.Key{RecvTime: math.Inf(-1)} // nothing is safe (see group.go)
+		}
+		d.parts[i] = p
+	}
+	for _, w := range d.workers {
 		switch { // with CheckRollbacks, worker.send digests each send, then calls these
 		case d.check:
 		case d.lazy:
@@ -453,13 +472,14 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType string) error
 		default:
 			w.ctx.out = (*partSink)(w)
 		}
-		w.p = &partWorker{inMu: l, outbox: make([][]event.Event, len(d.workers)), keyMin: maxKey(),
-			heldMin: maxKey(), gvtMask: partGVTEvents - 1}
-		if d.dist != nil || !d.reverse {
-			w.p.gvtMask = partSlowGVTEvents - 1
+		w.g = w.id % len(d.parts)
+		w.p = d.parts[w.g]
+		if d.grouped() {
+			w.extra, w.grp = true, true
+			w.sink = w.ctx.out
 		}
 	}
-	if d.dist == nil {
+	if d.dist == nil && !d.grouped() {
 		d.hz = newHorizon(len(d.workers))
 	}
 	return nil
@@ -470,19 +490,19 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType string) error
 // events for a worker's own LPs go into its calendar; those for another worker's LPs are
 // handed over to its inbound and moved into its calendar once every worker is done.
 func (d *timeWarpDispatcher) initPart() error {
-	mine := make([][]LPID, len(d.workers))
+	mine := make([][]LPID, len(d.parts))
 	for _, id := range d.local {
 		o := d.owner[id]
 		mine[o] = append(mine[o], id)
 	}
-	errs := make([]error, len(d.workers))
+	errs := make([]error, len(d.parts))
 	var wg sync.WaitGroup
-	for i, w := range d.workers {
+	for i := range d.parts {
+		w := d.workers[i] // the first worker of part i
 		wg.Go(func() { errs[i] = d.initSome(w, mine[i]) })
 	}
 	wg.Wait()
-	for _, w := range d.workers {
-		p := w.p
+	for _, p := range d.parts {
 		for i := range p.in {
 			p.cal.Push(&p.in[i])
 		}
@@ -498,58 +518,69 @@ func (d *timeWarpDispatcher) initPart() error {
 	return nil
 }
 
-// partLoop is a worker goroutine of the partitioned engine.
+// housekeep does what a worker of the partitioned engine does before it takes events: it
+// takes in what other workers handed over, handles anti-messages, settles held outputs,
+// reports to a running GVT round, collects fossils below the commit horizon and compacts a
+// full log. It returns GVT. (A worker of a group calls it under its group's lock.)
+func (w *worker) housekeep() Time {
+	d, p := w.d, w.p
+	if p.inN.Load() > 0 {
+		w.drainInbound()
+	}
+	if len(p.antis) > 0 {
+		w.handleAntis()
+	}
+	if w.extra && d.lazy {
+		w.settleHeld()
+	}
+	if r := d.gvt.Round(); w.tracker.Due(r) {
+		w.reportPart(r)
+	}
+	g := d.gvt.GVT()
+	if d.hz == nil {
+		if g > p.fossilKey.RecvTime {
+			w.fossilPart(event.Key{RecvTime: g}) // below every event at g
+		}
+	} else if r := d.hz.round.Load(); r != p.horizonSeen {
+		// Every round publishes a horizon, which is at least its GVT; GVT may come from
+		// a round whose horizon is not out yet.
+		p.horizonSeen = r
+		hk := d.hz.keys[r&1]
+		if hk.RecvTime < g {
+			hk = event.Key{RecvTime: g}
+		}
+		if event.KeyLess(&p.fossilKey, &hk) {
+			w.fossilPart(hk)
+		}
+		if d.reverse {
+			p.updateSafe(d.hz, r, w.id, d.sim.lookahead)
+		}
+	}
+	if r := d.gvt.Rounds(); r != p.roundsSeen {
+		p.roundsSeen, p.ahead = r, 0
+	}
+	if p.hist.Len() >= d.logMax {
+		every := max(p.compactEvery, d.logMax/compactShare)
+		if n := w.stats.processed; n-p.compactedAt >= uint64(every) {
+			p.compactedAt = n
+			before := p.hist.Len()
+			w.compactPart(p.fossilKey)
+			if before-p.hist.Len() < before/compactShare {
+				p.compactEvery = min(2*every, d.logMax)
+			} else {
+				p.compactEvery = 0
+			}
+		}
+	}
+	return g
+}
+
+// partLoop is a worker goroutine of the partitioned engine (a part of its own; a worker of
+// a group runs groupLoop).
 func (w *worker) partLoop() {
 	d, p := w.d, w.p
 	for !d.done.Load() {
-		if p.inN.Load() > 0 {
-			w.drainInbound()
-		}
-		if len(p.antis) > 0 {
-			w.handleAntis()
-		}
-		if w.extra && d.lazy {
-			w.settleHeld()
-		}
-		if r := d.gvt.Round(); w.tracker.Due(r) {
-			w.reportPart(r)
-		}
-		g := d.gvt.GVT()
-		if d.hz == nil {
-			if g > p.fossilKey.RecvTime {
-				w.fossilPart(event.Key{RecvTime: g}) // below every event at g
-			}
-		} else if r := d.hz.round.Load(); r != p.horizonSeen {
-			// Every round publishes a horizon, which is at least its GVT; GVT may come from
-			// a round whose horizon is not out yet.
-			p.horizonSeen = r
-			hk := d.hz.keys[r&1]
-			if hk.RecvTime < g {
-				hk = event.Key{RecvTime: g}
-			}
-			if event.KeyLess(&p.fossilKey, &hk) {
-				w.fossilPart(hk)
-			}
-			if d.reverse {
-				p.updateSafe(d.hz, r, w.id, d.sim.lookahead)
-			}
-		}
-		if r := d.gvt.Rounds(); r != p.roundsSeen {
-			p.roundsSeen, p.ahead = r, 0
-		}
-		if p.hist.Len() >= d.logMax {
-			every := max(p.compactEvery, d.logMax/compactShare)
-			if n := w.stats.processed; n-p.compactedAt >= uint64(every) {
-				p.compactedAt = n
-				before := p.hist.Len()
-				w.compactPart(p.fossilKey)
-				if before-p.hist.Len() < before/compactShare {
-					p.compactEvery = min(2*every, d.logMax)
-				} else {
-					p.compactEvery = 0
-				}
-			}
-		}
+		g := w.housekeep()
 		t, ok := p.cal.Min()
 		if !ok || t >= d.limit() || (t > g && (p.ahead >= partAheadEvents || p.hist.Len() >= d.logMax)) {
 			w.goIdle(ok && t < d.end)
@@ -870,7 +901,7 @@ func (s *partSink) send(to, from LPID, depth uint32, seq uint64, at, now Time, w
 			o := w.p.outs.Push(outsMin) // field by field: see processPart
 			o.recvTime, o.sendTime, o.seq, o.depth, o.sender, o.receiver = at, now, seq, depth, from, to
 		}
-		if to == from || int(d.owner[to]) == w.id && (d.dist == nil || d.dist.isLocal(to)) {
+		if to == from || int(d.owner[to]) == w.g && (d.dist == nil || d.dist.isLocal(to)) {
 			// The common case, into the worker's own calendar, without building the
 			// event first (deliverPart's case for it). A send to self needs no lookup:
 			// the owner table's line is cold more often than not (the load was 4% of a
@@ -928,12 +959,12 @@ func (w *worker) lazyHandled(to, from LPID, depth uint32, seq uint64, at, now Ti
 	if suppress {
 		return true
 	}
-	if clashed && int(d.owner[to]) == w.id && (d.dist == nil || d.dist.isLocal(to)) {
+	if clashed && int(d.owner[to]) == w.g && (d.dist == nil || d.dist.isLocal(to)) {
 		// Behind the anti-messages of the held outputs it clashes with, which wait in
 		// antis: pushed now, it would take an earlier calendar stamp than their
 		// cancellations (see cancelled), and could be dropped in their place.
 		w.tracker.Made(at)
-		w.p.antis = append(w.p.antis, e)
+		w.p.queue(&e)
 		return true
 	}
 	return false
@@ -982,14 +1013,14 @@ func (d *timeWarpDispatcher) deliverPart(w *worker, e *event.Event) {
 	o := int(d.owner[e.Receiver])
 	switch {
 	case w.p == nil: // the manager
-		d.workers[o].p.handOver(e)
-	case o == w.id && w.initSend:
+		d.parts[o].handOver(e)
+	case o == w.g && w.initSend:
 		w.p.cal.Push(e)
 	case w.initSend:
-		d.workers[o].p.handOver(e) // initPart runs the workers' Inits in parallel
-	case o == w.id:
+		d.parts[o].handOver(e) // initPart runs the parts' Inits in parallel
+	case o == w.g:
 		if e.Anti {
-			w.p.antis = append(w.p.antis, *e)
+			w.p.queue(e)
 		} else {
 			w.p.cal.Push(e)
 		}
@@ -1018,7 +1049,7 @@ func (w *worker) flushOutboxes() {
 		if len(box) == 0 {
 			continue
 		}
-		o := w.d.workers[i].p
+		o := w.d.parts[i]
 		o.inMu.Lock()
 		o.in = append(o.in, box...)
 		o.inN.Store(int32(len(o.in)))
@@ -1053,9 +1084,14 @@ func (w *worker) drainInbound() {
 			panic(fmt.Sprintf("kernel: event %+v arrived below the commit horizon %+v or a safe event %+v",
 				in[i], p.fossilKey, p.safeHigh))
 		}
-		if in[i].Anti {
+		switch {
+		case w.grp && (in[i].Anti || len(p.antis) > 0):
+			// Through the anti-message list, in order: its LP may be held by another
+			// worker of the group (see handleAntis).
+			p.queue(&in[i])
+		case in[i].Anti:
 			w.handleAnti(&in[i])
-		} else {
+		default:
 			p.cal.Push(&in[i])
 		}
 	}
@@ -1067,6 +1103,10 @@ func (w *worker) drainInbound() {
 // handling them sends.
 func (w *worker) handleAntis() {
 	p := w.p
+	if w.grp {
+		w.handleAntisGroup()
+		return
+	}
 	for i := 0; i < len(p.antis); i++ {
 		a := p.antis[i]
 		if a.Anti {
@@ -1078,6 +1118,9 @@ func (w *worker) handleAntis() {
 	clear(p.antis)
 	p.antis = p.antis[:0]
 }
+
+// queue appends e to the anti-message list (antis).
+func (p *partWorker) queue(e *event.Event) { p.antis = append(p.antis, *e) }
 
 // handleAnti handles anti-message a for one of the worker's LPs: when its twin was
 // processed, the LP rolls back to the twin, which is dropped; otherwise the twin is
@@ -1304,8 +1347,9 @@ func (w *worker) holdOutputs(id LPID, k event.Key, u []int64, dropTwin bool) {
 // handles the anti-messages that this sends to the worker's own LPs, until none is left.
 func (w *worker) settleHeld() {
 	for {
+		n := len(w.p.antis) // entries of a group's list that wait for their LPs (handleAntis)
 		w.expireHeld()
-		if len(w.p.antis) == 0 {
+		if len(w.p.antis) == n {
 			return
 		}
 		w.handleAntis()
@@ -1331,6 +1375,16 @@ func (w *worker) expireHeld() {
 	kept := p.holding[:0]
 	for _, id := range p.holding {
 		lz := d.plazy[id]
+		if d.batched != nil && d.batched[id] && w.grp {
+			// Another worker of the group may be handling the cause: its commit decides
+			// (expired now, a regenerated send with other contents could overtake the
+			// anti-message, which waits for its receiver: see senderWaits).
+			kept = append(kept, id)
+			if c, live := lz.Oldest(); live && event.KeyLess(&c, &p.heldMin) {
+				p.heldMin = c
+			}
+			continue
+		}
 		if ok {
 			p.antiBuf = lz.Expire(mk, p.antiBuf[:0])
 		} else {
@@ -1383,6 +1437,9 @@ func (w *worker) reportPart(r uint64) {
 	if d.hz == nil {
 		if t, ok := p.cal.Min(); ok {
 			head = t
+		}
+		if len(p.antis) > 0 { // a group's entries that wait for their LPs
+			head = p.antisMin(head)
 		}
 	} else {
 		k := maxKey()
@@ -1603,8 +1660,7 @@ func (w *worker) compactPart(hk event.Key) {
 // finalTimePart is the latest receive time among the events processed and not rolled back.
 func (d *timeWarpDispatcher) finalTimePart() Time {
 	var t Time
-	for _, w := range d.workers {
-		p := w.p
+	for _, p := range d.parts {
 		t = math.Max(t, math.Max(p.maxCommitted, p.safeHigh.RecvTime))
 		for i := range p.hist.Len() {
 			if h := p.hist.At(i); !h.dead {
@@ -1619,8 +1675,8 @@ func (d *timeWarpDispatcher) finalTimePart() Time {
 // end time or has events handed over to it (for the manager's passivity check; every
 // worker is passive when it is called).
 func (d *timeWarpDispatcher) localWorkPart() bool {
-	for _, w := range d.workers {
-		if w.p.inN.Load() > 0 || w.p.work.Load() {
+	for _, p := range d.parts {
+		if p.inN.Load() > 0 || p.work.Load() {
 			return true
 		}
 	}

@@ -195,8 +195,15 @@ type worker struct {
 	// extra is set when the partitioned engine's loop has more to do than take events: lazy
 	// cancellation or offload (one test an event instead of two).
 	extra bool
-	// p is the worker's part of the partitioned engine (partitioned.go), or nil.
-	p *partWorker
+	// p is the worker's part of the partitioned engine (partitioned.go), or nil; g is its
+	// index in timeWarpDispatcher.parts. grp is set when the part is shared by a group of
+	// workers (group.go); sink is then the part's sink of the worker's Context, and stage
+	// its batch.
+	p     *partWorker
+	g     int
+	grp   bool
+	sink  sink
+	stage stage
 	// shown is stats.processed as of the last GVT round the worker started, for progress
 	// lines: the worker counts in a plain field, as an atomic add on every event would
 	// wait for its pending stores each time.
@@ -258,6 +265,10 @@ type timeWarpDispatcher struct {
 	// shared-queue engine, which uses lps), and owner[id] is the worker that runs LP id.
 	plp   []partLP
 	owner []int32
+	// parts are the partitioned engine's parts, one per schedule queue (owner indexes
+	// them); worker i runs part i modulo their number (several workers share one when
+	// there are fewer schedule queues than workers: group.go).
+	parts []*partWorker
 	// Periodic state saving in the partitioned engine: base[id] is LP id's newest saved
 	// state that is no longer in a log entry, spill[id] its committed events after base that
 	// coast forward may need (see fossilPart), period the state saving period.
@@ -429,8 +440,8 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 	}
 	made := 0
 	if d.partitioned() {
-		for _, w := range d.workers {
-			made += w.p.cal.Len()
+		for _, p := range d.parts {
+			made += p.cal.Len()
 		}
 	} else {
 		for _, id := range d.local {
@@ -504,7 +515,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 		st.SuppressedSends += x.suppressed
 		st.CancelledEvents += x.annihil
 		st.PeakPendingEvents += w.pool.Allocated()
-		if w.p != nil {
+		if w.p != nil && w.id < len(d.parts) { // the first worker of each part
 			st.PeakPendingEvents += w.p.cal.Peak()
 		}
 		if o := w.off; o != nil {
@@ -539,7 +550,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 
 // arrangement describes the schedule arrangement of the run (Stats.ScheduleQueues).
 func (d *timeWarpDispatcher) arrangement() string {
-	if d.partitioned() {
+	if d.partitioned() && !d.grouped() {
 		return QueueCalendar + ", one per worker"
 	}
 	if d.cfg.Schedulers == d.cfg.Workers {
@@ -636,7 +647,11 @@ func (w *worker) loop() {
 			d.fail(recoverModel(r, d.sim, w.ctx.self, w.ctx.now, false))
 		}
 	}()
-	if w.p != nil {
+	switch {
+	case w.grp:
+		w.groupLoop() // group.go
+		return
+	case w.p != nil:
 		w.partLoop()
 		return
 	}

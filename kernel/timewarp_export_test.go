@@ -79,8 +79,8 @@ func RunTimeWarpInternalsLogMax(ctx context.Context, cfg Config, lps []LogicalPr
 		}
 		live -= t.input.Len() + len(t.done)
 	}
-	for _, w := range d.workers {
-		if p := w.p; p != nil {
+	for g, p := range d.parts {
+		{
 			// The partitioned engine keeps events by value; at the end nothing below the
 			// end time may wait between workers or for handling. (Events at or after it
 			// may: a worker that saw the run end does not take in what another handed
@@ -97,7 +97,7 @@ func RunTimeWarpInternalsLogMax(ctx context.Context, cfg Config, lps []LogicalPr
 			}
 			// A cancelled event below the end time would have been taken and dropped.
 			for _, id := range d.local {
-				if int(d.owner[id]) != w.id {
+				if int(d.owner[id]) != g {
 					continue
 				}
 				for i := d.plp[id].cancels; i != 0; i = p.cancels[i-1].next {

@@ -79,25 +79,28 @@ func requireSettled(t *testing.T, in kernel.TimeWarpInternals, lazy bool, lps in
 	}
 }
 
-// TestDeterminismMatrix is the core oracle: every time-warp configuration commits exactly
-// what the sequential dispatcher commits, digest for digest. The configurations alternate
-// between aggressive and lazy cancellation and, for models whose LPs implement Reverse,
-// between periodic state saving and reverse computation; some check every rollback.
+// TestDeterminismMatrix is the core oracle for shared schedule queues (fewer schedule
+// queues than workers: groups of workers share a part of the engine, group.go): every
+// configuration commits exactly what the sequential dispatcher commits, digest for digest.
+// The configurations alternate between aggressive and lazy cancellation, periodic state
+// saving and reverse computation (for models whose LPs implement Reverse), both lock types,
+// with and without an optimism window, the rollback check and batched event handling on
+// the CPU backend.
 func TestDeterminismMatrix(t *testing.T) {
-	queues := []string{"heap", "splay", "ladder"}
+	offloads := []int{-1, 0, 16} // -1: no offload; else the batch size (0: tuned)
 	locks := []string{"ticket", "mutex"}
 	periods := []int{1, 2, 7, 32}
+	be := cpuBackend(t)
 	for _, m := range smallModels(t) {
 		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 5}, m.build())
 		i := 0
-		for _, workers := range []int{1, 2, 3, 4, 8} {
-			for _, q := range queues {
+		for _, workers := range []int{2, 3, 4, 8} {
+			for _, off := range offloads {
 				for _, l := range locks {
 					i++
 					tw := kernel.TimeWarpConfig{
 						Workers:           workers,
-						Schedulers:        1 + i%workers,
-						QueueType:         q,
+						Schedulers:        1 + i%(workers-1),
 						LockType:          l,
 						StateSavingPeriod: periods[i%len(periods)],
 						GVTPeriod:         time.Duration(100+i%3*400) * time.Microsecond,
@@ -114,10 +117,14 @@ func TestDeterminismMatrix(t *testing.T) {
 					if m.reversible && (i/2+i/5)%2 == 0 {
 						tw.StateSaving = "reverse"
 					}
-					name := fmt.Sprintf("%s/w%d-s%d-%s-%s-%s-p%d-win%v-%s-check%v", m.name, workers, tw.Schedulers,
-						q, l, tw.StateSaving, tw.StateSavingPeriod, tw.OptimismWindow, tw.Cancellation, tw.CheckRollbacks)
+					if off >= 0 {
+						tw.Offload, tw.BatchSize = be, off
+					}
+					name := fmt.Sprintf("%s/w%d-s%d-off%d-%s-%s-p%d-win%v-%s-check%v", m.name, workers, tw.Schedulers,
+						off, l, tw.StateSaving, tw.StateSavingPeriod, tw.OptimismWindow, tw.Cancellation, tw.CheckRollbacks)
 					t.Run(name, func(t *testing.T) {
 						r := runTW(t, kernel.Config{MaxSimTime: m.end, Seed: 5, Type: kernel.TimeWarp, TimeWarp: tw}, m.build())
+						require.Equal(t, fmt.Sprintf("calendar, %d shared by %d workers", tw.Schedulers, workers), r.ScheduleQueues)
 						require.Equal(t, seq.Digest, r.Digest)
 						require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
 					})
@@ -293,7 +300,7 @@ func TestCommitHorizon(t *testing.T) {
 func TestLongGVTPeriod(t *testing.T) {
 	m := smallModels(t)[0]
 	seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 2}, m.build())
-	for _, tw := range []kernel.TimeWarpConfig{{Workers: 1}, {Workers: 2}, {Workers: 2, QueueType: "heap"}} {
+	for _, tw := range []kernel.TimeWarpConfig{{Workers: 1}, {Workers: 2}, {Workers: 2, Schedulers: 1}} {
 		tw.GVTPeriod = time.Hour
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		cfg := kernel.Config{MaxSimTime: m.end, Seed: 2, Type: kernel.TimeWarp, TimeWarp: tw}
@@ -426,8 +433,8 @@ func TestTimeWarpConfigErrors(t *testing.T) {
 	}{
 		{kernel.TimeWarpConfig{Workers: -1}, "worker threads must be at least 1"},
 		{kernel.TimeWarpConfig{Workers: 2, Schedulers: 3}, "must not exceed the worker threads"},
-		{kernel.TimeWarpConfig{QueueType: "fifo"}, `unknown queue type "fifo" (want calendar, heap, splay, ladder or parallel-heap)`},
-		{kernel.TimeWarpConfig{QueueType: "calendar", Workers: 2, Schedulers: 1}, "calendar does not support fewer schedule queues than worker threads"},
+		{kernel.TimeWarpConfig{QueueType: "fifo"}, `unknown queue type "fifo" (want calendar)`},
+		{kernel.TimeWarpConfig{QueueType: "ladder", Workers: 2, Schedulers: 1}, `time-warp queue type "ladder" is no longer a schedule arrangement`},
 		{kernel.TimeWarpConfig{LockType: "spin"}, `unknown lock type "spin"`},
 		{kernel.TimeWarpConfig{StateSavingPeriod: -2}, "state-saving period must be at least 1"},
 		{kernel.TimeWarpConfig{OptimismWindow: -1}, "optimism window must be >= 0"},
@@ -643,7 +650,7 @@ func TestCheckRollbacksCatchesSharedSnapshots(t *testing.T) {
 		return lps
 	}
 	err := checkFails(t, "aggressive", build)
-	require.Regexp(t, `^time-warp check: LP "alias\d+" \(id \d+\) differs after restoring (its initial state|the state saved after its event at time .*): `+
+	require.Regexp(t, `^time-warp check: LP "alias\d+" \(id \d+\) differs after restoring (its initial state|its newest committed saved state|the state saved after its event at time .*): `+
 		`its Snapshot and Restore do not reproduce the state`, err.Error())
 }
 

@@ -63,7 +63,7 @@ func TestTimeWarpMatchesSequential(t *testing.T) {
 		require.Equal(t, 0, code, errOut)
 		want := digestOf(t, out)
 		code, out, errOut = warped(append(m, "--time-warp-worker-threads", "3", "--time-warp-scheduler-count", "2",
-			"--time-warp-state-saving-period", "3", "--time-warp-queue-type", "ladder")...)
+			"--time-warp-state-saving-period", "3", "--time-warp-queue-type", "calendar")...)
 		require.Equal(t, 0, code, errOut)
 		require.Equal(t, want, digestOf(t, out), "time warp (the default) commits the sequential result")
 		require.Contains(t, out, "Simulation of "+m[0]+" complete (time-warp)")

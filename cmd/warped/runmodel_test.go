@@ -80,13 +80,13 @@ func TestCheckOptionsStep(t *testing.T) {
 func TestConfigStep(t *testing.T) {
 	// Without a period on the command line, the kernel's default applies.
 	inv := parsed(t, "phold", "--time-warp-worker-threads", "3", "--time-warp-gvt-calculation-period", "0.5",
-		"--time-warp-queue-type", "heap", "--seed", "5")
+		"--time-warp-queue-type", "calendar", "--seed", "5")
 	part := partition.RoundRobin{}
 	cfg := inv.config(part)
 	require.Equal(t, 0, cfg.TimeWarp.StateSavingPeriod)
 	require.Equal(t, 3, cfg.TimeWarp.Workers)
 	require.Equal(t, 500*time.Microsecond, cfg.TimeWarp.GVTPeriod)
-	require.Equal(t, "heap", cfg.TimeWarp.QueueType)
+	require.Equal(t, "calendar", cfg.TimeWarp.QueueType)
 	require.Equal(t, uint64(5), cfg.Seed)
 	require.Equal(t, partition.Partitioner(part), cfg.Partition)
 	require.Nil(t, cfg.Transport)

@@ -1,0 +1,320 @@
+package kernel
+
+import (
+	"math"
+	"runtime"
+
+	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/rng"
+)
+
+// Shared schedule queues (fewer schedule queues than workers): a group of workers shares
+// one part of the partitioned engine, its calendar (the group's LTSF queue), history and
+// output logs, inbound and anti-message list, under the part's lock (partWorker.mu, a
+// ticket spinlock or a mutex: LockType). Everything the partitioned engine does, rollback,
+// coast forward, cancellation (aggressive or lazy), fossil collection, compaction, the
+// rollback check and batched offload, is its code, run by whichever worker of the group
+// holds the lock; only the taking and handling of events differs.
+//
+// A worker takes, under the lock, a batch of up to groupBatch of the least pending events
+// of distinct LPs that no other worker of the group holds (partitioned engine's
+// timeWarpDispatcher.batched marks those), handles them without the lock, its sends and
+// generator draws kept aside (stager), and commits them under the lock in the order taken:
+// each goes through processPart as an event handled by Handle would, its results replayed
+// (the sends to the part's sink, the generator as it was after Handle), so that logging,
+// state saving, outputs and digests are the partitioned engine's. Committing and taking
+// the next batch share one critical section, so a worker takes the lock about twice per
+// batch, not per event. The LPs of a batch are handled out of key order (and another
+// worker's batch may hold an LP's straggler's sender), so nothing is safe: every event is
+// logged, and a straggler that a commit sends below a held LP's event rolls it back once
+// it is committed. An event taken for an LP another worker holds is set aside and put back
+// after the take; an anti-message (or a lazy re-send behind it) for such an LP waits in
+// the anti-message list until the LP is released (handleAntis).
+//
+// GVT: every worker reports to Fujimoto's rounds itself, under the lock and holding no
+// batch (it commits its batch first), with the part's calendar and waiting anti-messages
+// as its queue. A held event was in the calendar when its taker reported, or was put there
+// later by a worker whose tracker counts it, so Fujimoto's argument holds as for one
+// shared queue. The commit horizon's keys need every worker's pushes into its own calendar
+// in its report, which the partitioned engine does not track (its own calendar is its
+// own), so a group fossil collects below GVT's time, as across processes.
+
+// groupBatch is the number of events a worker of a group takes under its group's lock at
+// once.
+const groupBatch = 32
+
+// staged is an event a worker of a group has taken and handled without the lock, with
+// what committing it needs: the LP's generator before and after Handle and the range of
+// its sends in the worker's stager.
+type staged struct {
+	ev            event.Event
+	before, after rng.XORWOW
+	from, to      int32
+}
+
+// stagedSend is a send kept aside while a worker of a group handles an event without the
+// lock: the arguments of sink.send.
+type stagedSend struct {
+	to, from LPID
+	depth    uint32
+	seq      uint64
+	at, now  Time
+	words    Words
+	payload  any
+}
+
+// stager is a worker of a group as the sink of its Context while it handles its batch: it
+// keeps the sends aside (worker.stage) for the commit.
+type stager worker
+
+// send keeps a send aside.
+func (s *stager) send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
+	s.stage.sends = append(s.stage.sends, stagedSend{to: to, from: from, depth: depth, seq: seq, at: at,
+		now: now, words: ws, payload: payload})
+}
+
+// stage is a group worker's batch: the events taken, their sends, and scratch.
+type stage struct {
+	held  []staged
+	sends []stagedSend
+	aside []event.Event // events set aside during a take (their LPs are held elsewhere)
+	keep  []event.Event // handleAntis' scratch: entries that wait for their LP
+	// at is the element being committed; marker, a batch no backend runs, tells
+	// applyBatched to replay it.
+	at     int
+	marker gpuoffload.Batch
+}
+
+// grouped reports whether workers share schedule queues (group.go).
+func (d *timeWarpDispatcher) grouped() bool { return d.cfg.Schedulers < d.cfg.Workers }
+
+// groupLoop is a worker goroutine of a group (see the comment at the top of group.go).
+func (w *worker) groupLoop() {
+	d, p := w.d, w.p
+	locked := false
+	defer func() {
+		if locked { // a model panic while the lock was held (coast forward, Reverse)
+			p.mu.Unlock()
+		}
+	}()
+	idle := 0
+	for !d.done.Load() {
+		p.mu.Lock()
+		locked = true
+		if len(w.stage.held) > 0 && !w.commitStaged() {
+			locked = false
+			p.mu.Unlock()
+			d.fail(w.ctx.err)
+			return
+		}
+		g := w.housekeep()
+		if o := w.off; o != nil {
+			o.tick(w)
+			if size := o.size(d); size > 0 {
+				if t, ok := p.cal.Min(); ok && t < d.limit() {
+					w.setIdle(false)
+					ok := w.batchPart(size, g)
+					if p.boxed {
+						w.flushOutboxes()
+					}
+					locked = false
+					p.mu.Unlock()
+					if !ok {
+						return
+					}
+					continue
+				}
+			}
+		}
+		if !w.takeGroup(g) {
+			t, ok := p.cal.Min()
+			w.goIdle(ok && t < d.end)
+			locked = false
+			p.mu.Unlock()
+			d.idleRound()
+			if idle++; d.dist != nil || idle > idleSpin {
+				yieldThread() // see partLoop
+			}
+			runtime.Gosched()
+			continue
+		}
+		idle = 0
+		if p.boxed {
+			w.flushOutboxes()
+		}
+		locked = false
+		p.mu.Unlock()
+		w.handleStaged()
+	}
+}
+
+// takeGroup takes the worker's next batch (under the group's lock): up to groupBatch of
+// the least pending events, as partLoop would take them, of LPs that no worker holds. An
+// event of a held LP is set aside and put back afterwards; a straggler is rolled back
+// (step) and ends the batch. It reports whether it took any.
+func (w *worker) takeGroup(g Time) bool {
+	d, p, st := w.d, w.p, &w.stage
+	lim := d.limit()
+	for tries := 0; tries < 4*groupBatch && len(st.held) < groupBatch; tries++ {
+		t, ok := p.cal.Min()
+		if !ok || t >= lim || (t > g && (p.ahead >= partAheadEvents || p.hist.Len() >= d.logMax)) {
+			break
+		}
+		if len(p.holding) > 0 && len(st.held) > 0 {
+			// Lazy cancellation: as in batchPart.
+			if mk, _ := p.cal.MinKey(); event.KeyLess(&p.heldMin, &mk) {
+				break
+			}
+		}
+		ev := p.cal.Pop()
+		id := ev.Receiver
+		x := &d.plp[id]
+		if x.cancels != 0 {
+			// Before it is set aside: pushed back, it would take a stamp after its
+			// cancellation's (see cancelled).
+			if k := event.KeyOf(ev); p.dropCancelled(x, &k, p.cal.PoppedStamp()) {
+				continue
+			}
+		}
+		if d.batched[id] || w.senderWaits(id) {
+			st.aside = append(st.aside, *ev)
+			continue
+		}
+		if len(st.held) == 0 {
+			w.setIdle(false)
+		}
+		p.ahead++
+		if event.Before(ev, &x.lastKey) {
+			w.step(ev) // a straggler: rolled back, and put back
+			break
+		}
+		d.batched[id] = true
+		st.held = append(st.held, staged{ev: *ev})
+	}
+	for i := range st.aside {
+		p.cal.Push(&st.aside[i])
+	}
+	clear(st.aside)
+	st.aside = st.aside[:0]
+	return len(st.held) > 0
+}
+
+// handleStaged handles the worker's batch without the lock: each event's Handle runs with
+// its sends kept aside, and its generator is noted before and after.
+func (w *worker) handleStaged() {
+	d, st := w.d, &w.stage
+	st.sends = st.sends[:0]
+	w.ctx.out = (*stager)(w)
+	for i := range st.held {
+		h := &st.held[i]
+		id := h.ev.Receiver
+		r := &d.sim.lps[id]
+		w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = h.ev.RecvTime, h.ev.Depth, id, r
+		if d.perSend {
+			w.cause = event.KeyOf(&h.ev) // for Record
+		}
+		h.before, h.from = r.rng, int32(len(st.sends))
+		r.model.Handle(&w.ctx, &h.ev)
+		h.after, h.to = r.rng, int32(len(st.sends))
+	}
+	w.ctx.out = w.sink
+}
+
+// commitStaged commits the worker's batch under the lock, in the order taken, through
+// processPart (its handler replaying each event's results: see replay). It returns false
+// when the run failed.
+func (w *worker) commitStaged() bool {
+	d, st := w.d, &w.stage
+	ok := true
+	for i := range st.held {
+		h := &st.held[i]
+		id := h.ev.Receiver
+		d.batched[id] = false
+		if !ok {
+			continue
+		}
+		d.sim.lps[id].rng = h.before
+		st.at = i
+		w.batch = &st.marker
+		w.processPart(&d.plp[id], id, &h.ev)
+		w.batch = nil
+		ok = w.ctx.err == nil
+	}
+	clear(st.held)
+	st.held = st.held[:0]
+	clear(st.sends)
+	st.sends = st.sends[:0]
+	return ok
+}
+
+// replay does what Handle did for the staged event being committed: it sets the LP's
+// generator as Handle left it and sends its sends, in order, to the part's sink.
+func (w *worker) replay(r *lpRecord) {
+	st := &w.stage
+	h := &st.held[st.at]
+	r.rng = h.after
+	for _, s := range st.sends[h.from:h.to] {
+		w.ctx.out.send(s.to, s.from, s.depth, s.seq, s.at, s.now, s.words, s.payload)
+	}
+}
+
+// waiting reports whether a group's anti-message list entry a must wait (handleAntis): its
+// LP is held by a worker of the group, or an earlier entry for its LP waits.
+func (w *worker) waiting(a *event.Event) bool {
+	if w.d.batched[a.Receiver] {
+		return true
+	}
+	for i := range w.stage.keep {
+		if w.stage.keep[i].Receiver == a.Receiver {
+			return true
+		}
+	}
+	return false
+}
+
+// senderWaits reports whether an anti-message that LP id sent waits in the group's
+// anti-message list (handleAntis). LP id's events are not taken meanwhile: processed, they
+// could send a re-send of its twin's key, which would be pending when the anti-message is
+// handled, and be cancelled in the twin's place (see cancelled); outside a group, an
+// anti-message is handled before the next event.
+func (w *worker) senderWaits(id LPID) bool {
+	p := w.p
+	for i := range p.antis {
+		if p.antis[i].Sender == id && p.antis[i].Anti {
+			return true
+		}
+	}
+	return false
+}
+
+// antisMin lowers head to the least receive time among the entries of the anti-message
+// list (a group's entries that wait for their LPs; GVT reports cover them).
+func (p *partWorker) antisMin(head Time) Time {
+	for i := range p.antis {
+		head = math.Min(head, p.antis[i].RecvTime)
+	}
+	return head
+}
+
+// handleAntisGroup is handleAntis for a worker of a group: an entry whose LP another
+// worker holds, and every later entry for that LP, stays in the list, in order, until the
+// LP is released.
+func (w *worker) handleAntisGroup() {
+	p, st := w.p, &w.stage
+	for i := 0; i < len(p.antis); i++ {
+		a := p.antis[i]
+		switch {
+		case w.waiting(&a):
+			st.keep = append(st.keep, a)
+		case a.Anti:
+			w.handleAnti(&a)
+		default:
+			p.cal.Push(&a) // a lazy re-send behind the anti-message of what it replaces
+		}
+	}
+	clear(p.antis)
+	p.antis = append(p.antis[:0], st.keep...)
+	clear(st.keep)
+	st.keep = st.keep[:0]
+}
