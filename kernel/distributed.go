@@ -419,17 +419,9 @@ func (m *distributed) handle(from int, msg []byte) error {
 			if !m.isLocal(ev.Receiver) {
 				return fmt.Errorf("rank %d sent an event for LP %d, which rank %d runs", from, ev.Receiver, m.owner[ev.Receiver])
 			}
-			if m.d.partitioned() {
-				m.d.deliverPart(mw, ev)
-				*ev = event.Event{}
-				continue
-			}
-			e := mw.pool.Get()
-			*e = *ev
+			m.d.deliverPart(mw, ev)
 			*ev = event.Event{}
-			m.d.deliver(mw, e)
 		}
-		mw.releaseClaimed()
 	case comm.KindGVTToken:
 		t := v.(*comm.GVTToken)
 		tok := gvt.Token{Round: t.Round, Lap: t.Lap, Count: t.Count, Min: t.Min, RedMin: t.RedMin}
@@ -752,18 +744,8 @@ func (m *distributed) passive() bool {
 			return false
 		}
 	}
-	if d.partitioned() && d.localWorkPart() {
+	if d.localWorkPart() {
 		return false
-	}
-	for i := range d.queues {
-		q := &d.queues[i]
-		q.lock.Lock()
-		k, _, ok := q.q.Min()
-		work := ok && k.RecvTime < d.end
-		q.lock.Unlock()
-		if work {
-			return false
-		}
 	}
 	return d.passive.Wakes() == wakes
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/gpuoffload"
-	"github.com/warpedgo/warped/ltsf"
 )
 
 // Batched event handling on an offload backend (TimeWarpConfig.Offload).
@@ -66,13 +64,8 @@ type offloader struct {
 	tune   gpuoffload.Tuner
 	// ticks counts the steps since the tuner last looked at the clock.
 	ticks int
-	// slots are the two batches: one in flight (busy, or -1 for none) while the other is
-	// filled.
-	slots [2]offSlot
-	busy  int
-	ids   []LPID
-	// popped is takeBatch's scratch for a queue that hands out several entries at once.
-	popped []ltsf.Entry
+	// slot is the batch being formed, run and committed (batchPart).
+	slot offSlot
 	// ready are the kernels this worker has prepared.
 	ready []*gpuoffload.Kernel
 	// batched counts the events committed from batch results, batches the backend runs.
@@ -90,7 +83,6 @@ type offSlot struct {
 // or a copy of it (val, the partitioned engine, whose calendar's copy is valid only until
 // the next Pop).
 type offHeld struct {
-	t   *twLP
 	id  LPID
 	ev  *event.Event
 	val event.Event
@@ -113,50 +105,10 @@ type offGroup struct {
 // newOffloader returns the offloader of a worker of d.
 func newOffloader(d *timeWarpDispatcher) *offloader {
 	cfg := d.cfg
-	o := &offloader{be: cfg.Offload, fixed: cfg.BatchSize, busy: -1,
+	o := &offloader{be: cfg.Offload, fixed: cfg.BatchSize,
 		tuning: cfg.BatchSize == 0 || cfg.OffloadAuto}
 	o.tune = gpuoffload.NewTuner(cfg.BatchSize, cfg.OffloadAuto, cfg.TuneWindow)
 	return o
-}
-
-// prepareOffload prepares (compiles, on a GPU) the kernels of the LPs' first pending
-// events before the workers start, so that a kernel that does not build is reported at once
-// and the first batches have no compile latency. Kernels first met later are prepared by
-// the worker that meets them.
-func (d *timeWarpDispatcher) prepareOffload() (err error) {
-	be := d.cfg.Offload
-	if be == nil || d.partitioned() {
-		// The partitioned engine's workers prepare each kernel when they first meet it.
-		return nil
-	}
-	var cur LPID
-	defer func() {
-		if r := recover(); r != nil {
-			err = recoverModel(r, d.sim, cur, 0, false)
-		}
-	}()
-	var ks []*gpuoffload.Kernel
-	for _, id := range d.local {
-		bt, ok := d.sim.lps[id].model.(Batcher)
-		if !ok {
-			continue
-		}
-		if ev := d.lps[id].input.Min(); ev != nil {
-			cur = id
-			if k := bt.BatchKernel(ev); k != nil && !slices.Contains(ks, k) {
-				ks = append(ks, k)
-			}
-		}
-	}
-	for _, k := range ks {
-		if err := be.Prepare(k); err != nil {
-			return d.offloadError(err)
-		}
-	}
-	for _, w := range d.workers {
-		w.off.ready = slices.Clone(ks)
-	}
-	return nil
 }
 
 // offloadError handles a backend error: without OffloadAuto it returns the error that
@@ -184,121 +136,6 @@ func (w *worker) offloadFailed(err error) bool {
 		return false
 	}
 	return true
-}
-
-// offloadStep is one step of the worker loop with an offload backend: it takes a batch of
-// events, claims their LPs, submits the batch, and commits the previous one. It returns
-// batched = false, having done nothing, while batching is off (the caller then does an
-// unbatched step), and ok = false when the run failed.
-func (w *worker) offloadStep() (batched, ok bool) {
-	o, d := w.off, w.d
-	o.tick(w)
-	size := o.size(d)
-	if size == 0 {
-		if o.busy >= 0 {
-			return true, w.completeSlot(o.busy)
-		}
-		return false, true
-	}
-	if o.busy >= 0 && w.tracker.Due(d.gvt.Round()) {
-		// A GVT report must find the worker owning no LP, as in the unbatched loop.
-		if !w.completeSlot(o.busy) {
-			return true, false
-		}
-	}
-	w.reportGVT()
-	o.ids = w.takeBatch(size, o.ids[:0])
-	if len(o.ids) == 0 {
-		if o.busy >= 0 {
-			return true, w.completeSlot(o.busy)
-		}
-		w.setIdle(true)
-		runtime.Gosched()
-		return true, true
-	}
-	s := 0
-	if o.busy == 0 {
-		s = 1
-	}
-	if !w.fillSlot(s) {
-		return true, false
-	}
-	if o.busy >= 0 && !w.completeSlot(o.busy) {
-		return true, false
-	}
-	if len(o.slots[s].held) > 0 {
-		o.busy = s
-	}
-	return true, true
-}
-
-// takeBatch removes up to n of the least entries below the limit from the worker's schedule
-// queue and appends their LPs to ids. Like take, the worker becomes active under the
-// queue's lock before it removes the first.
-//
-// A queue that hands out several least entries at once (ltsf.BatchQueue: the parallel heap)
-// gives them in one operation; those at or after the limit go back.
-func (w *worker) takeBatch(n int, ids []LPID) []LPID {
-	lim := w.d.limit()
-	w.sq.lock.Lock()
-	if bq, ok := w.sq.q.(ltsf.BatchQueue); ok {
-		if k, _, ok := bq.Min(); ok && k.RecvTime < lim {
-			w.setIdle(false)
-			o := w.off
-			o.popped = bq.PopN(o.popped[:0], n)
-			for _, e := range o.popped {
-				if e.Key.RecvTime >= lim {
-					bq.Push(e.Key, e.LP)
-					continue
-				}
-				ids = append(ids, e.LP)
-			}
-		}
-		w.sq.lock.Unlock()
-		return ids
-	}
-	for len(ids) < n {
-		k, id, ok := w.sq.q.Min()
-		if !ok || k.RecvTime >= lim {
-			break
-		}
-		w.setIdle(false)
-		w.sq.q.Pop()
-		ids = append(ids, id)
-	}
-	w.sq.lock.Unlock()
-	return ids
-}
-
-// fillSlot claims the LPs of o.ids, processes the events that have no batch kernel, and
-// packs and submits the others as slot s. It returns false when the run failed.
-func (w *worker) fillSlot(s int) bool {
-	o, d := w.off, w.d
-	sl := &o.slots[s]
-	sl.held, sl.n = sl.held[:0], 0
-	for _, id := range o.ids {
-		t, ev, k, ok := w.claim(id)
-		if !ok {
-			return false // CheckRollbacks failed the run
-		}
-		if ev == nil {
-			w.release(t, id)
-			continue
-		}
-		kern, bt := w.batchKernel(id, ev)
-		if kern == nil {
-			w.process(t, id, ev, k)
-			if w.ctx.err != nil {
-				d.fail(w.ctx.err)
-				return false
-			}
-			w.release(t, id)
-			continue
-		}
-		sl.held = append(sl.held, offHeld{t: t, id: id, ev: ev, k: k, bt: bt, g: int32(sl.group(kern))})
-	}
-	w.releaseClaimed()
-	return w.packSubmit(sl)
 }
 
 // packSubmit packs the held events of slot sl into one batch per kernel and submits them.
@@ -378,6 +215,18 @@ func (w *worker) batchKernel(id LPID, ev *event.Event) (*gpuoffload.Kernel, Batc
 	return k, bt
 }
 
+// waitOwn waits for every batch of the worker in flight but g's, leaving the results to
+// commit.
+func (w *worker) waitOwn(g *offGroup) bool {
+	sl := &w.off.slot
+	for i := range sl.groups[:sl.n] {
+		if x := &sl.groups[i]; x != g && !w.wait(x) {
+			return false
+		}
+	}
+	return true
+}
+
 // submit starts group g's batch on the backend. When the backend has no free slot, the
 // worker waits for its own batches and runs g synchronously. It returns false when the
 // run failed.
@@ -386,7 +235,7 @@ func (w *worker) submit(g *offGroup) bool {
 	p, err := o.be.Submit(g.k, &g.b)
 	if errors.Is(err, gpuoffload.ErrBusy) {
 		// Blocking for a slot is safe only while this worker holds none.
-		if !w.waitOwn() {
+		if !w.waitOwn(g) {
 			return false
 		}
 		err = o.be.Run(g.k, &g.b)
@@ -412,66 +261,6 @@ func (w *worker) wait(g *offGroup) bool {
 		g.err = err
 		return w.offloadFailed(err)
 	}
-	return true
-}
-
-// waitOwn waits for every batch of the worker in flight, leaving the results to commit.
-func (w *worker) waitOwn() bool {
-	o := w.off
-	for s := range o.slots {
-		sl := &o.slots[s]
-		for g := range sl.groups[:sl.n] {
-			if !w.wait(&sl.groups[g]) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// drainOffload waits for the worker's batches in flight when its loop ends, so that none
-// is left running on the backend (whatever the outcome: the run is over).
-func (w *worker) drainOffload() {
-	for s := range w.off.slots {
-		sl := &w.off.slots[s]
-		for g := range sl.groups[:sl.n] {
-			if gr := &sl.groups[g]; gr.p != nil {
-				_ = gr.p.Wait()
-				gr.p = nil
-			}
-		}
-	}
-}
-
-// completeSlot waits for slot s's batches and commits its events in the order taken,
-// releasing each LP. It returns false when the run failed.
-func (w *worker) completeSlot(s int) bool {
-	o, d := w.off, w.d
-	if o.busy == s {
-		o.busy = -1
-	}
-	sl := &o.slots[s]
-	for g := range sl.groups[:sl.n] {
-		if !w.wait(&sl.groups[g]) {
-			return false
-		}
-	}
-	for j := range sl.held {
-		h := &sl.held[j]
-		b, i, ok := w.result(sl, h)
-		if !ok {
-			return false
-		}
-		w.processWith(h.t, h.id, h.ev, h.k, b, i)
-		if w.ctx.err != nil {
-			d.fail(w.ctx.err)
-			return false
-		}
-		w.release(h.t, h.id)
-	}
-	clear(sl.held)
-	sl.held, sl.n = sl.held[:0], 0
-	w.releaseClaimed()
 	return true
 }
 
@@ -512,7 +301,7 @@ func (w *worker) result(sl *offSlot, h *offHeld) (*gpuoffload.Batch, int, bool) 
 // It returns false when the run failed.
 func (w *worker) batchPart(size int, g Time) bool {
 	o, d, p := w.off, w.d, w.p
-	sl := &o.slots[0]
+	sl := &o.slot
 	sl.held, sl.n = sl.held[:0], 0
 	lim := d.limit()
 	var safe event.Key // the safe bound before the first event held
@@ -638,7 +427,7 @@ func (o *offloader) tick(w *worker) {
 	if !o.tuning {
 		return
 	}
-	if o.ticks++; o.ticks < tuneClockEvery && o.busy < 0 && o.tune.Size() == 0 {
+	if o.ticks++; o.ticks < tuneClockEvery && o.tune.Size() == 0 {
 		return
 	}
 	o.ticks = 0

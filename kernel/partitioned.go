@@ -18,14 +18,14 @@ import (
 	"github.com/warpedgo/warped/statemgr"
 )
 
-// The partitioned engine (QueueType "calendar", the default where it applies).
+// The engine (QueueType "calendar").
 //
-// The shared-queue engine of timewarp.go keeps, for every LP, an input heap, a history, an
-// output queue and a state queue, and schedules LPs (one entry each) in LTSF queues that
-// any worker may take from. Between two events of one LP every other LP of the process is
-// visited, so all of that per-LP memory is cold whenever it is touched: on PHOLD with 16384
-// LPs that is about 19 last-level cache misses per event, which bounded the engine to a
-// fraction of the sequential dispatcher's speed (docs/PERFORMANCE.md).
+// An earlier shared-queue engine kept, for every LP, an input heap, a history, an
+// output queue and a state queue, and scheduled LPs (one entry each) in LTSF queues that
+// any worker could take from. Between two events of one LP every other LP of the process
+// was visited, so all of that per-LP memory was cold whenever it was touched: on PHOLD
+// with 16384 LPs that was about 19 last-level cache misses per event, which bounded that
+// engine to a fraction of the sequential dispatcher's speed (docs/PERFORMANCE.md).
 //
 // With one schedule queue per worker (the default), an LP is only ever run by one worker,
 // so the engine can own its events outright, the way the sequential dispatcher does:
@@ -88,7 +88,7 @@ import (
 // the restored state, each coast-forward event and the state it ends in against them.
 //
 // Batched event handling (Offload): see batchPart in offload.go. Fewer schedule queues than
-// workers run on the shared-queue engine (timewarp.go).
+// workers: see group.go.
 
 // QueueCalendar is the QueueType of the partitioned engine: each worker takes its own LPs'
 // events from one calendar queue (see the package documentation).

@@ -7,130 +7,44 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
-	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/warpedgo/warped/event"
-	"github.com/warpedgo/warped/eventset"
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/gvt"
-	"github.com/warpedgo/warped/ltsf"
 	"github.com/warpedgo/warped/outputmgr"
 	"github.com/warpedgo/warped/partition"
-	"github.com/warpedgo/warped/rng"
-	"github.com/warpedgo/warped/spinlock"
 	"github.com/warpedgo/warped/statemgr"
 	"github.com/warpedgo/warped/termination"
 )
 
-// The time-warp dispatcher (WARPED2's design inside one process).
+// The time-warp dispatcher (WARPED2's design inside one process): one engine, whose
+// files each hold one part of it.
 //
-// Every LP has an input heap of unprocessed events (eventset.Pending), guarded by the LP's
-// mutex, and, while a worker owns it, a list of processed events, a state queue
-// (statemgr) and an output queue (outputmgr). LPs are partitioned among schedule queues
-// (ltsf), each guarded by a lock (ticket or mutex); a schedule queue holds at most one
-// entry per LP, keyed by that LP's earliest unprocessed event, and only while no worker
-// owns the LP. Lock order: an LP's mutex before a schedule queue's lock, never the reverse.
+//   - timewarp.go (here): the dispatcher and its workers, the run (Init, the worker and
+//     manager goroutines, the totals), GVT rounds (Fujimoto's algorithm, package gvt:
+//     every worker reports before it takes its next events, and counts in its tracker the
+//     events it made visible since), idleness and the end, and CheckRollbacks' digests.
+//   - partitioned.go: the engine. LPs are partitioned among schedule queues; each queue
+//     is a part (partWorker): a calendar queue of its LPs' pending events, by value, and
+//     beside it the history and output logs of what was processed, its anti-message list
+//     and its inbound. Rollback, coast forward, state saving (periodic or reverse
+//     computation), cancellation (aggressive or lazy), fossil collection, the commit
+//     horizon and safe events are written there, once.
+//   - group.go: fewer schedule queues than workers. The workers of a queue share its
+//     part under its lock, taking batches of its least events and handling them outside
+//     the lock; everything else is partitioned.go's code.
+//   - offload.go: batched event handling on an offload backend (batchPart), in either
+//     arrangement.
+//   - distributed.go: runs across processes; the manager goroutine delivers the events
+//     that arrive from other ranks as a worker without a part of its own.
 //
-// A worker takes the least entry of its schedule queue, claims that LP (marks it busy,
-// takes its least input event, which may be earlier than the entry if one arrived
-// meanwhile), rolls the LP back if the event is a straggler or an anti-message whose twin
-// was processed, processes it (saving state every StateSavingPeriod events and recording
-// its outputs), then releases the LP: fossil-collects it below GVT and reschedules its
-// next event. Sends go straight into the receiver's input (under its mutex); an
-// anti-message that finds its twin there annihilates it.
-//
-// With reverse computation (StateSaving "reverse"), nothing is saved: processing an event
-// records beside its key the number of draws its handler made from the LP's generator
-// (rng.Draws) and the LP's send sequence number before it, and a rollback to k undoes the
-// processed events with keys >= k from the newest down (see reverseEvent: rewind the
-// generator, restore the sequence number, call the model's Reverse), leaving the LP exactly
-// as it was before the first of them, so there is no coast forward. Fossil collection drops
-// the processed events below GVT, which no rollback can reach. Everything else (returning
-// events to the input, anti-messages, cancellation) is the same.
-//
-// GVT is Fujimoto's shared-memory algorithm (package gvt): each worker reports before
-// taking an event; events a worker makes visible (sends, anti-messages, events put back by
-// a rollback, reschedulings) count in its next report. The run ends when GVT reaches the
-// end time (GVT is infinite when nothing is pending). A GVT round starts every GVTPeriod
-// and as soon as every worker is idle.
-//
-// Cancellation is aggressive (a rollback sends the anti-messages of the undone events'
-// outputs at once) or lazy (an outputmgr.Lazy per LP holds them, and re-execution decides;
-// see the protocol in package outputmgr). Lazy cancellation, as implemented here:
-//
-//   - Rollback to k: lazy.HoldFrom(outputs, k) instead of sending anti-messages.
-//   - Send while processing event c (not coasting, not Init): record the output, then
-//     lazy.Regenerated(c, e): first the anti-messages of the returned clashes, then e itself
-//     unless it is suppressed (its identical original is still live at the receiver).
-//   - Before processing an event with key k: cancel lazy.Expire(k) (harmless, and it
-//     settles at once the outputs whose cause was annihilated behind the LP's back).
-//   - Release (see release): under the LP's mutex, cancel lazy.Expire(n) for the LP's least
-//     pending key n, or lazy.Drain() when nothing is pending; the anti-messages go out with
-//     the mutex released, and the check repeats (an anti-message to the LP itself, or a
-//     concurrent annihilation, can change n) until nothing more expires; the LP is then
-//     released and rescheduled under that same lock. So an unowned LP's held outputs all
-//     have causes at or after its least pending event, whose schedule entry (at most their
-//     receive times, since no event is sent into its cause's past) keeps GVT at or below
-//     the times of their anti-messages.
-//   - The one thing that raises an unowned LP's least pending event is an anti-message
-//     annihilating it (deliver). If the LP holds outputs, the worker delivering the
-//     anti-message claims the LP instead of rescheduling it, and releases it as above
-//     once it has released its own LP (worker.claimed). Until then the anti-message's time,
-//     which is at most the LP's pending events and held outputs, is in the worker's report.
-//   - At the end nothing is held: an LP holding outputs has a pending event below the end
-//     time (the cause of a held output is processed, so below the end), so GVT cannot
-//     reach the end while it does (run checks this).
-//
-// CheckRollbacks keeps, for every processed event, a digest of the LP's state (model state,
+// CheckRollbacks keeps, for every logged event, a digest of the LP's state (model state,
 // generator and sequence number) after it and one of the sends it made. After a rollback
 // the restored state must match the digest recorded for it, and each coast-forward event
 // must reproduce its recorded digests; otherwise the run fails naming the LP and the event.
-
-// twLP is the time-warp dispatcher's per-LP record.
-type twLP struct {
-	mu sync.Mutex
-	// Guarded by mu:
-	input    eventset.Pending
-	schedKey event.Key // the key it was queued with
-	queued   bool      // an entry is in the LP's schedule queue
-	busy     bool      // a worker owns the LP
-	// holding (guarded by mu) is set when the LP was released holding outputs.
-	holding bool
-
-	sched int32 // index of the LP's schedule queue (set before the run)
-
-	// Owned by the worker that owns the LP (busy), or by the run before it starts. The
-	// queues are kept inline, beside the fields above, because every event touches them:
-	// everything down to states fits in the record's first four cache lines.
-	done      []twDone   // processed events in key order
-	fossilGVT event.Time // the GVT of the last fossil collection
-	// lazy holds rolled-back outputs (lazy cancellation only, else nil).
-	lazy    *outputmgr.Lazy
-	outputs outputmgr.Queue // the LP's sent events, by cause
-	states  statemgr.Queue  // periodic state saving only, else unused
-
-	// CheckRollbacks only, owned like done: checks[i] is the digest recorded after
-	// done[i], base the state digest before done[0] (after Init, or after the last event
-	// that fossil collection dropped), and checkSnap a scratch snapshot.
-	checks    []twDigest
-	base      uint64
-	checkSnap any
-
-	_ [40]byte // to 320 bytes, five cache lines: a record never straddles more lines
-}
-
-// twDone is one processed event of an LP: its key (kept inline, so searching the history
-// touches no event record), the event, and, with reverse computation, how to restore the
-// LP's generator and sequence number to what they were before it.
-type twDone struct {
-	k    event.Key
-	ev   *event.Event
-	undo twUndo
-}
 
 // twUndo is what reverse computation records for a processed event: the number of draws
 // its handler made from the LP's generator and the LP's send sequence number before it.
@@ -145,12 +59,6 @@ type twDigest struct {
 	state, sends uint64
 }
 
-// schedQueue is one schedule queue and its lock.
-type schedQueue struct {
-	lock sync.Locker
-	q    ltsf.Queue
-}
-
 // twStats are one worker's counters; the dispatcher adds them up at the end.
 type twStats struct {
 	processed, rolledBack, coastForward   uint64
@@ -163,7 +71,6 @@ type twStats struct {
 type worker struct {
 	d       *timeWarpDispatcher
 	id      int
-	sq      *schedQueue
 	ctx     Context
 	pool    event.Pool
 	tracker gvt.Tracker
@@ -176,14 +83,9 @@ type worker struct {
 	// unlogged marks the partitioned engine's processing of a safe event (see
 	// partWorker.safeBound), whose sends are not recorded as outputs.
 	unlogged bool
-	outBuf   []event.Event
 	idle     bool
 	// cancels receives the clashes of Regenerated (lazy cancellation).
 	cancels []event.Event
-	// claimed are LPs holding outputs whose least pending event this worker annihilated
-	// while no worker owned them: it owns them now and releases them after its own LP
-	// (see deliver).
-	claimed []LPID
 	// CheckRollbacks: the encoded sends of the event being handled, and scratch.
 	sendBytes, stateBytes []byte
 	// off is the worker's batched event handling (TimeWarpConfig.Offload; see offload.go),
@@ -228,13 +130,10 @@ type timeWarpDispatcher struct {
 	sim     *Simulation
 	cfg     TimeWarpConfig
 	end     Time
-	lps     []twLP
-	queues  []schedQueue
 	workers []*worker
 	gvt     *gvt.Fujimoto
 	passive *termination.Workers
-	// gvtWanted is set by a worker every partGVTEvents events (the shared engine: every
-	// gvtEvents) in a run across processes, where rounds follow Mattern's token: rank 0
+	// gvtWanted is set by a worker every partSlowGVTEvents events in a run across processes, where rounds follow Mattern's token: rank 0
 	// then starts the next round without waiting for the GVT period (distributed.stepGVT).
 	gvtWanted atomic.Bool
 	done      atomic.Bool
@@ -246,13 +145,6 @@ type timeWarpDispatcher struct {
 	seed  maphash.Seed
 	// reverse is reverse computation (StateSaving "reverse") instead of periodic state saving.
 	reverse bool
-	// fossilAt is the history length from which an LP is fossil collected: the
-	// state-saving period with periodic state saving (collection keeps the events after
-	// the latest state at or before GVT, up to a period of them, anyway), else 1. Waiting
-	// for it spares the cache misses of reading the history's head every time GVT moves
-	// (a sixth of the run on PHOLD); a larger threshold measured no faster and took more
-	// memory.
-	fossilAt int
 	// suppressed counts the sends that lazy cancellation suppressed (set at the end).
 	suppressed uint64
 	// local lists the LPs this process runs (all of them in a run in one process).
@@ -316,29 +208,10 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 	if err := checkCancellation(cfg.Cancellation); err != nil {
 		return nil, err
 	}
-	part := cfg.QueueType == QueueCalendar
 	d := &timeWarpDispatcher{sim: s, cfg: cfg, end: s.cfg.MaxSimTime,
 		gvt: gvt.NewFujimoto(cfg.Workers), passive: termination.NewWorkers(cfg.Workers), lazy: cfg.Cancellation == cancelLazy,
 		check: cfg.CheckRollbacks, seed: maphash.MakeSeed(), reverse: cfg.StateSaving == StateSavingReverse}
 	d.perSend = d.lazy || d.check || s.series != nil
-	d.fossilAt = 1
-	if !d.reverse {
-		d.fossilAt = cfg.StateSavingPeriod
-	}
-	if !part {
-		d.lps, d.queues = make([]twLP, len(s.lps)), make([]schedQueue, cfg.Schedulers)
-	}
-	for i := range d.queues {
-		q, err := ltsf.New(cfg.QueueType, len(s.lps))
-		if err != nil {
-			return nil, err
-		}
-		l, err := spinlock.New(cfg.LockType)
-		if err != nil {
-			return nil, err
-		}
-		d.queues[i] = schedQueue{lock: l, q: q}
-	}
 	parts := s.cfg.Partition
 	if parts == nil {
 		parts = partition.Blocks{}
@@ -365,31 +238,10 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("partition LPs among schedule queues: %w", err)
 	}
-	if part {
-		d.addWorkers()
-		if err := d.initPartitioned(sched, cfg.LockType); err != nil {
-			return nil, err
-		}
-		return d, nil
-	}
-	pend := make([]eventset.Pending, len(d.local))
-	eventset.Carve(pend, 4)
-	for j, id := range d.local {
-		t := &d.lps[id]
-		t.input = pend[j]
-		t.sched = int32(sched[j])
-		if !d.reverse {
-			q, err := statemgr.NewQueue(cfg.StateSavingPeriod)
-			if err != nil {
-				return nil, err
-			}
-			t.states = *q
-		} // else New checked that every LP implements Reverser
-		if d.lazy {
-			t.lazy = outputmgr.NewLazy()
-		}
-	}
 	d.addWorkers()
+	if err := d.initPartitioned(sched, cfg.LockType); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -399,9 +251,6 @@ func (d *timeWarpDispatcher) addWorkers() {
 	depot := new(event.Depot)
 	for w := range cfg.Workers {
 		wk := &worker{d: d, id: w, tracker: gvt.NewTracker()}
-		if len(d.queues) > 0 {
-			wk.sq = &d.queues[w%cfg.Schedulers]
-		}
 		wk.pool.Depot = depot
 		wk.ctx = s.newContext(wk)
 		wk.ctx.cause, wk.ctx.coasting = &wk.cause, &wk.coasting // for Record (series.go)
@@ -433,20 +282,12 @@ func coreOf(r *lpRecord) statemgr.Core { return statemgr.Core{RNG: r.rng, Seq: r
 func setCore(r *lpRecord, c statemgr.Core) { r.rng, r.seq = c.RNG, c.Seq }
 
 func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
-	w0 := d.workers[0]
-	// Init runs on worker 0's context before any worker starts.
-	if err := d.initLPs(w0); err != nil {
+	if err := d.initLPs(); err != nil {
 		return st, err
 	}
 	made := 0
-	if d.partitioned() {
-		for _, p := range d.parts {
-			made += p.cal.Len()
-		}
-	} else {
-		for _, id := range d.local {
-			made += d.lps[id].input.Len()
-		}
+	for _, p := range d.parts {
+		made += p.cal.Len()
 	}
 	if d.dist != nil {
 		var err error
@@ -456,14 +297,6 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 	}
 	if made == 0 {
 		return st, errors.New("no initial events: no LP sent an event from Init, so there is nothing to simulate")
-	}
-	if !d.partitioned() {
-		for _, id := range d.local {
-			d.schedule(w0, &d.lps[id], id)
-		}
-	}
-	if err := d.prepareOffload(); err != nil { // offload.go
-		return st, err
 	}
 
 	start := time.Now()
@@ -495,8 +328,8 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 	if sp != nil {
 		sp.final(d)
 	}
-	for i := range d.lps {
-		if l := d.lps[i].lazy; l != nil && l.Len() > 0 {
+	for i, l := range d.plazy {
+		if l != nil && l.Len() > 0 {
 			// Cannot happen (see the package comment): an LP holding outputs keeps GVT
 			// below the end time.
 			return st, fmt.Errorf("kernel: LP %d still holds %d outputs at the end of the run (lazy cancellation bug)", i, l.Len())
@@ -515,7 +348,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 		st.SuppressedSends += x.suppressed
 		st.CancelledEvents += x.annihil
 		st.PeakPendingEvents += w.pool.Allocated()
-		if w.p != nil && w.id < len(d.parts) { // the first worker of each part
+		if w.id < len(d.parts) { // the first worker of each part
 			st.PeakPendingEvents += w.p.cal.Peak()
 		}
 		if o := w.off; o != nil {
@@ -531,17 +364,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 		st.AverageRollbackLength = float64(st.EventsRolledBack) / float64(n)
 	}
 	st.GVTCycles = d.gvt.Rounds()
-	if d.partitioned() {
-		st.FinalTime = d.finalTimePart()
-	} else {
-		for _, id := range d.local {
-			for _, p := range d.lps[id].done {
-				if p.k.RecvTime > st.FinalTime {
-					st.FinalTime = p.k.RecvTime
-				}
-			}
-		}
-	}
+	st.FinalTime = d.finalTimePart()
 	if d.dist != nil {
 		return d.dist.gather(st)
 	}
@@ -550,25 +373,19 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 
 // arrangement describes the schedule arrangement of the run (Stats.ScheduleQueues).
 func (d *timeWarpDispatcher) arrangement() string {
-	if d.partitioned() && !d.grouped() {
+	if !d.grouped() {
 		return QueueCalendar + ", one per worker"
 	}
-	if d.cfg.Schedulers == d.cfg.Workers {
-		return d.cfg.QueueType + ", one per worker"
-	}
-	return fmt.Sprintf("%s, %d shared by %d workers", d.cfg.QueueType, d.cfg.Schedulers, d.cfg.Workers)
+	return fmt.Sprintf("%s, %d shared by %d workers", QueueCalendar, d.cfg.Schedulers, d.cfg.Workers)
 }
 
-// initLPs runs every LP's Init and saves its initial state. The partitioned engine runs
-// each worker's LPs on that worker, in parallel (see initPart).
-func (d *timeWarpDispatcher) initLPs(w *worker) (err error) {
+// initLPs runs every LP's Init and saves its initial state, each part's LPs on its first
+// worker, in parallel (see initPart).
+func (d *timeWarpDispatcher) initLPs() (err error) {
 	s := d.sim
 	s.init = true
 	defer func() { s.init = false }()
-	if d.partitioned() {
-		return d.initPart()
-	}
-	return d.initSome(w, d.local)
+	return d.initPart()
 }
 
 // initSome runs Init for the LPs ids on worker w and saves their initial states.
@@ -589,20 +406,12 @@ func (d *timeWarpDispatcher) initSome(w *worker, ids []LPID) (err error) {
 		if w.ctx.err != nil {
 			return w.ctx.err
 		}
-		switch {
-		case d.reverse:
-		case d.partitioned():
+		if !d.reverse {
 			d.base[i] = w.p.save(r)
-		default:
-			d.lps[i].states.Init(r.model, coreOf(r))
 		}
 		if d.check {
-			if d.partitioned() {
-				d.ck.base[i] = w.stateDigest(&d.ck.snap[i], r)
-				d.ck.saved[i] = d.ck.base[i]
-			} else {
-				d.lps[i].base = w.stateDigest(&d.lps[i].checkSnap, r)
-			}
+			d.ck.base[i] = w.stateDigest(&d.ck.snap[i], r)
+			d.ck.saved[i] = d.ck.base[i]
 		}
 	}
 	return nil
@@ -647,43 +456,11 @@ func (w *worker) loop() {
 			d.fail(recoverModel(r, d.sim, w.ctx.self, w.ctx.now, false))
 		}
 	}()
-	switch {
-	case w.grp:
+	if w.grp {
 		w.groupLoop() // group.go
 		return
-	case w.p != nil:
-		w.partLoop()
-		return
 	}
-	if w.off != nil {
-		defer w.drainOffload() // no batch may stay in flight on the backend
-	}
-	for !d.done.Load() {
-		if w.off != nil {
-			// Batched event handling (offload.go): one batch step, or the unbatched step
-			// below while batching is off.
-			batched, ok := w.offloadStep()
-			if !ok {
-				return
-			}
-			if batched {
-				continue
-			}
-		}
-		w.reportGVT()
-		id, ok := w.take()
-		if !ok {
-			w.setIdle(true)
-			d.idleRound()
-			runtime.Gosched()
-			continue
-		}
-		w.run(id)
-		if w.ctx.err != nil {
-			d.fail(w.ctx.err)
-			return
-		}
-	}
+	w.partLoop()
 }
 
 // setIdle keeps the count of idle workers; when all are idle a GVT round starts at once,
@@ -724,27 +501,6 @@ func (d *timeWarpDispatcher) startGVT() {
 	d.gvtWanted.Store(true)
 }
 
-// reportGVT reports to a running GVT round if this worker has not yet.
-func (w *worker) reportGVT() {
-	d := w.d
-	r := d.gvt.Round()
-	if !w.tracker.Due(r) {
-		return
-	}
-	head := math.Inf(1)
-	w.sq.lock.Lock()
-	if k, _, ok := w.sq.q.Min(); ok {
-		head = k.RecvTime
-	}
-	w.sq.lock.Unlock()
-	if w.cell != nil {
-		w.publish() // engine sampling (sample.go)
-	}
-	if g, ok := d.gvt.Report(r, w.tracker.Take(r, head)); ok && g >= d.end && d.dist == nil {
-		d.done.Store(true)
-	}
-}
-
 // limit is the time at and above which no event may be processed now (small enough to be
 // inlined: the partitioned engine calls it for every event).
 func (d *timeWarpDispatcher) limit() Time {
@@ -759,331 +515,10 @@ func (d *timeWarpDispatcher) windowLimit() Time {
 	return math.Min(d.end, d.gvt.GVT()+d.cfg.OptimismWindow)
 }
 
-// take removes the least entry of the worker's schedule queue if it is below the limit,
-// and returns its LP. The worker becomes active before it removes the entry, under the
-// queue's lock, so that a manager checking for passivity (termination.Workers.Wakes)
-// cannot miss work in the hands of a worker it counted as passive.
-func (w *worker) take() (LPID, bool) {
-	lim := w.d.limit()
-	w.sq.lock.Lock()
-	k, id, ok := w.sq.q.Min()
-	if !ok || k.RecvTime >= lim {
-		w.sq.lock.Unlock()
-		return 0, false
-	}
-	w.setIdle(false)
-	w.sq.q.Pop()
-	w.sq.lock.Unlock()
-	return id, true
-}
-
-// run claims LP id, processes its least event (rolling back first if needed), and
-// releases it.
-func (w *worker) run(id LPID) {
-	t, ev, k, ok := w.claim(id)
-	if !ok {
-		return // CheckRollbacks failed the run
-	}
-	if ev != nil {
-		w.process(t, id, ev, k)
-	}
-	w.release(t, id)
-	w.releaseClaimed()
-}
-
-// claim claims LP id, whose schedule entry the worker took, and takes its least event,
-// rolling the LP back first if that event is a straggler, or if it is an anti-message whose
-// twin was processed (the anti-message is then used up). It returns the event to process
-// next, with its key, or nil when there is none; the worker owns the LP until it releases
-// it. ok is false when CheckRollbacks failed the run.
-func (w *worker) claim(id LPID) (t *twLP, ev *event.Event, k event.Key, ok bool) {
-	d := w.d
-	t = &d.lps[id]
-	t.mu.Lock()
-	t.queued = false
-	t.busy = true
-	ev = t.input.PopMin()
-	if ev != nil && ev.RecvTime >= d.limit() {
-		// The queued event was annihilated after it was taken, and what is left is beyond
-		// the end (or the optimism window).
-		t.input.Push(ev)
-		ev = nil
-	}
-	t.mu.Unlock()
-	switch {
-	case ev == nil:
-	case ev.Anti:
-		// A pending anti-message always has its twin among the processed events: one
-		// that was pending annihilated on arrival, and one that a rollback put back
-		// annihilated then (see rollback). A pending event with the same key is a later
-		// re-send, which this anti-message must not touch.
-		twin := twinKey(event.KeyOf(ev))
-		if !t.hasProcessed(twin) {
-			panic(fmt.Sprintf("kernel: anti-message %+v for LP %d has no processed twin", twin, id))
-		}
-		w.fossilCollect(t)
-		w.stats.secondary++
-		w.pool.Put(ev)
-		if !w.rollback(t, id, twin, true) {
-			return t, nil, twin, false
-		}
-		ev = nil
-	default:
-		w.fossilCollect(t)
-		k = event.KeyOf(ev)
-		if n := len(t.done); n > 0 && event.KeyLess(&k, &t.done[n-1].k) {
-			w.stats.primary++
-			if !w.rollback(t, id, k, false) {
-				return t, nil, k, false
-			}
-		}
-		if t.lazy != nil && t.lazy.Len() > 0 {
-			w.outBuf = t.lazy.Expire(k, w.outBuf[:0])
-			w.sendAntis(w.outBuf)
-		}
-	}
-	return t, ev, k, true
-}
-
-// releaseClaimed releases the LPs that the worker claimed while delivering (see deliver).
-func (w *worker) releaseClaimed() {
-	d := w.d
-	for n := len(w.claimed); n > 0; n = len(w.claimed) {
-		c := w.claimed[n-1]
-		w.claimed = w.claimed[:n-1]
-		w.release(&d.lps[c], c)
-	}
-}
-
-// release ends the worker's ownership of LP t and reschedules it. With lazy cancellation it
-// first cancels the held outputs that re-execution can no longer regenerate (those whose
-// cause is below the LP's least pending event, or all of them when nothing is pending),
-// and repeats until nothing more expires: sending the anti-messages (without the LP's
-// mutex, since one may go to the LP itself) can change the least pending event, and so
-// can other workers' anti-messages. The last check and the release happen under one
-// lock, so an unowned LP's held outputs never have a cause below its least pending event.
-func (w *worker) release(t *twLP, id LPID) {
-	for {
-		t.mu.Lock()
-		if t.lazy != nil {
-			if t.lazy.Len() > 0 {
-				if k, ok := t.input.MinKey(); ok {
-					w.outBuf = t.lazy.Expire(k, w.outBuf[:0])
-				} else {
-					w.outBuf = t.lazy.Drain(w.outBuf[:0])
-				}
-				if len(w.outBuf) > 0 {
-					t.mu.Unlock()
-					w.sendAntis(w.outBuf)
-					continue
-				}
-			}
-			t.holding = t.lazy.Len() > 0
-			if w.d.cfg.CheckRollbacks && t.holding {
-				if m := t.input.Min(); m == nil || t.lazy.MinRecvTime() < m.RecvTime {
-					panic(fmt.Sprintf("kernel: LP %d released holding outputs from time %v below its least pending event %+v",
-						id, t.lazy.MinRecvTime(), m))
-				}
-			}
-		}
-		t.busy = false
-		w.d.schedule(w, t, id)
-		t.mu.Unlock()
-		return
-	}
-}
-
-// sendAntis sends the anti-message of each event of es (copies of positive events as they
-// were sent) and clears es.
-func (w *worker) sendAntis(es []event.Event) {
-	for j := range es {
-		anti := w.pool.Get()
-		*anti = es[j]
-		anti.Anti = true
-		es[j] = event.Event{}
-		w.stats.antiSent++
-		w.d.deliver(w, anti)
-	}
-}
-
 // twinKey returns the key of the positive event that the anti-message with key k cancels.
 func twinKey(k event.Key) event.Key {
 	k.SeqSign |= 1
 	return k
-}
-
-// antiKey returns the key of the anti-message of the positive event with key k.
-func antiKey(k event.Key) event.Key {
-	k.SeqSign &^= 1
-	return k
-}
-
-// hasProcessed reports whether LP t has a processed event with key k (the worker owns t).
-func (t *twLP) hasProcessed(k event.Key) bool {
-	i, found := slices.BinarySearchFunc(t.done, k, func(a twDone, b event.Key) int {
-		switch {
-		case event.KeyLess(&a.k, &b):
-			return -1
-		case event.KeyLess(&b, &a.k):
-			return 1
-		}
-		return 0
-	})
-	_ = i
-	return found
-}
-
-// process runs the handler of event ev (key k) on LP t, which the worker owns.
-func (w *worker) process(t *twLP, id LPID, ev *event.Event, k event.Key) {
-	w.processWith(t, id, ev, k, nil, 0)
-}
-
-// processWith is process. With a batch b, element i of b (ev handled by the LP's batch
-// kernel, see offload.go) takes the place of the model's Handle: its state, generator and
-// sends are applied instead; everything else is the same.
-func (w *worker) processWith(t *twLP, id LPID, ev *event.Event, k event.Key, b *gpuoffload.Batch, i int) {
-	r := &w.d.sim.lps[id]
-	if w.d.check && ev.RecvTime < w.d.gvt.GVT() {
-		panic(fmt.Sprintf("kernel: LP %d processes an event at %v below GVT %v", id, ev.RecvTime, w.d.gvt.GVT()))
-	}
-	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
-	w.cause = k
-	w.sendBytes = w.sendBytes[:0]
-	g, seq := r.rng, r.seq
-	if b == nil {
-		r.model.Handle(&w.ctx, ev)
-	} else {
-		w.applyBatched(r, b, i) // offload.go
-	}
-	p := twDone{k: k, ev: ev}
-	if w.d.reverse {
-		p.undo = twUndo{draws: rng.Draws(g, r.rng), seq: seq}
-	} else {
-		t.states.AfterEvent(k, r.model, coreOf(r))
-	}
-	if w.d.check {
-		t.checks = append(t.checks, w.eventDigest(&t.checkSnap, r))
-	}
-	t.done = append(t.done, p)
-	if w.stats.processed++; w.stats.processed%gvtEvents == 0 {
-		// Rounds also follow the work done, not only the clock: when the manager goroutine
-		// is starved of CPU, history below the next GVT would otherwise pile up.
-		w.shown.Store(w.stats.processed)
-		w.d.startGVT()
-	}
-}
-
-// gvtEvents is the number of events a worker processes between GVT rounds it starts itself.
-const gvtEvents = 8192
-
-// rollback undoes every processed event of LP t with key >= k: restores the latest saved
-// state before k (or, with reverse computation, reverses those events newest first), puts
-// the undone events back into the input (dropping the one with key k when it is the twin
-// of an anti-message), cancels their outputs (or holds them, with lazy cancellation), and
-// coasts forward (periodic state saving only). It returns false when CheckRollbacks found
-// the restored or re-executed state different and failed the run.
-func (w *worker) rollback(t *twLP, id LPID, k event.Key, dropTwin bool) bool {
-	d := w.d
-	r := &d.sim.lps[id]
-	d.sim.undoSeries(id, &k) // series.go
-
-	// The first processed event with key >= k, and the first after the restored state
-	// (with reverse computation, the LP is restored to just before event i).
-	i := len(t.done)
-	for i > 0 && !event.KeyLess(&t.done[i-1].k, &k) {
-		i--
-	}
-	from := i
-	var restored event.Key
-	var ok bool
-	if d.reverse {
-		w.reverse(t, id, r, i)
-	} else {
-		core := coreOf(r)
-		restored, ok = t.states.Rollback(k, r.model, &core)
-		setCore(r, core)
-		from = 0
-		if ok {
-			for from < i && !event.KeyLess(&restored, &t.done[from].k) {
-				from++
-			}
-		}
-	}
-
-	// Undone events go back into the input before any anti-message is sent, so that an
-	// anti-message to this LP itself finds its twin there.
-	t.mu.Lock()
-	for j := i; j < len(t.done); j++ {
-		e := t.done[j].ev
-		if dropTwin && t.done[j].k == k {
-			w.pool.Put(e)
-			w.stats.annihil++
-		} else if anti := t.input.Take(antiKey(t.done[j].k)); anti != nil {
-			// Its anti-message arrived while it was processed: they annihilate now,
-			// before a re-send with the same key can arrive and be mistaken for it.
-			w.pool.Put(anti)
-			w.pool.Put(e)
-			w.stats.annihil++
-		} else {
-			t.input.Push(e)
-			w.tracker.Made(e.RecvTime)
-		}
-		w.stats.rolledBack++
-		t.done[j] = twDone{}
-	}
-	t.mu.Unlock()
-	t.done = t.done[:i]
-	if d.check {
-		t.checks = t.checks[:i]
-		want := t.base
-		if from > 0 {
-			want = t.checks[from-1].state
-		}
-		if w.stateDigest(&t.checkSnap, r) != want {
-			if d.reverse {
-				d.fail(d.reverseError(id, k))
-			} else {
-				d.fail(d.restoreError(id, restored, ok))
-			}
-			return false
-		}
-	}
-
-	if t.lazy != nil {
-		t.lazy.HoldFrom(&t.outputs, k)
-	} else {
-		w.outBuf = t.outputs.RollbackFrom(k, w.outBuf[:0])
-		w.sendAntis(w.outBuf)
-	}
-
-	// Coast forward: re-execute the processed events between the restored state and k,
-	// without sending (their sends are still valid).
-	w.coasting = true
-	defer func() { w.coasting = false }()
-	for j := from; j < i; j++ {
-		e := t.done[j].ev
-		w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = e.RecvTime, e.Depth, id, r
-		w.sendBytes = w.sendBytes[:0]
-		r.model.Handle(&w.ctx, e)
-		t.states.AfterEvent(t.done[j].k, r.model, coreOf(r))
-		w.stats.coastForward++
-		if d.check && w.eventDigest(&t.checkSnap, r) != t.checks[j] {
-			d.fail(d.reexecError(id, e))
-			return false
-		}
-	}
-	return true
-}
-
-// reverse undoes LP t's processed events from the newest down to index i with the model's
-// Reverse (reverse computation).
-func (w *worker) reverse(t *twLP, id LPID, r *lpRecord, i int) {
-	rev := r.model.(Reverser)
-	for j := len(t.done) - 1; j >= i; j-- {
-		e := t.done[j].ev
-		w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = e.RecvTime, e.Depth, id, r
-		reverseEvent(&w.ctx, rev, e, t.done[j].undo)
-	}
 }
 
 // reverseEvent undoes event e, the last event that the LP of ctx processed, u being what was
@@ -1108,17 +543,6 @@ func (d *timeWarpDispatcher) reverseError(id LPID, k event.Key) error {
 	return fmt.Errorf("time-warp check: LP %q (id %d) differs after reversing its events from time %v "+
 		"(from LP %d, sequence %d): its Reverse does not undo exactly what Handle did",
 		d.sim.nameOf(id), id, k.RecvTime, k.Sender, k.SeqSign>>1)
-}
-
-// restoreError describes a restored state that differs from the state recorded when the LP
-// was first at that point.
-func (d *timeWarpDispatcher) restoreError(id LPID, restored event.Key, ok bool) error {
-	at := "its initial state"
-	if ok {
-		at = fmt.Sprintf("the state saved after its event at time %v (from LP %d, sequence %d)",
-			restored.RecvTime, restored.Sender, restored.SeqSign>>1)
-	}
-	return d.restoreErrorAt(id, at)
 }
 
 // restoreErrorAt is restoreError for the restored state described by at.
@@ -1162,95 +586,17 @@ func (w *worker) eventDigest(snap *any, r *lpRecord) twDigest {
 	return twDigest{state: w.stateDigest(snap, r), sends: maphash.Bytes(w.d.seed, w.sendBytes)}
 }
 
-// fossilCollect drops LP t's history below GVT: old states, old output records and the
-// processed events that no remaining state needs for coast forward (with reverse
-// computation, the processed events below GVT, which no rollback can reach).
-func (w *worker) fossilCollect(t *twLP) {
-	if len(t.done) < w.d.fossilAt {
-		return
-	}
-	g := w.d.gvt.GVT()
-	if g <= t.fossilGVT {
-		return
-	}
-	t.fossilGVT = g
-	t.outputs.FossilCollect(g)
-	n := 0
-	if w.d.reverse {
-		for n < len(t.done) && t.done[n].k.RecvTime < g {
-			w.pool.Put(t.done[n].ev)
-			n++
-		}
-	} else {
-		t.states.FossilCollect(g)
-		oldest, ok := t.states.Oldest()
-		if !ok {
-			return
-		}
-		for n < len(t.done) && !event.KeyLess(&oldest, &t.done[n].k) {
-			w.pool.Put(t.done[n].ev)
-			n++
-		}
-	}
-	if n > 0 {
-		m := copy(t.done, t.done[n:])
-		clear(t.done[m:])
-		t.done = t.done[:m]
-		if w.d.check {
-			t.base = t.checks[n-1].state
-			t.checks = t.checks[:copy(t.checks, t.checks[n:])]
-		}
-		if c := cap(t.done); c > 256 && m < c/8 {
-			// A burst grew the history far beyond what it holds now: give the memory back.
-			t.done = append(make([]twDone, 0, 2*m+8), t.done...)
-			if w.d.check {
-				t.checks = append(make([]twDigest, 0, 2*m+8), t.checks...)
-			}
-		}
-	}
-}
-
-// send is the worker's sink: it makes the event, records it as an output of the event
-// being processed, and delivers it. While coasting forward, sends are dropped (the
-// originals are still valid); Init's sends are not recorded (nothing can cancel them).
-// With lazy cancellation a regenerated send identical to a held output of the same cause
-// is suppressed (the original is still live), and a held output that clashes with it (same
-// key and receiver, other content) is cancelled first.
+// send is the worker's sink with CheckRollbacks: it digests the send (appendSend), then
+// passes it to the engine's sink (lazySink or partSink).
 func (w *worker) send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
-	if w.d.check && !w.initSend {
+	if !w.initSend {
 		w.appendSend(to, depth, seq, at, ws, payload)
 	}
-	if w.p != nil { // the partitioned engine's Contexts send to its sinks directly
-		if w.d.lazy {
-			(*lazySink)(w).send(to, from, depth, seq, at, now, ws, payload)
-		} else {
-			(*partSink)(w).send(to, from, depth, seq, at, now, ws, payload)
-		}
-		return
+	if w.d.lazy {
+		(*lazySink)(w).send(to, from, depth, seq, at, now, ws, payload)
+	} else {
+		(*partSink)(w).send(to, from, depth, seq, at, now, ws, payload)
 	}
-	if w.coasting {
-		return
-	}
-	e := w.pool.Get()
-	*e = event.Event{RecvTime: at, SendTime: now, Seq: seq, Payload: payload, Words: ws,
-		Depth: depth, Sender: from, Receiver: to}
-	if w.initSend {
-		w.d.deliver(w, e)
-		return
-	}
-	t := &w.d.lps[from]
-	t.outputs.Record(w.cause, e)
-	if t.lazy != nil {
-		var suppress bool
-		w.cancels, suppress = t.lazy.Regenerated(w.cause, e, w.cancels[:0])
-		w.sendAntis(w.cancels)
-		if suppress {
-			w.stats.suppressed++
-			w.pool.Put(e)
-			return
-		}
-	}
-	w.d.deliver(w, e)
 }
 
 // appendSend encodes a send for CheckRollbacks' digest of the event being handled.
@@ -1263,88 +609,4 @@ func (w *worker) appendSend(to LPID, depth uint32, seq uint64, at Time, ws Words
 		b = binary.LittleEndian.AppendUint64(b, x)
 	}
 	w.sendBytes = appendValue(b, payload)
-}
-
-// deliver puts event e into its receiver's input: an anti-message whose twin is there
-// annihilates with it; otherwise the event waits, and the receiver is (re)scheduled if the
-// event is now its least and no worker owns it. An anti-message that annihilates the least
-// event of an unowned receiver holding outputs (lazy cancellation) makes worker w claim the
-// receiver: its held outputs may now have causes below its least pending event, which no
-// longer bounds them for GVT, so they must be expired first (see release).
-func (d *timeWarpDispatcher) deliver(w *worker, e *event.Event) {
-	t := &d.lps[e.Receiver]
-	if d.cfg.CheckRollbacks && e.RecvTime < d.gvt.GVT() {
-		panic(fmt.Sprintf("kernel: event %+v sent below GVT %v", *e, d.gvt.GVT()))
-	}
-	w.tracker.Made(e.RecvTime)
-	if d.dist != nil && !d.dist.isLocal(e.Receiver) {
-		d.dist.post(e)
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if e.Anti {
-		twin := twinKey(event.KeyOf(e))
-		if p := t.input.Take(twin); p != nil {
-			// The twin was the LP's queued event: take the entry out and queue the LP's
-			// next event instead.
-			if t.queued && t.schedKey == twin && d.unschedule(t, e.Receiver) {
-				if t.holding {
-					t.busy = true
-					w.claimed = append(w.claimed, e.Receiver)
-				} else {
-					d.schedule(w, t, e.Receiver)
-				}
-			}
-			w.pool.Put(p)
-			w.pool.Put(e)
-			w.stats.annihil++
-			return
-		}
-	}
-	k := event.KeyOf(e)
-	t.input.Push(e)
-	if t.busy {
-		return
-	}
-	if !t.queued {
-		d.schedule(w, t, e.Receiver)
-		return
-	}
-	if event.KeyLess(&k, &t.schedKey) {
-		if d.unschedule(t, e.Receiver) {
-			d.schedule(w, t, e.Receiver)
-		}
-	}
-}
-
-// unschedule removes LP t's entry from its schedule queue (t.mu held). It returns false
-// when a worker popped the entry and is about to claim the LP.
-func (d *timeWarpDispatcher) unschedule(t *twLP, id LPID) bool {
-	q := &d.queues[t.sched]
-	q.lock.Lock()
-	removed := q.q.Remove(id)
-	q.lock.Unlock()
-	if removed {
-		t.queued = false
-	}
-	return removed
-}
-
-// schedule queues LP t's least input event if it has one and is neither queued nor owned
-// (t.mu held, or the run not started).
-func (d *timeWarpDispatcher) schedule(w *worker, t *twLP, id LPID) {
-	if t.busy || t.queued {
-		return
-	}
-	k, ok := t.input.MinKey()
-	if !ok {
-		return
-	}
-	q := &d.queues[t.sched]
-	q.lock.Lock()
-	q.q.Push(k, id)
-	q.lock.Unlock()
-	t.queued, t.schedKey = true, k
-	w.tracker.Made(k.RecvTime)
 }

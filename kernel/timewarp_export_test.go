@@ -68,17 +68,6 @@ func RunTimeWarpInternalsLogMax(ctx context.Context, cfg Config, lps []LogicalPr
 		live += w.pool.Allocated() - w.pool.Free()
 	}
 	live -= d.workers[0].pool.Depot.Len()
-	for i := range d.lps {
-		t := &d.lps[i]
-		if t.lazy != nil {
-			in.LazyLPs++
-			in.Held += t.lazy.Len()
-		}
-		if t.busy || t.holding || t.queued != (t.input.Len() > 0) {
-			in.Unsettled++
-		}
-		live -= t.input.Len() + len(t.done)
-	}
 	for g, p := range d.parts {
 		{
 			// The partitioned engine keeps events by value; at the end nothing below the
