@@ -501,27 +501,33 @@ func (d *timeWarpDispatcher) initPart() error {
 // partLoop is a worker goroutine of the partitioned engine.
 func (w *worker) partLoop() {
 	d, p := w.d, w.p
+	clk := w.timer() // engine sampling's time split (sample.go): nil when off
 	for !d.done.Load() {
 		if p.inN.Load() > 0 {
+			clk.enter(phaseComm)
 			w.drainInbound()
 		}
 		if len(p.antis) > 0 {
+			clk.enter(phaseComm)
 			w.handleAntis()
 		}
 		if w.extra && d.lazy {
 			w.settleHeld()
 		}
 		if r := d.gvt.Round(); w.tracker.Due(r) {
+			clk.enter(phaseGVT)
 			w.reportPart(r)
 		}
 		g := d.gvt.GVT()
 		if d.hz == nil {
 			if g > p.fossilKey.RecvTime {
+				clk.enter(phaseGVT)
 				w.fossilPart(event.Key{RecvTime: g}) // below every event at g
 			}
 		} else if r := d.hz.round.Load(); r != p.horizonSeen {
 			// Every round publishes a horizon, which is at least its GVT; GVT may come from
 			// a round whose horizon is not out yet.
+			clk.enter(phaseGVT)
 			p.horizonSeen = r
 			hk := d.hz.keys[r&1]
 			if hk.RecvTime < g {
@@ -540,6 +546,7 @@ func (w *worker) partLoop() {
 		if p.hist.Len() >= d.logMax {
 			every := max(p.compactEvery, d.logMax/compactShare)
 			if n := w.stats.processed; n-p.compactedAt >= uint64(every) {
+				clk.enter(phaseGVT)
 				p.compactedAt = n
 				before := p.hist.Len()
 				w.compactPart(p.fossilKey)
@@ -552,6 +559,7 @@ func (w *worker) partLoop() {
 		}
 		t, ok := p.cal.Min()
 		if !ok || t >= d.limit() || (t > g && (p.ahead >= partAheadEvents || p.hist.Len() >= d.logMax)) {
+			clk.enter(phaseIdle)
 			w.goIdle(ok && t < d.end)
 			d.idleRound()
 			if p.idleTurns++; d.dist != nil || p.idleTurns > idleSpin {
@@ -566,6 +574,7 @@ func (w *worker) partLoop() {
 		}
 		p.idleTurns = 0
 		w.setIdle(false)
+		clk.enter(phaseProcess)
 		if o := w.off; w.extra && o != nil {
 			o.tick(w)
 			if size := o.size(d); size > 0 {
@@ -585,6 +594,7 @@ func (w *worker) partLoop() {
 		w.prefetchPart()
 		w.step(ev)
 		if p.boxed && p.ahead%flushEvents == 0 {
+			clk.enter(phaseComm)
 			w.flushOutboxes()
 		}
 		if w.ctx.err != nil {

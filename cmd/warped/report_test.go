@@ -15,20 +15,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestReport writes a run's --report and checks what the page holds.
+// TestReport writes a run's --report and checks what the page holds: the engine's charts
+// (time split included) and the model's series (the epidemic's six disease states).
 func TestReport(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.html")
-	code, stdout, errOut := warped("phold", "--lps", "64", "--max-sim-time", "300", "--gpu", "off",
-		"--time-warp-worker-threads", "2", "--report", path)
+	code, stdout, errOut := warped("epidemic", "--num-locations", "16", "--population", "20", "--max-sim-time", "1000",
+		"--gpu", "off", "--time-warp-worker-threads", "2", "--report", path)
 	require.Equal(t, 0, code, errOut)
 	page, err := os.ReadFile(path)
 	require.NoError(t, err)
 	html := string(page)
-	for _, want := range []string{digestOf(t, stdout), "<td>--lps</td><td>64</td>", "Events committed:"} {
+	for _, want := range []string{digestOf(t, stdout), "<td>--num-locations</td><td>16</td>", "Events committed:",
+		"Time split per worker", "Model series: infectious"} {
 		require.True(t, strings.Contains(html, want), "the page lacks %q", want)
 	}
-	require.Equal(t, 6, strings.Count(html, "<svg"), "one chart each: rate, efficiency, GVT, rollbacks, memory, pending")
+	const charts = 7 + 6
+	require.Equal(t, charts, strings.Count(html, "<svg"), "one chart each: rate, efficiency, GVT, rollbacks, memory, pending, time split; six series")
 	require.False(t, strings.Contains(html, "<script"), "the page needs no script")
 	require.False(t, regexp.MustCompile(`(src|href)=`).MatchString(html), "the page loads nothing")
 
@@ -55,7 +58,7 @@ func TestReport(t *testing.T) {
 		return out.String(), stderr.String()
 	}
 	dom, logs := headless("--dump-dom", "file://"+path)
-	require.Equal(t, 6, strings.Count(dom, "<svg"))
+	require.Equal(t, charts, strings.Count(dom, "<svg"))
 	require.True(t, strings.Contains(dom, digestOf(t, stdout)), "the browser's page lacks the digest")
 	// Console errors and failed loads; chromium's own complaints about D-Bus are not the page's.
 	bad := regexp.MustCompile(`(?i)uncaught|failed to load resource|not allowed to load|CONSOLE.*error`)
