@@ -501,33 +501,36 @@ func (d *timeWarpDispatcher) initPart() error {
 // partLoop is a worker goroutine of the partitioned engine.
 func (w *worker) partLoop() {
 	d, p := w.d, w.p
-	clk := w.timer() // engine sampling's time split (sample.go): nil when off
 	for !d.done.Load() {
 		if p.inN.Load() > 0 {
-			clk.enter(phaseComm)
+			w.mark(phaseComm)
 			w.drainInbound()
+			w.mark(phaseProcess)
 		}
 		if len(p.antis) > 0 {
-			clk.enter(phaseComm)
+			w.mark(phaseComm)
 			w.handleAntis()
+			w.mark(phaseProcess)
 		}
 		if w.extra && d.lazy {
 			w.settleHeld()
 		}
 		if r := d.gvt.Round(); w.tracker.Due(r) {
-			clk.enter(phaseGVT)
+			w.mark(phaseGVT)
 			w.reportPart(r)
+			w.mark(phaseProcess)
 		}
 		g := d.gvt.GVT()
 		if d.hz == nil {
 			if g > p.fossilKey.RecvTime {
-				clk.enter(phaseGVT)
+				w.mark(phaseGVT)
 				w.fossilPart(event.Key{RecvTime: g}) // below every event at g
+				w.mark(phaseProcess)
 			}
 		} else if r := d.hz.round.Load(); r != p.horizonSeen {
 			// Every round publishes a horizon, which is at least its GVT; GVT may come from
 			// a round whose horizon is not out yet.
-			clk.enter(phaseGVT)
+			w.mark(phaseGVT)
 			p.horizonSeen = r
 			hk := d.hz.keys[r&1]
 			if hk.RecvTime < g {
@@ -539,6 +542,7 @@ func (w *worker) partLoop() {
 			if d.reverse {
 				p.updateSafe(d.hz, r, w.id, d.sim.lookahead)
 			}
+			w.mark(phaseProcess)
 		}
 		if r := d.gvt.Rounds(); r != p.roundsSeen {
 			p.roundsSeen, p.ahead = r, 0
@@ -546,7 +550,7 @@ func (w *worker) partLoop() {
 		if p.hist.Len() >= d.logMax {
 			every := max(p.compactEvery, d.logMax/compactShare)
 			if n := w.stats.processed; n-p.compactedAt >= uint64(every) {
-				clk.enter(phaseGVT)
+				w.mark(phaseGVT)
 				p.compactedAt = n
 				before := p.hist.Len()
 				w.compactPart(p.fossilKey)
@@ -555,11 +559,12 @@ func (w *worker) partLoop() {
 				} else {
 					p.compactEvery = 0
 				}
+				w.mark(phaseProcess)
 			}
 		}
 		t, ok := p.cal.Min()
 		if !ok || t >= d.limit() || (t > g && (p.ahead >= partAheadEvents || p.hist.Len() >= d.logMax)) {
-			clk.enter(phaseIdle)
+			w.mark(phaseIdle)
 			w.goIdle(ok && t < d.end)
 			d.idleRound()
 			if p.idleTurns++; d.dist != nil || p.idleTurns > idleSpin {
@@ -570,11 +575,11 @@ func (w *worker) partLoop() {
 				yieldThread()
 			}
 			runtime.Gosched()
+			w.mark(phaseProcess)
 			continue
 		}
 		p.idleTurns = 0
 		w.setIdle(false)
-		clk.enter(phaseProcess)
 		if o := w.off; w.extra && o != nil {
 			o.tick(w)
 			if size := o.size(d); size > 0 {
@@ -594,8 +599,9 @@ func (w *worker) partLoop() {
 		w.prefetchPart()
 		w.step(ev)
 		if p.boxed && p.ahead%flushEvents == 0 {
-			clk.enter(phaseComm)
+			w.mark(phaseComm)
 			w.flushOutboxes()
+			w.mark(phaseProcess)
 		}
 		if w.ctx.err != nil {
 			d.fail(w.ctx.err)

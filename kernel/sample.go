@@ -17,11 +17,14 @@ import (
 // the workers' own counters, so the rows of a worker add up to its totals.
 //
 // The time split (Sample.Idle, Processing, GVTTime, Comm) comes from a phaseClock per
-// worker of the partitioned engine, and one for the manager of a run across processes. The
-// worker's loop takes its clock once at its start (nil when sampling is off: each mark is
-// then one test of a local pointer, and the clock is never read) and marks the phase it
-// enters; the clock is read only when the phase changes, so a worker that processes event
-// after event reads it not at all between GVT reports.
+// worker of the partitioned engine, and one for the manager of a run across processes. A
+// worker's phase is processing but in the parts of its loop that it marks (worker.mark):
+// each such part enters its phase and goes back to processing at its end. No mark sits on
+// the path of an event that the loop takes with nothing else to do, and a mark tests the
+// worker's cell, which is nil when sampling is off (set once before the workers start).
+// The clock is read only when the phase changes. (A first version that kept the clock in a
+// local variable of the loop and marked processing before every event cost 0.3% of PHOLD's
+// instructions with sampling off; see docs/PERFORMANCE.md.)
 
 // Sample modes accepted in Config.SampleMode ("" is SampleGVT).
 const (
@@ -142,13 +145,12 @@ func (c *phaseClock) flush() {
 	c.since = now
 }
 
-// timer returns the worker's phase clock, or nil when sampling is off or the worker does
-// not split its time (the shared-queue engine's).
-func (w *worker) timer() *phaseClock {
-	if w.cell == nil || w.p == nil {
-		return nil
+// mark enters phase ph of the worker's time split (the partitioned engine's loop; nothing
+// when sampling is off).
+func (w *worker) mark(ph int) {
+	if c := w.cell; c != nil && c.clock.cur != ph {
+		c.clock.change(ph)
 	}
-	return &w.cell.clock
 }
 
 // manager returns the manager's phase clock in a run across processes, or nil when
