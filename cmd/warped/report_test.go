@@ -64,7 +64,7 @@ func TestReport(t *testing.T) {
 	bad := regexp.MustCompile(`(?i)uncaught|failed to load resource|not allowed to load|CONSOLE.*error`)
 	require.False(t, bad.MatchString(logs), "browser errors:\n%s", logs)
 	shot := filepath.Join(dir, "r.png")
-	headless("--window-size=1000,2400", "--screenshot="+shot, "file://"+path)
+	headless("--window-size=1000,7000", "--screenshot="+shot, "file://"+path) // the whole page: the flags and 13 charts
 	data, err := os.ReadFile(shot)
 	require.NoError(t, err)
 	img, err := png.Decode(bytes.NewReader(data))

@@ -720,7 +720,7 @@ func usage() string {
 	b.WriteString("Usage:\n  warped <model> [flags]   run a model\n  warped help <model>      list a model's flags\n" +
 		"  warped devices           list the GPU offload backends and their devices\n" +
 		"  warped study SPEC        run a parameter study (warped study --help)\n" +
-		"  warped plot FILE         draw a --sample-file as charts (warped plot --help)\n" +
+		"  warped plot FILE...      draw a --sample-file or --series-file as charts (warped plot --help)\n" +
 		"  warped version           print the version\n\nModels:\n")
 	for _, m := range models {
 		fmt.Fprintf(&b, "  %-8s %s\n", m.name, m.summary)

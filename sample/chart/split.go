@@ -75,8 +75,9 @@ func split(rows []sample.Row) (*Chart, error) {
 	p.BackgroundColor = color.White
 	p.Add(plotter.NewGrid())
 	var below *plotter.BarChart
+	width := vg.Points(max(8, min(40, 320/float64(len(labels)))))
 	for ph, name := range []string{"idle", "processing", "GVT", "communication"} {
-		bars, err := plotter.NewBarChart(shares[ph], vg.Points(18))
+		bars, err := plotter.NewBarChart(shares[ph], width)
 		if err != nil {
 			return nil, fmt.Errorf("chart time-split: %w", err)
 		}
@@ -90,8 +91,10 @@ func split(rows []sample.Row) (*Chart, error) {
 		p.Legend.Add(name, bars)
 	}
 	p.Legend.Top = true
-	p.Legend.Left = false
 	p.NominalX(labels...)
+	// Room on both sides of the bars, and on the right for the legend.
+	n := float64(len(labels))
+	p.X.Min, p.X.Max = -0.6, n-0.4+max(1, n/3)
 	p.Y.Min, p.Y.Max = 0, 100
 	return &Chart{Name: "time-split", Plot: p}, nil
 }
