@@ -90,3 +90,18 @@ func TestReportBadPath(t *testing.T) {
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "cannot write --report")
 }
+
+// TestReportSequentialSeries: a sequential run's report has no engine charts, but has the
+// model's series.
+func TestReportSequentialSeries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.html")
+	code, _, errOut := warped("epidemic", "--num-locations", "8", "--population", "20", "--max-sim-time", "500",
+		"--simulation-type", "sequential", "--report", path)
+	require.Equal(t, 0, code, errOut)
+	page, err := os.ReadFile(path)
+	require.NoError(t, err)
+	html := string(page)
+	require.Contains(t, html, "No engine charts: engine samples are taken in time-warp runs only.")
+	require.Equal(t, 6, strings.Count(html, "<svg"), "one chart per disease state")
+	require.Contains(t, html, "Model series: recovered")
+}
