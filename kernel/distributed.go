@@ -278,7 +278,9 @@ func (m *distributed) manage(ctx context.Context, start time.Time, sp *sampler) 
 	m.lastGVT, m.lastFlush = start, start
 	lastProgress := start
 	idle := 0
+	clk := sp.manager() // engine sampling's time split (sample.go): nil when off
 	for !d.done.Load() {
+		clk.enter(phaseComm)
 		busy := m.receive()
 		if m.drain() {
 			busy = true
@@ -288,6 +290,7 @@ func (m *distributed) manage(ctx context.Context, start time.Time, sp *sampler) 
 			m.flush()
 			m.lastFlush = now
 		}
+		clk.enter(phaseGVT)
 		switch {
 		case m.sync:
 			m.stepSync(now)
@@ -314,6 +317,7 @@ func (m *distributed) manage(ctx context.Context, start time.Time, sp *sampler) 
 			continue
 		}
 		idle++
+		clk.enter(phaseIdle)
 		switch {
 		case idle < 64:
 			runtime.Gosched()

@@ -100,7 +100,9 @@ func (w *worker) groupLoop() {
 	}()
 	idle := 0
 	for !d.done.Load() {
+		w.mark(phaseIdle) // waiting for the lock counts as idle (engine sampling's time split)
 		p.mu.Lock()
+		w.mark(phaseProcess)
 		locked = true
 		if len(w.stage.held) > 0 && !w.commitStaged() {
 			locked = false
@@ -129,6 +131,7 @@ func (w *worker) groupLoop() {
 		}
 		if !w.takeGroup(g) {
 			t, ok := p.cal.Min()
+			w.mark(phaseIdle)
 			w.goIdle(ok && t < d.end)
 			locked = false
 			p.mu.Unlock()
@@ -137,6 +140,7 @@ func (w *worker) groupLoop() {
 				yieldThread() // see partLoop
 			}
 			runtime.Gosched()
+			w.mark(phaseProcess)
 			continue
 		}
 		idle = 0

@@ -79,9 +79,8 @@ type offSlot struct {
 	n      int // groups in use (groups[n:] keep their buffers for later batches)
 }
 
-// offHeld is an event held for a batch, with its claimed LP (the shared-queue engine),
-// or a copy of it (val, the partitioned engine, whose calendar's copy is valid only until
-// the next Pop).
+// offHeld is an event held for a batch: a copy of it (val: the calendar's copy is valid
+// only until the next Pop), ev pointing at val.
 type offHeld struct {
 	id  LPID
 	ev  *event.Event

@@ -525,25 +525,34 @@ func (d *timeWarpDispatcher) initPart() error {
 func (w *worker) housekeep() Time {
 	d, p := w.d, w.p
 	if p.inN.Load() > 0 {
+		w.mark(phaseComm)
 		w.drainInbound()
+		w.mark(phaseProcess)
 	}
 	if len(p.antis) > 0 {
+		w.mark(phaseComm)
 		w.handleAntis()
+		w.mark(phaseProcess)
 	}
 	if w.extra && d.lazy {
 		w.settleHeld()
 	}
 	if r := d.gvt.Round(); w.tracker.Due(r) {
+		w.mark(phaseGVT)
 		w.reportPart(r)
+		w.mark(phaseProcess)
 	}
 	g := d.gvt.GVT()
 	if d.hz == nil {
 		if g > p.fossilKey.RecvTime {
+			w.mark(phaseGVT)
 			w.fossilPart(event.Key{RecvTime: g}) // below every event at g
+			w.mark(phaseProcess)
 		}
 	} else if r := d.hz.round.Load(); r != p.horizonSeen {
 		// Every round publishes a horizon, which is at least its GVT; GVT may come from
 		// a round whose horizon is not out yet.
+		w.mark(phaseGVT)
 		p.horizonSeen = r
 		hk := d.hz.keys[r&1]
 		if hk.RecvTime < g {
@@ -555,6 +564,7 @@ func (w *worker) housekeep() Time {
 		if d.reverse {
 			p.updateSafe(d.hz, r, w.id, d.sim.lookahead)
 		}
+		w.mark(phaseProcess)
 	}
 	if r := d.gvt.Rounds(); r != p.roundsSeen {
 		p.roundsSeen, p.ahead = r, 0
@@ -562,6 +572,7 @@ func (w *worker) housekeep() Time {
 	if p.hist.Len() >= d.logMax {
 		every := max(p.compactEvery, d.logMax/compactShare)
 		if n := w.stats.processed; n-p.compactedAt >= uint64(every) {
+			w.mark(phaseGVT)
 			p.compactedAt = n
 			before := p.hist.Len()
 			w.compactPart(p.fossilKey)
@@ -570,6 +581,7 @@ func (w *worker) housekeep() Time {
 			} else {
 				p.compactEvery = 0
 			}
+			w.mark(phaseProcess)
 		}
 	}
 	return g
@@ -583,6 +595,7 @@ func (w *worker) partLoop() {
 		g := w.housekeep()
 		t, ok := p.cal.Min()
 		if !ok || t >= d.limit() || (t > g && (p.ahead >= partAheadEvents || p.hist.Len() >= d.logMax)) {
+			w.mark(phaseIdle)
 			w.goIdle(ok && t < d.end)
 			d.idleRound()
 			if p.idleTurns++; d.dist != nil || p.idleTurns > idleSpin {
@@ -593,6 +606,7 @@ func (w *worker) partLoop() {
 				yieldThread()
 			}
 			runtime.Gosched()
+			w.mark(phaseProcess)
 			continue
 		}
 		p.idleTurns = 0
@@ -616,7 +630,9 @@ func (w *worker) partLoop() {
 		w.prefetchPart()
 		w.step(ev)
 		if p.boxed && p.ahead%flushEvents == 0 {
+			w.mark(phaseComm)
 			w.flushOutboxes()
+			w.mark(phaseProcess)
 		}
 		if w.ctx.err != nil {
 			d.fail(w.ctx.err)

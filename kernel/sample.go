@@ -15,6 +15,16 @@ import (
 // its own, and only when sampling is on. The dispatcher's manager goroutine reads the
 // cells and calls Config.Sample; at the end of the run it takes a last row per worker from
 // the workers' own counters, so the rows of a worker add up to its totals.
+//
+// The time split (Sample.Idle, Processing, GVTTime, Comm) comes from a phaseClock per
+// worker of the partitioned engine, and one for the manager of a run across processes. A
+// worker's phase is processing but in the parts of its loop that it marks (worker.mark):
+// each such part enters its phase and goes back to processing at its end. No mark sits on
+// the path of an event that the loop takes with nothing else to do, and a mark tests the
+// worker's cell, which is nil when sampling is off (set once before the workers start).
+// The clock is read only when the phase changes. (A first version that kept the clock in a
+// local variable of the loop and marked processing before every event cost 0.3% of PHOLD's
+// instructions with sampling off; see docs/PERFORMANCE.md.)
 
 // Sample modes accepted in Config.SampleMode ("" is SampleGVT).
 const (
@@ -39,7 +49,8 @@ type Sample struct {
 	GVT Time
 	// Rank is the process's rank in a run across processes (0 in one process).
 	Rank int
-	// Worker is the worker's index in its process.
+	// Worker is the worker's index in its process, or -1 in the row of a rank's manager
+	// (runs across processes only: one per set, with the time split and zero counts).
 	Worker int
 	// Processed counts events processed (rolled back or not).
 	Processed uint64
@@ -63,6 +74,16 @@ type Sample struct {
 	MemoryBytes uint64
 	// OffloadBatches counts batches run on the offload backend.
 	OffloadBatches uint64
+	// Idle, Processing, GVTTime and Comm split the wall time since the worker's previous
+	// row: waiting for work (or for GVT to let it go on), processing events (with their
+	// rollbacks and offload batches), GVT (reports to rounds, fossil collection, log
+	// compaction) and communication (taking in the events and anti-messages other workers
+	// handed over, handing over its own). In a worker's rows they add up to the run's wall
+	// time. In a rank's row (Worker -1) they split the time of the process's manager,
+	// which has no Processing: Comm is sending and receiving messages between processes,
+	// GVTTime the GVT and termination steps, Idle its back-off. A worker of a shared
+	// schedule queue counts its waits for the queue's lock as Idle.
+	Idle, Processing, GVTTime, Comm time.Duration
 	// Final marks the rows taken at the end of the run.
 	Final bool
 }
@@ -72,13 +93,73 @@ type Sample struct {
 type sampleCell struct {
 	processed, rolledBack, primary, secondary, anti, safe, batches atomic.Uint64
 	pending, history                                               atomic.Int64
+	phases                                                         [numPhases]atomic.Int64 // nanoseconds
 	_                                                              [56]byte
+	// clock is the worker's own (not read by the manager until the workers have ended).
+	clock phaseClock
+	_     [64]byte
 }
 
 // sampleCounts are a worker's cumulative counters as a row reads them.
 type sampleCounts struct {
 	processed, rolledBack, primary, secondary, anti, safe, batches uint64
 	pending, history                                               int64
+	phases                                                         [numPhases]int64 // nanoseconds
+}
+
+// Phases of the time split (Sample.Idle and the rest).
+const (
+	phaseIdle = iota
+	phaseProcess
+	phaseGVT
+	phaseComm
+	numPhases
+)
+
+// phaseClock splits a goroutine's wall time into phases: it charges the time since the
+// last change of phase to the phase that ends. A nil clock does nothing (sampling off).
+type phaseClock struct {
+	start time.Time
+	since int64 // nanoseconds from start at the last change
+	cur   int
+	acc   [numPhases]int64 // nanoseconds
+}
+
+// enter makes ph the current phase (nothing when c is nil or ph is current already).
+func (c *phaseClock) enter(ph int) {
+	if c != nil && c.cur != ph {
+		c.change(ph)
+	}
+}
+
+// change charges the time since the last change to the current phase and enters ph.
+func (c *phaseClock) change(ph int) {
+	c.flush()
+	c.cur = ph
+}
+
+// flush charges the time since the last change to the current phase.
+func (c *phaseClock) flush() {
+	now := int64(time.Since(c.start))
+	c.acc[c.cur] += now - c.since
+	c.since = now
+}
+
+// mark enters phase ph of the worker's time split (the partitioned engine's loop; nothing
+// when sampling is off).
+func (w *worker) mark(ph int) {
+	if c := w.cell; c != nil && c.clock.cur != ph {
+		c.clock.change(ph)
+	}
+}
+
+// manager returns the manager's phase clock in a run across processes, or nil when
+// sampling is off (sp nil).
+func (sp *sampler) manager() *phaseClock {
+	if sp == nil {
+		return nil
+	}
+	return &sp.mgr
 }
 
 // publish copies the worker's counters into its sample cell (sampling on only).
@@ -96,15 +177,23 @@ func (w *worker) publish() {
 	if w.p != nil {
 		c.pending.Store(int64(w.p.cal.Len()))
 		c.history.Store(int64(w.p.hist.Len()))
+		c.clock.flush()
+		for i := range c.phases {
+			c.phases[i].Store(c.clock.acc[i])
+		}
 	}
 }
 
 // load reads a sample cell.
 func (c *sampleCell) load() sampleCounts {
-	return sampleCounts{processed: c.processed.Load(), rolledBack: c.rolledBack.Load(),
+	sc := sampleCounts{processed: c.processed.Load(), rolledBack: c.rolledBack.Load(),
 		primary: c.primary.Load(), secondary: c.secondary.Load(), anti: c.anti.Load(),
 		safe: c.safe.Load(), batches: c.batches.Load(), pending: c.pending.Load(),
 		history: c.history.Load()}
+	for i := range c.phases {
+		sc.phases[i] = c.phases[i].Load()
+	}
+	return sc
 }
 
 // countsOf reads worker w's own counters (after the workers have ended).
@@ -117,6 +206,12 @@ func countsOf(w *worker) sampleCounts {
 	}
 	if w.p != nil {
 		c.pending, c.history = int64(w.p.cal.Len()), int64(w.p.hist.Len())
+		if w.cell != nil {
+			// The time since the worker's last change of phase, to the end of the run, is
+			// its last phase's.
+			w.cell.clock.flush()
+			c.phases = w.cell.clock.acc
+		}
 	}
 	return c
 }
@@ -132,6 +227,10 @@ type sampler struct {
 	rank       int
 	prev       []sampleCounts
 	mem        []metrics.Sample
+	// mgr is the manager's phase clock and mgrPrev its phases at the previous row (runs
+	// across processes).
+	mgr     phaseClock
+	mgrPrev [numPhases]int64
 }
 
 // newSampler returns d's sampler, or nil when sampling is off. It gives every worker its
@@ -150,9 +249,11 @@ func newSampler(d *timeWarpDispatcher, start time.Time) *sampler {
 	if d.dist != nil {
 		sp.rank = d.dist.rank
 	}
+	sp.mgr = phaseClock{start: start, cur: phaseIdle}
 	cells := make([]sampleCell, len(d.workers))
 	for i, w := range d.workers {
 		w.cell = &cells[i]
+		cells[i].clock = phaseClock{start: start, cur: phaseIdle}
 		sp.prev[i] = sampleCounts{pending: -1, history: -1}
 		if w.p != nil {
 			sp.prev[i].pending, sp.prev[i].history = 0, 0
@@ -207,7 +308,23 @@ func (sp *sampler) emit(d *timeWarpDispatcher, now time.Time, final bool) {
 			RolledBack: c.rolledBack - p.rolledBack, PrimaryRollbacks: c.primary - p.primary,
 			SecondaryRollbacks: c.secondary - p.secondary, AntiMessages: c.anti - p.anti,
 			SafeEvents: c.safe - p.safe, PendingEvents: int(c.pending), HistoryLength: int(c.history),
-			MemoryBytes: mem, OffloadBatches: c.batches - p.batches, Final: final})
+			MemoryBytes: mem, OffloadBatches: c.batches - p.batches, Final: final,
+			Idle:       time.Duration(c.phases[phaseIdle] - p.phases[phaseIdle]),
+			Processing: time.Duration(c.phases[phaseProcess] - p.phases[phaseProcess]),
+			GVTTime:    time.Duration(c.phases[phaseGVT] - p.phases[phaseGVT]),
+			Comm:       time.Duration(c.phases[phaseComm] - p.phases[phaseComm])})
+	}
+	if d.dist != nil {
+		// The manager's row: emit runs on the manager's goroutine (tick from manage, final
+		// after it returned).
+		sp.mgr.flush()
+		a, p := sp.mgr.acc, sp.mgrPrev
+		sp.mgrPrev = a
+		sp.fn(Sample{Elapsed: now.Sub(sp.start), GVT: g, Rank: sp.rank, Worker: -1,
+			PendingEvents: -1, HistoryLength: -1, MemoryBytes: mem, Final: final,
+			Idle:    time.Duration(a[phaseIdle] - p[phaseIdle]),
+			GVTTime: time.Duration(a[phaseGVT] - p[phaseGVT]),
+			Comm:    time.Duration(a[phaseComm] - p[phaseComm])})
 	}
 }
 

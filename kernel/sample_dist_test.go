@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -14,7 +15,8 @@ import (
 
 // TestSamplesAndSeriesAcrossProcesses runs three loopback ranks with engine sampling and
 // model series: every rank samples its own workers, and the rows of all ranks add up to the
-// run's totals; the ranks' series together are the sequential run's.
+// run's totals; every rank's manager has a row with its time split; the ranks' series
+// together are the sequential run's.
 func TestSamplesAndSeriesAcrossProcesses(t *testing.T) {
 	const end, ranks = 20, 3
 	seq, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 5, RecordSeries: true}, recorders(24))
@@ -44,14 +46,31 @@ func TestSamplesAndSeriesAcrossProcesses(t *testing.T) {
 	var processed uint64
 	var committed int64
 	finals := map[[2]int]bool{}
+	var last time.Duration
+	split := map[[2]int]time.Duration{} // per rank and worker (-1: the manager)
+	comm := map[int]time.Duration{}     // per rank: the manager's
 	for _, s := range rows {
 		processed += s.Processed
 		committed += s.Committed
 		if s.Final {
 			finals[[2]int{s.Rank, s.Worker}] = true
 		}
+		last = max(last, s.Elapsed)
+		split[[2]int{s.Rank, s.Worker}] += s.Idle + s.Processing + s.GVTTime + s.Comm
+		if s.Worker < 0 {
+			require.Zero(t, s.Processed)
+			require.Zero(t, s.Processing)
+			comm[s.Rank] += s.Comm
+		}
 	}
-	require.Len(t, finals, ranks*2, "one final row per rank and worker")
+	require.Len(t, finals, ranks*3, "one final row per rank and worker, and per rank's manager")
+	for k, d := range split {
+		require.Positive(t, d, "rank %d worker %d", k[0], k[1])
+		require.LessOrEqual(t, d, last+100*time.Millisecond, "rank %d worker %d", k[0], k[1])
+	}
+	for r := range ranks {
+		require.Positive(t, comm[r], "rank %d's manager's communication time", r)
+	}
 	require.Equal(t, res[0].EventsProcessed, processed)
 	require.Equal(t, int64(want.EventsCommitted), committed)
 

@@ -11,7 +11,8 @@ import (
 )
 
 // TestSampleRowsAddUp checks that the engine samples of a time-warp run add up to its
-// totals, in both engines and both modes, and that sampling leaves the results alone.
+// totals, in both engines and both modes, and that sampling leaves the results alone; and
+// that a worker's time split covers the run (the partitioned engine's; zero in the other).
 func TestSampleRowsAddUp(t *testing.T) {
 	build := zeroLookaheadPHOLD(t, 64, 8)
 	const end = 60
@@ -43,7 +44,16 @@ func TestSampleRowsAddUp(t *testing.T) {
 			var committed int64
 			finals := map[int]bool{}
 			last := time.Duration(-1)
+			split := map[int]time.Duration{} // per worker: its time split, summed
+			processing := map[int]time.Duration{}
+			var end time.Duration
 			for _, s := range rows {
+				for _, d := range []time.Duration{s.Idle, s.Processing, s.GVTTime, s.Comm} {
+					require.GreaterOrEqual(t, d, time.Duration(0))
+				}
+				split[s.Worker] += s.Idle + s.Processing + s.GVTTime + s.Comm
+				processing[s.Worker] += s.Processing
+				end = max(end, s.Elapsed)
 				processed += s.Processed
 				committed += s.Committed
 				rolled += s.RolledBack
@@ -63,6 +73,12 @@ func TestSampleRowsAddUp(t *testing.T) {
 				require.GreaterOrEqual(t, s.HistoryLength, 0)
 			}
 			require.Len(t, finals, 4)
+			for w := range 4 {
+				// A worker's split covers the run, to the last row (taken just before it).
+				require.GreaterOrEqual(t, split[w], end, "worker %d", w)
+				require.Less(t, split[w]-end, 100*time.Millisecond, "worker %d", w)
+				require.Positive(t, processing[w], "worker %d", w)
+			}
 			require.Equal(t, r.EventsProcessed, processed)
 			require.Equal(t, int64(r.EventsCommitted), committed)
 			require.Equal(t, r.EventsRolledBack, rolled)

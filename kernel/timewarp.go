@@ -153,8 +153,8 @@ type timeWarpDispatcher struct {
 	dist *distributed
 	// offload is what the workers' offloaders share (see offload.go).
 	offload offloadShared
-	// plp are the LPs' records in the partitioned engine (partitioned.go; nil in the
-	// shared-queue engine, which uses lps), and owner[id] is the worker that runs LP id.
+	// plp are the LPs' records (partitioned.go), and owner[id] is the part (schedule queue)
+	// that runs LP id.
 	plp   []partLP
 	owner []int32
 	// parts are the partitioned engine's parts, one per schedule queue (owner indexes

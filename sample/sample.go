@@ -1,5 +1,6 @@
 // Package sample writes and reads engine samples (kernel.Sample) of a time-warp run: a time
-// series of its progress, one row per worker and rank, as CSV or JSON lines.
+// series of its progress, one row per worker and rank, as CSV or JSON lines; and a model's
+// own time series (kernel.SeriesPoint) as CSV (WriteSeries, ReadSeries).
 //
 // A Writer never blocks its caller (the kernel's manager goroutine): rows go into a bounded
 // buffer that a goroutine of the Writer drains to the file, and a row that finds the
@@ -35,7 +36,8 @@ func Formats() []string { return []string{CSV, JSONL} }
 // DefaultBuffer is the number of rows a Writer holds before it drops rows.
 const DefaultBuffer = 1 << 14
 
-// Row is one sample as written: kernel.Sample with its wall time in seconds. The JSON
+// Row is one sample as written: kernel.Sample with its times in seconds (worker -1 is a
+// rank's manager). The JSON
 // names are the CSV column names (Columns); a GVT that is infinite (nothing pending) is
 // null in JSON and +Inf in CSV.
 type Row struct {
@@ -55,12 +57,20 @@ type Row struct {
 	MemoryBytes        uint64  `json:"memory_bytes"`
 	OffloadBatches     uint64  `json:"offload_batches"`
 	Final              bool    `json:"final"`
+	// IdleSeconds, ProcessingSeconds, GVTSeconds and CommSeconds are the time split
+	// (kernel.Sample's Idle, Processing, GVTTime and Comm): seconds since the worker's
+	// previous row, not cumulative, like the counts.
+	IdleSeconds       float64 `json:"idle_seconds"`
+	ProcessingSeconds float64 `json:"processing_seconds"`
+	GVTSeconds        float64 `json:"gvt_seconds"`
+	CommSeconds       float64 `json:"comm_seconds"`
 }
 
 // Columns are the CSV header, in the order of Row's fields.
 var Columns = []string{"wall_seconds", "gvt", "rank", "worker", "processed", "committed", "rolled_back",
 	"primary_rollbacks", "secondary_rollbacks", "anti_messages", "safe_events", "pending_events",
-	"history_length", "memory_bytes", "offload_batches", "final"}
+	"history_length", "memory_bytes", "offload_batches", "final", "idle_seconds", "processing_seconds",
+	"gvt_seconds", "comm_seconds"}
 
 // FromKernel converts a kernel sample to a row.
 func FromKernel(s kernel.Sample) Row {
@@ -69,7 +79,8 @@ func FromKernel(s kernel.Sample) Row {
 		PrimaryRollbacks: s.PrimaryRollbacks, SecondaryRollbacks: s.SecondaryRollbacks,
 		AntiMessages: s.AntiMessages, SafeEvents: s.SafeEvents, PendingEvents: s.PendingEvents,
 		HistoryLength: s.HistoryLength, MemoryBytes: s.MemoryBytes, OffloadBatches: s.OffloadBatches,
-		Final: s.Final}
+		Final: s.Final, IdleSeconds: s.Idle.Seconds(), ProcessingSeconds: s.Processing.Seconds(),
+		GVTSeconds: s.GVTTime.Seconds(), CommSeconds: s.Comm.Seconds()}
 }
 
 // appendRow appends r in format (CSV or JSONL) and a newline to b.
@@ -114,6 +125,10 @@ func appendRow(b []byte, r *Row, format string) []byte {
 	b = u(sep(b, "memory_bytes"), r.MemoryBytes, 10)
 	b = u(sep(b, "offload_batches"), r.OffloadBatches, 10)
 	b = strconv.AppendBool(sep(b, "final"), r.Final)
+	b = g(sep(b, "idle_seconds"), r.IdleSeconds)
+	b = g(sep(b, "processing_seconds"), r.ProcessingSeconds)
+	b = g(sep(b, "gvt_seconds"), r.GVTSeconds)
+	b = g(sep(b, "comm_seconds"), r.CommSeconds)
 	if format == JSONL {
 		b = append(b, '}')
 	}
@@ -299,6 +314,8 @@ func readCSV(in io.Reader) ([]Row, error) {
 		r.PendingEvents, r.HistoryLength = int(n("pending_events")), int(n("history_length"))
 		r.MemoryBytes, r.OffloadBatches = uint64(n("memory_bytes")), uint64(n("offload_batches"))
 		r.Final = get("final") == "true"
+		r.IdleSeconds, r.ProcessingSeconds = f("idle_seconds"), f("processing_seconds")
+		r.GVTSeconds, r.CommSeconds = f("gvt_seconds"), f("comm_seconds")
 		if perr != nil {
 			return nil, perr
 		}

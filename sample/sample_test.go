@@ -16,10 +16,13 @@ func someSamples() []kernel.Sample {
 	return []kernel.Sample{
 		{Elapsed: 1500 * time.Microsecond, GVT: 2.5, Worker: 0, Processed: 100, Committed: 90, RolledBack: 10,
 			PrimaryRollbacks: 2, SecondaryRollbacks: 1, AntiMessages: 7, SafeEvents: 3, PendingEvents: 40,
-			HistoryLength: 12, MemoryBytes: 1 << 20, OffloadBatches: 4},
+			HistoryLength: 12, MemoryBytes: 1 << 20, OffloadBatches: 4, Idle: 250 * time.Microsecond,
+			Processing: time.Millisecond, GVTTime: 125 * time.Microsecond, Comm: 125 * time.Microsecond},
 		{Elapsed: 1500 * time.Microsecond, GVT: 2.5, Rank: 1, Worker: 1, Processed: 5, Committed: -3, RolledBack: 8,
 			PendingEvents: -1, HistoryLength: -1},
 		{Elapsed: 2 * time.Millisecond, GVT: math.Inf(1), Worker: 0, Final: true},
+		{Elapsed: 2 * time.Millisecond, GVT: math.Inf(1), Rank: 1, Worker: -1, PendingEvents: -1, HistoryLength: -1,
+			Comm: time.Millisecond, GVTTime: 500 * time.Microsecond, Idle: 500 * time.Microsecond, Final: true},
 	}
 }
 
@@ -53,7 +56,7 @@ func TestCSVHeader(t *testing.T) {
 	require.NoError(t, w.Close())
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	require.Equal(t, strings.Join(Columns, ","), lines[0])
-	require.Equal(t, "0.0015,2.5,0,0,100,90,10,2,1,7,3,40,12,1048576,4,false", lines[1])
+	require.Equal(t, "0.0015,2.5,0,0,100,90,10,2,1,7,3,40,12,1048576,4,false,0.00025,0.001,0.000125,0.000125", lines[1])
 }
 
 // blocked is an io.Writer that blocks until released.
@@ -98,4 +101,25 @@ func TestErrors(t *testing.T) {
 	require.ErrorContains(t, err, "sample line 2, column worker")
 	_, err = Read(strings.NewReader("{\"worker\":1}\n{oops\n"))
 	require.ErrorContains(t, err, "sample line 2")
+}
+
+// TestSeriesRoundTrip writes a model's series and reads it back, names with commas
+// included.
+func TestSeriesRoundTrip(t *testing.T) {
+	in := []kernel.SeriesPoint{{Time: 0, LP: 3, Series: "infected", Value: 2},
+		{Time: 10.5, LP: 0, Series: "queue, north", Value: -1.25}, {Time: 1e9, LP: 7, Series: "x", Value: 0}}
+	var buf bytes.Buffer
+	require.NoError(t, WriteSeries(&buf, in))
+	first, _, _ := strings.Cut(buf.String(), "\n")
+	require.True(t, IsSeries(first))
+	out, err := ReadSeries(&buf)
+	require.NoError(t, err)
+	require.Equal(t, in, out)
+
+	_, err = ReadSeries(strings.NewReader("wall_seconds,gvt\n1,2\n"))
+	require.ErrorContains(t, err, "is it a --series-file?")
+	_, err = ReadSeries(strings.NewReader(""))
+	require.ErrorContains(t, err, "empty series file")
+	_, err = ReadSeries(strings.NewReader("time,lp,series,value\n1,x,s,2\n"))
+	require.ErrorContains(t, err, "series line 2")
 }

@@ -9,7 +9,7 @@
 //	warped version           print the version
 //	warped devices           list the GPU offload backends and their devices
 //	warped study SPEC        run a parameter study (see 'warped study --help')
-//	warped plot FILE         draw a --sample-file as charts (see 'warped plot --help')
+//	warped plot FILE...      draw a --sample-file or --series-file as charts (see 'warped plot --help')
 //	warped help [model]      print usage, or a model's flags
 //
 // Every flag can also be given in a JSON file (--config FILE) under the same name; the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -9,17 +10,23 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/sample"
 	"github.com/warpedgo/warped/sample/chart"
 )
 
 // plotUsage is the help of 'warped plot'.
-const plotUsage = `Usage: warped plot FILE [--out DIR]
+const plotUsage = `Usage: warped plot FILE... [--out DIR]
        warped plot STATS.json... [--out DIR]
 
-Draws the engine samples of a run (a --sample-file, CSV or JSON lines) as charts, each
-written as PNG and SVG into DIR: event-rate, efficiency and gvt against wall time,
-rollbacks and pending events per worker, and memory.
+Draws the engine samples of a run (a --sample-file, CSV or JSON lines; the files of
+several ranks together) as charts, each written as PNG and SVG into DIR: event-rate,
+efficiency and gvt against wall time, rollbacks and pending events per worker, memory,
+and time-split (the share of each worker's time spent idle, processing, in GVT and in
+communication, and of each rank's manager's). Given a --series-file (the model's own
+series), it draws one chart per series, series-NAME: the value against simulated time,
+summed over the LPs that record it at that time. Sample and series files may be given
+together.
 
 Given --stats-file outputs instead (one run each, or a JSON array of such objects), it
 compares the runs side by side in bar charts: committed event rate, efficiency, events
@@ -62,11 +69,8 @@ func plotCommand(args []string, stdout, stderr io.Writer) int {
 		if charts, err = chart.Compare(runs); err == nil {
 			paths, err = chart.WriteFiles(*out, charts)
 		}
-	case len(files) != 1:
-		fmt.Fprintf(stderr, "warped plot: want one sample file, got %d; run 'warped plot --help' for the usage\n", len(files))
-		return exitUsage
 	default:
-		paths, err = plotFile(files[0], *out)
+		paths, err = plotFiles(files, *out)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "warped plot: %v\n", err)
@@ -128,20 +132,45 @@ func statsObjects(data []byte) ([]map[string]any, bool) {
 	return objs, len(objs) > 0
 }
 
-// plotFile draws the samples in path into dir and returns the files written.
-func plotFile(path, dir string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open sample file: %w", err)
+// plotFiles draws the engine samples and model series in files (each one or the other,
+// told by its first line) into dir and returns the files written.
+func plotFiles(files []string, dir string) ([]string, error) {
+	var rows []sample.Row
+	var points []kernel.SeriesPoint
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("open sample file: %w", err)
+		}
+		first, _, _ := strings.Cut(string(data[:min(len(data), 256)]), "\n")
+		if sample.IsSeries(first) {
+			pts, err := sample.ReadSeries(bytes.NewReader(data))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			points = append(points, pts...)
+			continue
+		}
+		rs, err := sample.Read(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		rows = append(rows, rs...)
 	}
-	defer f.Close()
-	rows, err := sample.Read(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	var charts []chart.Chart
+	if len(rows) > 0 || len(points) == 0 {
+		cs, err := chart.Make(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", strings.Join(files, ", "), err)
+		}
+		charts = cs
 	}
-	charts, err := chart.Make(rows)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if len(points) > 0 {
+		cs, err := chart.Series(points)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", strings.Join(files, ", "), err)
+		}
+		charts = append(charts, cs...)
 	}
 	return chart.WriteFiles(dir, charts)
 }

@@ -113,7 +113,8 @@ pre { background: #f6f6f6; padding: 1em; }
 `))
 
 // writeReport writes the --report page of the finished run: its flags, the totals and
-// results as printed, and the charts of its engine samples.
+// results as printed, the charts of its engine samples (time split included) and of the
+// model's series.
 func (inv *invocation) writeReport(res kernel.Result, results []result) error {
 	if !inv.reportHere() {
 		return nil
@@ -128,9 +129,10 @@ func (inv *invocation) writeReport(res kernel.Result, results []result) error {
 	inv.fs.VisitAll(func(f *flag.Flag) {
 		page.Flags = append(page.Flags, [2]string{f.Name, f.Value.String()})
 	})
+	var charts []chart.Chart
 	switch c := inv.collector; {
 	case c == nil:
-		page.Note = "No charts: engine samples are taken in time-warp runs only."
+		page.Note = "No engine charts: engine samples are taken in time-warp runs only."
 	default:
 		c.mu.Lock()
 		rows, dropped := c.rows, c.dropped
@@ -138,22 +140,30 @@ func (inv *invocation) writeReport(res kernel.Result, results []result) error {
 		if dropped > 0 {
 			page.Note = fmt.Sprintf("The charts show the first %d sample rows of %d.", len(rows), len(rows)+dropped)
 		}
-		charts, err := chart.Make(rows)
+		var err error
+		if charts, err = chart.Make(rows); err != nil {
+			return runFailure(fmt.Errorf("--report: %w", err))
+		}
+	}
+	if len(res.Series) > 0 {
+		// The model's own series (Context.Record): this rank's LPs' across processes.
+		sc, err := chart.Series(res.Series)
 		if err != nil {
 			return runFailure(fmt.Errorf("--report: %w", err))
 		}
-		for _, ch := range charts {
-			svg, err := ch.SVG()
-			if err != nil {
-				return runFailure(fmt.Errorf("--report: %w", err))
-			}
-			// The SVG is gonum/plot's own output, not user input: inline it as markup,
-			// without its XML declaration.
-			if i := bytes.Index(svg, []byte("<svg")); i > 0 {
-				svg = svg[i:]
-			}
-			page.Charts = append(page.Charts, template.HTML(svg)) // #nosec G203: generated markup
+		charts = append(charts, sc...)
+	}
+	for _, ch := range charts {
+		svg, err := ch.SVG()
+		if err != nil {
+			return runFailure(fmt.Errorf("--report: %w", err))
 		}
+		// The SVG is gonum/plot's own output, not user input: inline it as markup,
+		// without its XML declaration.
+		if i := bytes.Index(svg, []byte("<svg")); i > 0 {
+			svg = svg[i:]
+		}
+		page.Charts = append(page.Charts, template.HTML(svg)) // #nosec G203: generated markup
 	}
 	var b bytes.Buffer
 	if err := reportTemplate.Execute(&b, page); err != nil {

@@ -15,20 +15,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestReport writes a run's --report and checks what the page holds.
+// TestReport writes a run's --report and checks what the page holds: the engine's charts
+// (time split included) and the model's series (the epidemic's six disease states).
 func TestReport(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.html")
-	code, stdout, errOut := warped("phold", "--lps", "64", "--max-sim-time", "300", "--gpu", "off",
-		"--time-warp-worker-threads", "2", "--report", path)
+	code, stdout, errOut := warped("epidemic", "--num-locations", "16", "--population", "20", "--max-sim-time", "1000",
+		"--gpu", "off", "--time-warp-worker-threads", "2", "--report", path)
 	require.Equal(t, 0, code, errOut)
 	page, err := os.ReadFile(path)
 	require.NoError(t, err)
 	html := string(page)
-	for _, want := range []string{digestOf(t, stdout), "<td>--lps</td><td>64</td>", "Events committed:"} {
+	for _, want := range []string{digestOf(t, stdout), "<td>--num-locations</td><td>16</td>", "Events committed:",
+		"Time split per worker", "Model series: infectious"} {
 		require.True(t, strings.Contains(html, want), "the page lacks %q", want)
 	}
-	require.Equal(t, 6, strings.Count(html, "<svg"), "one chart each: rate, efficiency, GVT, rollbacks, memory, pending")
+	const charts = 7 + 6
+	require.Equal(t, charts, strings.Count(html, "<svg"), "one chart each: rate, efficiency, GVT, rollbacks, memory, pending, time split; six series")
 	require.False(t, strings.Contains(html, "<script"), "the page needs no script")
 	require.False(t, regexp.MustCompile(`(src|href)=`).MatchString(html), "the page loads nothing")
 
@@ -55,13 +58,13 @@ func TestReport(t *testing.T) {
 		return out.String(), stderr.String()
 	}
 	dom, logs := headless("--dump-dom", "file://"+path)
-	require.Equal(t, 6, strings.Count(dom, "<svg"))
+	require.Equal(t, charts, strings.Count(dom, "<svg"))
 	require.True(t, strings.Contains(dom, digestOf(t, stdout)), "the browser's page lacks the digest")
 	// Console errors and failed loads; chromium's own complaints about D-Bus are not the page's.
 	bad := regexp.MustCompile(`(?i)uncaught|failed to load resource|not allowed to load|CONSOLE.*error`)
 	require.False(t, bad.MatchString(logs), "browser errors:\n%s", logs)
 	shot := filepath.Join(dir, "r.png")
-	headless("--window-size=1000,2400", "--screenshot="+shot, "file://"+path)
+	headless("--window-size=1000,7000", "--screenshot="+shot, "file://"+path) // the whole page: the flags and 13 charts
 	data, err := os.ReadFile(shot)
 	require.NoError(t, err)
 	img, err := png.Decode(bytes.NewReader(data))
@@ -86,4 +89,19 @@ func TestReportBadPath(t *testing.T) {
 	code, _, errOut := warped("phold", "--max-sim-time", "5", "--gpu", "off", "--report", filepath.Join(t.TempDir(), "no", "r.html"))
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "cannot write --report")
+}
+
+// TestReportSequentialSeries: a sequential run's report has no engine charts, but has the
+// model's series.
+func TestReportSequentialSeries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.html")
+	code, _, errOut := warped("epidemic", "--num-locations", "8", "--population", "20", "--max-sim-time", "500",
+		"--simulation-type", "sequential", "--report", path)
+	require.Equal(t, 0, code, errOut)
+	page, err := os.ReadFile(path)
+	require.NoError(t, err)
+	html := string(page)
+	require.Contains(t, html, "No engine charts: engine samples are taken in time-warp runs only.")
+	require.Equal(t, 6, strings.Count(html, "<svg"), "one chart per disease state")
+	require.Contains(t, html, "Model series: recovered")
 }

@@ -222,6 +222,7 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	}
 	inv.attachProgress(&cfg)
 	inv.attachSamples(&cfg)
+	inv.attachSeries(&cfg) // sampling.go
 	inv.attachReport(&cfg) // report.go
 	sim, err := kernel.New(cfg, lps)
 	if err != nil {
@@ -236,12 +237,18 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := inv.checkReport(); err != nil {
 		return err
 	}
+	if err := inv.checkSeries(); err != nil {
+		return err
+	}
 	inv.note(offloadNote) // once the configuration is known to be good
 	res, err := inv.simulate(ctx, sim, cfg.Progress != nil)
 	if err != nil {
 		return err
 	}
 	if err := inv.closeSamples(); err != nil {
+		return err
+	}
+	if err := inv.writeSeries(res); err != nil {
 		return err
 	}
 	inv.note(res.OffloadNote)
@@ -465,7 +472,8 @@ func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) er
 var localFlags = map[string]bool{"config": true, "dump-config": true, "stats-file": true, "progress": true,
 	"time-warp-worker-threads": true, "time-warp-scheduler-count": true, "time-warp-queue-type": true,
 	"time-warp-lock-type": true, "time-warp-state-saving-period": true, "gpu": true, "gpu-batch-size": true,
-	"sample-file": true, "sample-mode": true, "sample-format": true, "sample-period": true, "report": true}
+	"sample-file": true, "sample-mode": true, "sample-format": true, "sample-period": true, "report": true,
+	"series-file": true}
 
 // openOffload opens the offload backend of --gpu mode for a time-warp run of lps. With
 // auto it opens nothing when no LP has batch kernels (kernel.Batcher), and returns a note
@@ -712,7 +720,7 @@ func usage() string {
 	b.WriteString("Usage:\n  warped <model> [flags]   run a model\n  warped help <model>      list a model's flags\n" +
 		"  warped devices           list the GPU offload backends and their devices\n" +
 		"  warped study SPEC        run a parameter study (warped study --help)\n" +
-		"  warped plot FILE         draw a --sample-file as charts (warped plot --help)\n" +
+		"  warped plot FILE...      draw a --sample-file or --series-file as charts (warped plot --help)\n" +
 		"  warped version           print the version\n\nModels:\n")
 	for _, m := range models {
 		fmt.Fprintf(&b, "  %-8s %s\n", m.name, m.summary)

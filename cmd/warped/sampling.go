@@ -17,6 +17,7 @@ import (
 type sampleOptions struct {
 	file, mode, format string
 	intervalMS         float64
+	seriesFile         string // --series-file
 }
 
 // addSampleFlags binds the sampling flags to o.
@@ -25,6 +26,7 @@ func addSampleFlags(fs *flag.FlagSet, o *sampleOptions) {
 	fs.StringVar(&o.mode, "sample-mode", kernel.SampleGVT, "time warp with --sample-file: take rows as GVT rounds end (gvt) or every --sample-period (real-time)")
 	fs.Float64Var(&o.intervalMS, "sample-period", 0, "time warp with --sample-file: milliseconds between rows (real-time; 0: 100), or the least between them (gvt)")
 	fs.StringVar(&o.format, "sample-format", sample.CSV, "time warp with --sample-file: "+strings.Join(sample.Formats(), " or "))
+	fs.StringVar(&o.seriesFile, "series-file", "", "write the model's own time series (the committed values it records, such as the epidemic's disease-state counts) to this CSV file: time,lp,series,value; across processes each rank writes its LPs' to FILE with -rankN before its extension")
 }
 
 // check reports a bad sampling flag.
@@ -109,6 +111,58 @@ func (inv *invocation) closeSamples() error {
 	}
 	if err != nil {
 		return runFailure(fmt.Errorf("--sample-file %s: %w", out.path, err))
+	}
+	return nil
+}
+
+// attachSeries has the run record the model's series for --series-file and --report.
+func (inv *invocation) attachSeries(cfg *kernel.Config) {
+	if inv.o.sample.seriesFile != "" || inv.reportHere() {
+		cfg.RecordSeries = true
+	}
+}
+
+// seriesPath is this process's --series-file (with -rankN across processes), or "".
+func (inv *invocation) seriesPath() string {
+	path := inv.o.sample.seriesFile
+	if path != "" && inv.tr != nil && inv.tr.Size() > 1 {
+		path = rankPath(path, inv.tr.Rank())
+	}
+	return path
+}
+
+// checkSeries fails before the run when the --series-file cannot be written.
+func (inv *invocation) checkSeries() error {
+	path := inv.seriesPath()
+	if path == "" {
+		return nil
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+		return usageFailure("cannot write --series-file %s: its directory does not exist", path)
+	}
+	return nil
+}
+
+// writeSeries writes the run's model series to the --series-file, noting when the model
+// recorded none.
+func (inv *invocation) writeSeries(res kernel.Result) error {
+	path := inv.seriesPath()
+	if path == "" {
+		return nil
+	}
+	if len(res.Series) == 0 {
+		fmt.Fprintf(inv.stderr, "warped %s: the model recorded no series; --series-file %s has its header only\n", inv.m.name, path)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return runFailure(fmt.Errorf("--series-file: %w", err))
+	}
+	err = sample.WriteSeries(f, res.Series)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return runFailure(fmt.Errorf("--series-file %s: %w", path, err))
 	}
 	return nil
 }

@@ -92,6 +92,7 @@ func TestPlotCommand(t *testing.T) {
 	svgs, _ := filepath.Glob(filepath.Join(out, "*.svg"))
 	require.NotEmpty(t, pngs)
 	require.Len(t, svgs, len(pngs))
+	require.FileExists(t, filepath.Join(out, "time-split.png"))
 	for _, p := range pngs {
 		data, err := os.ReadFile(p)
 		require.NoError(t, err)
@@ -109,9 +110,6 @@ func TestPlotCommand(t *testing.T) {
 	code, _, errOut = warped("plot")
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "want a sample file or stats files, got none")
-	code, _, errOut = warped("plot", path, path)
-	require.Equal(t, exitUsage, code)
-	require.Contains(t, errOut, "want one sample file, got 2")
 	code, _, errOut = warped("plot", filepath.Join(dir, "none.csv"))
 	require.Equal(t, exitRun, code)
 	require.Contains(t, errOut, "none.csv: no such file or directory")
@@ -143,4 +141,50 @@ func TestPlotCompare(t *testing.T) {
 	code, _, errOut = warped("plot", stats[0], samples)
 	require.Equal(t, exitRun, code)
 	require.Contains(t, errOut, "is not a --stats-file output")
+}
+
+// TestSeriesFile runs the epidemic under time warp with --series-file and --sample-file:
+// the file holds the sequential run's series (the locations' counts); warped plot draws
+// both files together, one chart per disease state beside the engine's.
+func TestSeriesFile(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"epidemic", "--num-locations", "12", "--population", "20", "--max-sim-time", "1000", "--gpu", "off"}
+	seq := filepath.Join(dir, "seq.csv")
+	code, _, errOut := warped(append(args, "--simulation-type", "sequential", "--series-file", seq)...)
+	require.Equal(t, 0, code, errOut)
+	tw, samples := filepath.Join(dir, "tw.csv"), filepath.Join(dir, "samples.csv")
+	code, _, errOut = warped(append(args, "--time-warp-worker-threads", "4", "--time-warp-state-saving-period", "3",
+		"--series-file", tw, "--sample-file", samples)...)
+	require.Equal(t, 0, code, errOut)
+	want, err := os.ReadFile(seq)
+	require.NoError(t, err)
+	got, err := os.ReadFile(tw)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got), "the time-warp run's series is the sequential run's")
+	pts, err := sample.ReadSeries(bytes.NewReader(got))
+	require.NoError(t, err)
+	require.Len(t, pts, 12*6*(1000/100-1), "six counts per location per sample")
+
+	out := filepath.Join(dir, "charts")
+	code, stdout, errOut := warped("plot", samples, tw, "--out", out)
+	require.Equal(t, 0, code, errOut)
+	for _, name := range []string{"series-uninfected", "series-recovered", "event-rate", "time-split"} {
+		require.Contains(t, stdout, name+".svg")
+		data, err := os.ReadFile(filepath.Join(out, name+".png"))
+		require.NoError(t, err)
+		_, err = png.Decode(bytes.NewReader(data))
+		require.NoError(t, err, name)
+	}
+
+	// A model that records nothing: a header only, and a note.
+	empty := filepath.Join(dir, "none.csv")
+	code, _, errOut = warped("phold", "--lps", "16", "--max-sim-time", "10", "--gpu", "off", "--series-file", empty)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "the model recorded no series")
+	data, err := os.ReadFile(empty)
+	require.NoError(t, err)
+	require.Equal(t, "time,lp,series,value\n", string(data))
+	code, _, errOut = warped("phold", "--max-sim-time", "5", "--gpu", "off", "--series-file", filepath.Join(dir, "no", "s.csv"))
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "cannot write --series-file")
 }

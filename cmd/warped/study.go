@@ -302,6 +302,9 @@ func checkStudyPoints(s *study.Spec) error {
 			err = checkOptions(&inv.o)
 		}
 		if err == nil {
+			err = refuseRunOutputs(inv.fs, s.Model)
+		}
+		if err == nil {
 			_, _, err = inv.buildModel()
 		}
 		catalogMu.Unlock()
@@ -310,6 +313,21 @@ func checkStudyPoints(s *study.Spec) error {
 		}
 	}
 	return nil
+}
+
+// studyRefused are the flags of one run's outputs that a study's runs do not write (one
+// file for many runs would be overwritten; a study's outputs are its tables).
+var studyRefused = []string{"sample-file", "series-file", "report"}
+
+// refuseRunOutputs reports a flag of studyRefused that fs sets, with what to do instead.
+func refuseRunOutputs(fs *flag.FlagSet, model string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && slices.Contains(studyRefused, f.Name) {
+			err = fmt.Errorf("--%s is for one run, not a study: drop it from the spec, and run the point alone with 'warped %s ... --%s %s'", f.Name, model, f.Name, f.Value)
+		}
+	})
+	return err
 }
 
 // printStudy prints the summary: per point and result the mean and the 95% confidence

@@ -190,3 +190,20 @@ func TestStudyResumeFromPartialJournal(t *testing.T) {
 		require.Equal(t, string(a), string(b), "%s after resuming from %d of %d runs", name, k, len(lines)-1)
 	}
 }
+
+// TestStudyRefusesRunOutputs: a spec that asks every run for a sample file, a series file
+// or a report is refused before any run, on one line that names the flag and what to do.
+func TestStudyRefusesRunOutputs(t *testing.T) {
+	dir := t.TempDir()
+	for _, flag := range []string{"sample-file", "series-file", "report"} {
+		spec := filepath.Join(dir, flag+".yaml")
+		require.NoError(t, os.WriteFile(spec, []byte("model: epidemic\nflags: {num-locations: 6, population: 20, max-sim-time: 300, "+
+			flag+": x.out}\nparameters:\n  transmissibility: [0.3, 0.9]\nreplications: 2\n"), 0o644))
+		out := filepath.Join(dir, flag+".out")
+		code, _, stderr := warped("study", spec, "--out", out, "--progress=off")
+		require.Equal(t, exitUsage, code, stderr)
+		require.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, stderr)
+		require.Contains(t, stderr, "--"+flag+" is for one run, not a study: drop it from the spec, and run the point alone with 'warped epidemic ... --"+flag+" x.out'")
+		require.NoDirExists(t, out)
+	}
+}

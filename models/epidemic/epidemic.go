@@ -15,7 +15,11 @@
 // arriving TravelTime later) and Diffusion (the person arrives). A seventh LP, the observer,
 // collects each location's counts every SampleInterval (a Sample event at each location,
 // reported to the observer one time unit later): Results.Series is the time series of the
-// counts summed over locations.
+// counts summed over locations. At each sample every location also records its counts as
+// the model's series through the kernel (kernel.Context.Record, one series per disease
+// state, named by Disease.String): with kernel.Config.RecordSeries set, Result.Series holds
+// them (committed values only), and summed over locations at each time they are
+// Results.Series (warped epidemic --series-file, warped plot).
 //
 // Where this model differs from WARPED2's: WARPED2 reads people, locations and parameters
 // from an XML file; here locations, people and the network are generated from the
@@ -396,6 +400,9 @@ func (l *Location) Handle(ctx *kernel.Context, ev *kernel.Event) {
 		var n [NumDiseaseStates]uint64
 		for _, p := range l.people {
 			n[p.State]++
+		}
+		for s, k := range n {
+			ctx.Record(Disease(s).String(), float64(k)) // kept when kernel.Config.RecordSeries is set
 		}
 		ctx.SendWords(l.m.observer, now+1, kernel.Words{uint64(Report) | j<<8, n[0] | n[1]<<32,
 			n[2] | n[3]<<32, n[4] | n[5]<<32})

@@ -1,10 +1,13 @@
 package epidemic
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -175,5 +178,77 @@ func BenchmarkRun(b *testing.B) {
 			return lps
 		},
 		End: 5000, Seed: 1,
+	})
+}
+
+// TestSeriesUnderTimeWarp: the disease-state counts the locations record through the kernel
+// (Context.Record) are, under time warp with rollbacks (2 and 4 workers, periodic state
+// saving, aggressive and lazy cancellation; 2 loopback ranks), exactly the sequential run's;
+// and summed over locations they are the observer's time series.
+func TestSeriesUnderTimeWarp(t *testing.T) {
+	c := small()
+	c.Locations, c.Population = 12, 20
+	const end, seed = 1200, 4
+	build := func() []kernel.LogicalProcess {
+		lps, err := New(c)
+		require.NoError(t, err)
+		return lps
+	}
+	lps := build()
+	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: seed, RecordSeries: true}, lps)
+	require.NoError(t, err)
+	want, err := s.Run(context.Background())
+	require.NoError(t, err)
+	require.Len(t, want.Series, c.Locations*int(NumDiseaseStates)*(end/c.SampleInterval-1))
+
+	// Summed over locations, the recorded counts are the observer's series.
+	sums := map[[2]uint64]uint64{} // (time, state) -> count
+	for _, p := range want.Series {
+		st := slices.IndexFunc([]Disease{Uninfected, Latent, Incubating, Infectious, Asymptomatic, Recovered},
+			func(d Disease) bool { return d.String() == p.Series })
+		require.GreaterOrEqual(t, st, 0, p.Series)
+		sums[[2]uint64{uint64(p.Time), uint64(st)}] += uint64(p.Value)
+	}
+	obs := Summarize(lps).Series
+	require.NotEmpty(t, obs)
+	for _, p := range obs {
+		for st, n := range p.Counts {
+			require.Equal(t, n, sums[[2]uint64{p.Time, uint64(st)}], "time %d state %d", p.Time, st)
+		}
+	}
+
+	var rolledBack uint64 // over the runs in one process: the series survived rollbacks
+	for _, w := range []int{2, 4} {
+		for _, cancel := range []string{"aggressive", "lazy"} {
+			t.Run(fmt.Sprintf("workers=%d/%s", w, cancel), func(t *testing.T) {
+				s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: seed, Type: kernel.TimeWarp, RecordSeries: true,
+					TimeWarp: kernel.TimeWarpConfig{Workers: w, StateSavingPeriod: 3, Cancellation: cancel,
+						GVTPeriod: 100 * time.Microsecond}}, build())
+				require.NoError(t, err)
+				r, err := s.Run(context.Background())
+				require.NoError(t, err)
+				require.Equal(t, want.Digest, r.Digest)
+				require.Equal(t, want.Series, r.Series)
+				rolledBack += r.EventsRolledBack
+				t.Logf("%d events rolled back", r.EventsRolledBack)
+			})
+		}
+	}
+	require.Positive(t, rolledBack, "no run rolled back: the test shows nothing")
+	t.Run("ranks=2", func(t *testing.T) {
+		cfg := kernel.Config{MaxSimTime: end, Seed: seed, Type: kernel.TimeWarp, RecordSeries: true,
+			TimeWarp: kernel.TimeWarpConfig{Workers: 2, StateSavingPeriod: 3, GVTPeriod: 200 * time.Microsecond}}
+		res := modeltest.Ranks(t, 2, cfg, build)
+		var got []kernel.SeriesPoint
+		for r := range res {
+			require.Equal(t, want.Digest, res[r].Digest, "rank %d", r)
+			got = append(got, res[r].Series...)
+		}
+		// Each rank has its own LPs' points: merged in Result.Series' order (time, then LP,
+		// then recording order, which the stable sort keeps), they are the sequential run's.
+		slices.SortStableFunc(got, func(a, b kernel.SeriesPoint) int {
+			return cmp.Or(cmp.Compare(a.Time, b.Time), cmp.Compare(a.LP, b.LP))
+		})
+		require.Equal(t, want.Series, got)
 	})
 }

@@ -1,6 +1,7 @@
 // Package chart draws engine samples (package sample) as charts with gonum/plot: event rate,
-// efficiency and GVT against wall time, rolled-back events per worker, memory and pending
-// events, written as PNG and SVG.
+// efficiency and GVT against wall time, rolled-back events per worker, memory, pending
+// events and the time split per worker; and a model's time series (kernel.SeriesPoint), one
+// chart per series against simulated time; written as PNG and SVG.
 package chart
 
 import (
@@ -116,6 +117,9 @@ func perWorker(ss []set, value func(r *sample.Row) float64) []series {
 	for i := range ss {
 		for j := range ss[i].rows {
 			r := &ss[i].rows[j]
+			if r.Worker < 0 {
+				continue // a rank's manager: no counts of its own
+			}
 			k := id{r.Rank, r.Worker}
 			l := lines[k]
 			if l == nil {
@@ -149,7 +153,8 @@ func sum(s *set, f func(r *sample.Row) float64) float64 {
 }
 
 // Make returns the charts of rows: event rate, efficiency, GVT, rolled-back events per
-// worker, memory and pending events (the last only where the engine keeps them).
+// worker, memory, pending events (only where the engine keeps them) and the time split per
+// worker and rank's manager (only where the engine splits its time).
 func Make(rows []sample.Row) ([]Chart, error) {
 	if len(rows) == 0 {
 		return nil, errors.New("no samples to chart")
@@ -209,6 +214,13 @@ func Make(rows []sample.Row) ([]Chart, error) {
 		}
 		p.BackgroundColor = color.White
 		out = append(out, Chart{Name: sp.name, Plot: p})
+	}
+	sc, err := split(rows)
+	if err != nil {
+		return nil, err
+	}
+	if sc != nil {
+		out = append(out, *sc)
 	}
 	return out, nil
 }

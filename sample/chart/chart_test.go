@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot/plotter"
 
+	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/sample"
 )
 
@@ -82,4 +84,46 @@ func TestCompare(t *testing.T) {
 	require.ErrorContains(t, err, "none of the compared values")
 	_, err = Compare(nil)
 	require.EqualError(t, err, "no runs to compare")
+}
+
+// TestSplit checks the time-split chart: made from rows that split their time, a rank's
+// manager included, and absent from rows that do not.
+func TestSplit(t *testing.T) {
+	rs := rows()
+	for i := range rs {
+		rs[i].IdleSeconds, rs[i].ProcessingSeconds, rs[i].GVTSeconds, rs[i].CommSeconds = 0.01, 0.07, 0.01, 0.01
+	}
+	rs = append(rs, sample.Row{WallSeconds: 0.3, Worker: -1, IdleSeconds: 0.2, GVTSeconds: 0.05, CommSeconds: 0.05})
+	charts, err := Make(rs)
+	require.NoError(t, err)
+	last := charts[len(charts)-1]
+	require.Equal(t, "time-split", last.Name)
+	svg, err := last.SVG()
+	require.NoError(t, err)
+	require.Contains(t, string(svg), "mgr")
+	for _, c := range charts[:len(charts)-1] {
+		require.NotEqual(t, "time-split", c.Name)
+	}
+	sc, err := split(rows())
+	require.NoError(t, err)
+	require.Nil(t, sc)
+}
+
+// TestSeries draws a model's series: one chart per name, values at one time summed.
+func TestSeries(t *testing.T) {
+	pts := []kernel.SeriesPoint{{Time: 0, LP: 0, Series: "infected", Value: 1}, {Time: 0, LP: 1, Series: "infected", Value: 2},
+		{Time: 5, LP: 0, Series: "infected", Value: 4}, {Time: 5, LP: 1, Series: "queue/north", Value: 3}}
+	charts, err := Series(pts)
+	require.NoError(t, err)
+	require.Len(t, charts, 2)
+	require.Equal(t, "series-infected", charts[0].Name)
+	require.Equal(t, "series-queue_north", charts[1].Name)
+	paths, err := WriteFiles(t.TempDir(), charts)
+	require.NoError(t, err)
+	require.Len(t, paths, 4)
+	_, err = Series(nil)
+	require.Error(t, err)
+	names, lines := seriesLines(pts)
+	require.Equal(t, []string{"infected", "queue/north"}, names)
+	require.Equal(t, plotter.XYs{{X: 0, Y: 3}, {X: 5, Y: 4}}, lines["infected"])
 }
