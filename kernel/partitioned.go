@@ -508,6 +508,9 @@ func (w *worker) partLoop() {
 		if len(p.antis) > 0 {
 			w.handleAntis()
 		}
+		if d.dist != nil {
+			w.remoteSafe() // remotesafe.go
+		}
 		if w.extra && d.lazy {
 			w.settleHeld()
 		}
