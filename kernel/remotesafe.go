@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,9 +25,9 @@ import (
 // then. A promise carries a snapshot of its sender: the least time of its worker's pending
 // events (and held outputs' causes), taken after the worker took in every event counted
 // in the snapshot's received counts, and its own bounds at that instant. The receiver of a
-// promise from x combines it with its own snapshot that the promise answers (Echo) and
-// with the least time of what each side sent the other beyond what the other had counted
-// (its own send log, and the promise's Sent):
+// promise from x combines it with its own latest snapshot and with the least time of what
+// each side sent the other beyond what the other had counted (its own send log, and the
+// promise's Sent, counted from the receiver's promise that x answers, Echo):
 //
 //	from[x] >= min(x.Low + L, x.Others + L, mine to x beyond x.Recv + L,
 //	               my.Low + 2L, my bounds on the third ranks + 2L, x.Sent + 2L)
@@ -129,6 +130,7 @@ type remoteSafe struct {
 	echo       []uint64
 	theirN     []uint64
 	answer     []bool
+	deaf       []bool // see sentTo
 	last       time.Time
 	promises   uint64 // promises sent (Stats.PromisesSent)
 }
@@ -144,7 +146,8 @@ func newRemoteSafe(d *timeWarpDispatcher, rank, size int) *remoteSafe {
 	rs := &remoteSafe{la: d.sim.lookahead, rank: rank, size: size, seen: math.Inf(-1),
 		from: make([]atomic.Uint64, size), handed: make([]atomic.Uint64, size),
 		logs: make([]sendLog, size),
-		echo: make([]uint64, size), theirN: make([]uint64, size), answer: make([]bool, size)}
+		echo: make([]uint64, size), theirN: make([]uint64, size), answer: make([]bool, size),
+		deaf: make([]bool, size)}
 	for r := range size {
 		rs.from[r].Store(math.Float64bits(math.Inf(-1)))
 	}
@@ -227,26 +230,13 @@ func (w *worker) remoteSafe() {
 		s.low = min(s.low, p.heldMin.RecvTime)
 	}
 	pub := &rs.pub // only this goroutine writes it
-	if pub.id != 0 && s.low == pub.low && equalSlices(s.n, pub.n) && equalSlices(s.b, pub.b) {
+	if pub.id != 0 && s.low == pub.low && slices.Equal(s.n, pub.n) && slices.Equal(s.b, pub.b) {
 		return
 	}
 	rs.mu.Lock()
 	s.id = pub.id + 1
 	pub.copyFrom(s)
 	rs.mu.Unlock()
-}
-
-// equalSlices reports whether a and b hold the same elements.
-func equalSlices[T comparable](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // promise sends a promise to every other rank that has not had the worker's latest
@@ -290,8 +280,12 @@ func (m *distributed) promise(now time.Time) {
 				others = min(others, s.b[z])
 			}
 		}
+		sent := math.Inf(-1)
+		if !rs.deaf[x] {
+			sent = rs.logs[x].minAfter(rs.theirN[x])
+		}
 		msg := m.codec.AppendPromise(nil, &comm.Promise{ID: s.id, Low: s.low, Recv: s.n[x], Others: others,
-			Echo: rs.echo[x], Sent: rs.logs[x].minAfter(rs.theirN[x])})
+			Echo: rs.echo[x], Sent: sent})
 		rs.promises++
 		if err := m.send(x, msg); err != nil {
 			m.failComm(fmt.Errorf("send promise to rank %d: %w", x, err))
@@ -312,6 +306,9 @@ func (m *distributed) promised(x int, p *comm.Promise) error {
 			x, p.ID, p.Recv, rs.echo[x], rs.theirN[x], rs.logs[x].n)
 	}
 	rs.echo[x], rs.theirN[x], rs.answer[x] = p.ID, p.Recv, true
+	if rs.deaf[x] {
+		return nil
+	}
 	// This rank's latest snapshot: p.Sent counts from an older one (Echo), whose counts
 	// are at most the latest's, so it covers the latest's too.
 	rs.mu.Lock()
@@ -333,8 +330,26 @@ func (m *distributed) promised(x int, p *comm.Promise) error {
 	return nil
 }
 
-// sentTo records an event sent to rank to, at time t.
-func (rs *remoteSafe) sentTo(to int, t Time) { rs.logs[to].push(t) }
+// maxUnanswered is the longest send log kept for a rank that has sent no promise: one
+// that has it turned off (each rank decides alone) would never let it shrink.
+const maxUnanswered = 1 << 20
+
+// sentTo records an event sent to rank to, at time t. A rank that sent no promise while
+// this one sent it maxUnanswered events is taken to have the feature off: its log is
+// dropped, and its promises, should any come, are ignored (deaf), as this rank's own
+// promises to it can no longer say what it sent beyond a count (their Sent is -Inf).
+func (rs *remoteSafe) sentTo(to int, t Time) {
+	l := &rs.logs[to]
+	if rs.deaf[to] {
+		l.n++
+		return
+	}
+	l.push(t)
+	if rs.echo[to] == 0 && len(l.t)-l.head > maxUnanswered {
+		rs.deaf[to] = true
+		l.t, l.idx, l.head = nil, nil, 0
+	}
+}
 
 // arrived records that n events from rank from were handed over to the worker.
 func (rs *remoteSafe) arrived(from, n int) { rs.handed[from].Add(uint64(n)) }

@@ -2,6 +2,7 @@ package kernel_test
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -94,4 +95,54 @@ func TestRemoteSafeCommitsMostEvents(t *testing.T) {
 		}
 		require.Greater(t, float64(r.SafeEvents), 0.5*float64(r.EventsCommitted), "most events committed safe")
 	}
+}
+
+// TestRemoteSafeMixedRanks checks that ranks that decide differently (one with the feature
+// off, one with more workers) still give the sequential digest: a rank without it ignores
+// promises, and a rank with it bounds such ranks by GVT alone.
+func TestRemoteSafeMixedRanks(t *testing.T) {
+	c := phold.DefaultConfig()
+	c.LPs, c.Lookahead = 2048, 0.9
+	build := func() []kernel.LogicalProcess {
+		lps, err := phold.New(c)
+		require.NoError(t, err)
+		return lps
+	}
+	const end = 8
+	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 6}, build())
+	require.NoError(t, err)
+	want, err := s.Run(t.Context())
+	require.NoError(t, err)
+	trs := comm.NewLoopback(3, comm.LoopbackOptions{Seed: 3, MaxDelay: 3, Reorder: true})
+	res := make([]kernel.Result, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for r := range 3 {
+		wg.Go(func() {
+			tw := kernel.TimeWarpConfig{Workers: 1, StateSaving: kernel.StateSavingReverse, CheckRollbacks: true,
+				NoRemoteSafe: r == 1}
+			if r == 2 {
+				tw.Workers = 2
+			}
+			s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 6, Type: kernel.TimeWarp, Transport: trs[r],
+				TimeWarp: tw}, build())
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			res[r], errs[r] = s.Run(t.Context())
+			if errs[r] != nil {
+				trs[r].Close()
+			}
+		})
+	}
+	wg.Wait()
+	for r := range 3 {
+		require.NoError(t, errs[r], "rank %d", r)
+		require.Equal(t, want.Digest, res[r].Digest, "rank %d digest", r)
+	}
+	for r := range 3 {
+		trs[r].Close()
+	}
+	t.Logf("%d of %d committed events safe, %d promises", res[0].SafeEvents, res[0].EventsCommitted, res[0].PromisesSent)
 }
