@@ -35,6 +35,9 @@ const (
 	KindConfig
 	// KindTQReport carries a *TQReport: one rank's TQ-GVT report for one quantum.
 	KindTQReport
+	// KindPromise carries a *Promise: a lower bound on the receive times of the events
+	// the sender will send the receiver from now on (safe events across processes).
+	KindPromise
 
 	kindEnd // one past the last kind
 )
@@ -48,6 +51,7 @@ var kindNames = [...]string{
 	KindStats:     "stats",
 	KindConfig:    "config",
 	KindTQReport:  "tq-report",
+	KindPromise:   "promise",
 }
 
 // String returns the kind's name, or "kind(N)" for a value that is not a kind.
@@ -86,6 +90,29 @@ type TQReport struct {
 	Local float64
 	// NextMin is the least receive time of the events sent in the next quantum so far.
 	NextMin float64
+}
+
+// Promise is a KindPromise message: what its receiver needs to bound the events its
+// sender will still send it (safe events across processes; the argument is in
+// docs/DECISIONS.md, "Safe events across processes"). A snapshot is the sender's reading of
+// its workers at one instant, after they took in every event counted in Recv.
+type Promise struct {
+	// ID numbers the sender's snapshot (from 1, rising).
+	ID uint64
+	// Low is the least receive time of the sender's pending events and of the causes of
+	// its held outputs at the snapshot.
+	Low float64
+	// Recv is the number of events (and anti-messages) the sender had taken in from the
+	// receiver at the snapshot.
+	Recv uint64
+	// Others is the least of the sender's bounds on what ranks other than the receiver
+	// could still send it, at the snapshot (+Inf with two ranks).
+	Others float64
+	// Echo is the ID of the receiver's latest promise that the sender had received (0:
+	// none), and Sent the least receive time of the events the sender sent the receiver
+	// beyond the Recv count of that promise (+Inf: none).
+	Echo uint64
+	Sent float64
 }
 
 // GVTToken is a KindGVTToken message: the token of Mattern's two-colour GVT algorithm
@@ -187,6 +214,7 @@ type Config struct {
 //	gvt-token:  [round, lap, colour, count, min, redmin]
 //	gvt-value:  [round, gvt]
 //	tq-report:  [quantum, sent, sentmin, [tag, count, ...], local, nextmin]
+//	promise:    [id, low, recv, others, echo, sent]
 //	term-token: [round, sent, received, sticky, initiator]
 //	terminate:  err (a string, empty at a normal end)
 //	stats:      {name: value...}
@@ -258,7 +286,8 @@ func PeekKind(msg []byte) (Kind, error) {
 }
 
 // AppendMessage appends the encoding of v to dst. v is one of *Batch, *GVTToken,
-// *GVTValue, *TermToken, *Terminate, *Stats, *Config or *TQReport (or the same types as values).
+// *GVTValue, *TermToken, *Terminate, *Stats, *Config, *TQReport or *Promise (or the same
+// types as values).
 // On error it returns dst unchanged.
 func (c *Codec) AppendMessage(dst []byte, v any) ([]byte, error) {
 	switch m := v.(type) {
@@ -294,6 +323,10 @@ func (c *Codec) AppendMessage(dst []byte, v any) ([]byte, error) {
 		return c.AppendTQReport(dst, m), nil
 	case TQReport:
 		return c.AppendTQReport(dst, &m), nil
+	case *Promise:
+		return c.AppendPromise(dst, m), nil
+	case Promise:
+		return c.AppendPromise(dst, &m), nil
 	}
 	return dst, fmt.Errorf("encode message: %T is not a kernel message type", v)
 }
@@ -405,6 +438,18 @@ func (c *Codec) AppendTQReport(dst []byte, r *TQReport) []byte {
 	return appendTime(dst, r.NextMin)
 }
 
+// AppendPromise appends the KindPromise encoding of p to dst.
+func (c *Codec) AppendPromise(dst []byte, p *Promise) []byte {
+	dst = append(dst, byte(KindPromise))
+	dst = appendArrayLen(dst, 6)
+	dst = appendUint(dst, p.ID)
+	dst = appendTime(dst, p.Low)
+	dst = appendUint(dst, p.Recv)
+	dst = appendTime(dst, p.Others)
+	dst = appendUint(dst, p.Echo)
+	return appendTime(dst, p.Sent)
+}
+
 // AppendTermToken appends the KindTermToken encoding of t to dst.
 func (c *Codec) AppendTermToken(dst []byte, t *TermToken) []byte {
 	dst = append(dst, byte(KindTermToken))
@@ -505,6 +550,8 @@ func (c *Codec) Decode(msg []byte) (Kind, any, error) {
 		v, err = c.decodeConfig()
 	case KindTQReport:
 		v, err = c.decodeTQReport()
+	case KindPromise:
+		v, err = c.decodePromise()
 	}
 	if err == nil && c.r.Len() != 0 {
 		err = fmt.Errorf("%d trailing bytes", c.r.Len())
@@ -721,6 +768,33 @@ func (c *Codec) decodeTQReport() (*TQReport, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+func (c *Codec) decodePromise() (*Promise, error) {
+	if err := c.arrayLen(6); err != nil {
+		return nil, err
+	}
+	p := &Promise{}
+	var err error
+	if p.ID, err = c.uint("id", math.MaxUint64); err != nil {
+		return nil, err
+	}
+	if p.Low, err = c.time("low"); err != nil {
+		return nil, err
+	}
+	if p.Recv, err = c.uint("recv", math.MaxUint64); err != nil {
+		return nil, err
+	}
+	if p.Others, err = c.time("others"); err != nil {
+		return nil, err
+	}
+	if p.Echo, err = c.uint("echo", math.MaxUint64); err != nil {
+		return nil, err
+	}
+	if p.Sent, err = c.time("sent"); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 func (c *Codec) decodeGVTValue() (*GVTValue, error) {

@@ -139,6 +139,9 @@ func allMessages() []any {
 		&Config{},
 		&TQReport{Quantum: 12, Sent: 300, SentMin: 4.5, Recv: [][2]uint64{{11, 7}, {12, 1 << 40}}, Local: 9, NextMin: math.Inf(1)},
 		&TQReport{SentMin: math.Inf(1), Local: math.Inf(1), NextMin: 0.25},
+		&Promise{ID: 9, Low: 12.75, Recv: 1 << 40, Others: math.Inf(1), Echo: 7, Sent: 3},
+		&Promise{},
+		&Promise{ID: math.MaxUint64, Low: math.Inf(-1), Others: -2.5, Echo: math.MaxUint64, Sent: math.Inf(1)},
 	}
 }
 
@@ -149,6 +152,7 @@ func TestCodecRoundTripAllKinds(t *testing.T) {
 		"*comm.Batch": KindEvents, "*comm.GVTToken": KindGVTToken, "*comm.GVTValue": KindGVTValue,
 		"*comm.TermToken": KindTermToken, "*comm.Terminate": KindTerminate,
 		"*comm.Stats": KindStats, "*comm.Config": KindConfig, "*comm.TQReport": KindTQReport,
+		"*comm.Promise": KindPromise,
 	}
 	for i, m := range allMessages() {
 		t.Run(fmt.Sprintf("%d-%T", i, m), func(t *testing.T) {
@@ -254,6 +258,9 @@ func TestCodecMalformed(t *testing.T) {
 		"time is string":       {byte(KindGVTValue), 0x92, 1, 0xa1, 'x'},
 		"config not bytes":     {byte(KindConfig), 0x92},
 		"gvt value long array": {byte(KindGVTValue), 0x93, 1, 1, 1},
+		"promise not a time":   {byte(KindPromise), 0x96, 1, 0xa1, 'x', 1, 1, 1, 1},
+		"promise short array":  {byte(KindPromise), 0x95, 1, 1, 1, 1, 1},
+		"promise empty":        {byte(KindPromise)},
 		"huge config":          {byte(KindConfig), 0xdb, 0xdb, 0xdb, 0xdb, 0xdb, '=', '1'},
 		"huge payload bytes": {byte(KindEvents), 0x92, 0x00, 0x91, 0x99, 0x02, 1, 1, 1, 1, 1, 1,
 			0xa4, 'b', 'l', 'o', 'b', 0x82, 0xa1, 'B', 0xc6, 0x7f, 0xff, 0xff, 0xff},

@@ -108,6 +108,13 @@ type TimeWarpConfig struct {
 	// across processes only; default 256; 1 sends every event on its own). A batch is
 	// also sent when the workers go idle and at least every 200 microseconds.
 	MaxAggregate int
+	// NoRemoteSafe turns off safe events across processes (runs across processes only):
+	// by default, with the partitioned engine, reverse computation, one worker per process
+	// and a lookahead, each process promises the others a lower bound on the events it will
+	// still send them (Stats.PromisesSent), and a worker commits the events below every
+	// other process's promise as it processes them, unlogged (Stats.SafeEvents), as in one
+	// process. Each process decides alone; a mix is correct. See docs/DECISIONS.md.
+	NoRemoteSafe bool
 
 	// Offload, when set, handles the events of LPs that implement Batcher in batches on
 	// this backend (see Batcher and offload.go); nil handles every event with Handle. The

@@ -134,6 +134,8 @@ type distributed struct {
 	laps       uint32
 	// Messages sent to and received from each rank, for the final settle.
 	sent, recv []uint64
+	// rs is the state of safe events across processes (remotesafe.go), or nil.
+	rs *remoteSafe
 }
 
 func newDistributed(d *timeWarpDispatcher, tr comm.Transport, owner []int) *distributed {
@@ -179,7 +181,9 @@ func (m *distributed) post(e *event.Event) {
 
 // agree compares the configuration of every rank and adds up the initial events (made,
 // this rank's count). Every rank gets the same answer, so all stop on a mismatch.
+// It also sets up safe events across processes, before the workers start.
 func (m *distributed) agree(made int) (int, error) {
+	m.rs = newRemoteSafe(m.d, m.rank, m.size)
 	var b []byte
 	b = strconv.AppendInt(b, int64(made), 10)
 	b = append(b, '\n')
@@ -289,6 +293,9 @@ func (m *distributed) manage(ctx context.Context, start time.Time, sp *sampler) 
 		if d.passive.AllPassive() || now.Sub(m.lastFlush) >= flushEvery {
 			m.flush()
 			m.lastFlush = now
+		}
+		if m.rs != nil {
+			m.promise(now) // remotesafe.go
 		}
 		clk.enter(phaseGVT)
 		switch {
@@ -423,8 +430,14 @@ func (m *distributed) handle(from int, msg []byte) error {
 			if !m.isLocal(ev.Receiver) {
 				return fmt.Errorf("rank %d sent an event for LP %d, which rank %d runs", from, ev.Receiver, m.owner[ev.Receiver])
 			}
+			if err := m.checkPromise(from, ev); err != nil {
+				return err
+			}
 			m.d.deliverPart(mw, ev)
 			*ev = event.Event{}
+		}
+		if m.rs != nil {
+			m.rs.arrived(from, len(b.Events)) // after they were handed over
 		}
 	case comm.KindGVTToken:
 		t := v.(*comm.GVTToken)
@@ -463,6 +476,8 @@ func (m *distributed) handle(from int, msg []byte) error {
 			rep.Recv[i] = gvt.TQCount{Tag: c[0], N: c[1]}
 		}
 		m.tqReceived(from, &rep)
+	case comm.KindPromise:
+		return m.promised(from, v.(*comm.Promise))
 	case comm.KindTermToken:
 		t := v.(*comm.TermToken)
 		m.term = &termination.Token{Round: t.Round, Sent: t.Sent, Received: t.Received, Initiator: t.Initiator}
@@ -483,6 +498,9 @@ func (m *distributed) handle(from int, msg []byte) error {
 func (m *distributed) setGVT(g Time) {
 	if err := m.d.gvt.SetGVT(g); err != nil {
 		m.fail(fmt.Errorf("kernel: %w (GVT protocol bug)", err))
+	}
+	if m.rs != nil {
+		m.rs.gvtRose(g) // nothing arrives below GVT
 	}
 }
 
@@ -507,6 +525,9 @@ func (m *distributed) drain() bool {
 		to := int(m.owner[e.Receiver])
 		if err := m.agg.Add(to, colour, e, m.emit); err != nil {
 			m.fail(err)
+		}
+		if m.rs != nil {
+			m.rs.sentTo(to, e.RecvTime)
 		}
 		if m.tq != nil {
 			m.tq.Sent(e.RecvTime)
@@ -862,6 +883,9 @@ func (m *distributed) stepSync(now time.Time) {
 func (m *distributed) gather(mine Stats) (Stats, error) {
 	d := m.d
 	s := d.sim
+	if m.rs != nil {
+		mine.PromisesSent = m.rs.promises
+	}
 	fr := comm.FinalRank[Stats]{Stats: mine, Peak: peakMemory(), Rounds: d.gvt.Rounds(), Sent: m.sent}
 	var buf []byte
 	for _, id := range d.local {
@@ -967,6 +991,7 @@ func (st *Stats) add(o *Stats) {
 	st.EventsRolledBack += o.EventsRolledBack
 	st.CoastForwardEvents += o.CoastForwardEvents
 	st.SafeEvents += o.SafeEvents
+	st.PromisesSent += o.PromisesSent
 	st.PrimaryRollbacks += o.PrimaryRollbacks
 	st.SecondaryRollbacks += o.SecondaryRollbacks
 	st.AntiMessagesSent += o.AntiMessagesSent

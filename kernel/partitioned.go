@@ -534,6 +534,9 @@ func (w *worker) housekeep() Time {
 		w.handleAntis()
 		w.mark(phaseProcess)
 	}
+	if d.dist != nil {
+		w.remoteSafe() // remotesafe.go
+	}
 	if w.extra && d.lazy {
 		w.settleHeld()
 	}

@@ -74,9 +74,14 @@ type Stats struct {
 	// CoastForwardEvents counts events re-executed to rebuild state after a rollback.
 	CoastForwardEvents uint64 `json:"coast_forward_events"`
 	// SafeEvents counts events committed as they were processed, without being logged for
-	// rollback, because no event could arrive below them any more (reverse computation in
-	// one process; see the Lookahead interface and docs/DECISIONS.md).
+	// rollback, because no event could arrive below them any more (reverse computation
+	// with the partitioned engine, in one process or with one worker per process; see the
+	// Lookahead interface and docs/DECISIONS.md).
 	SafeEvents uint64 `json:"safe_events"`
+	// PromisesSent counts the promises sent to other processes: lower bounds on the events
+	// still to come, which let them take events as safe (runs across processes only; see
+	// TimeWarpConfig.NoRemoteSafe).
+	PromisesSent uint64 `json:"promises_sent"`
 	// GVTCycles counts completed GVT rounds.
 	GVTCycles uint64 `json:"gvt_cycles"`
 

@@ -2,7 +2,7 @@
 # The MPI transport's tests under a real launcher: builds the comm test binary with
 # -tags mpi and runs TestMPI under mpirun with 2 and 4 ranks; then builds warped with
 # -tags mpi and checks that PHOLD and PCS runs across 2 and 4 processes (with TQ-GVT too,
-# and PHOLD across 8 with every GVT method), and traffic,
+# and PHOLD across 8 with every GVT method, and with safe events across processes), and traffic,
 # epidemic, airport and logic runs across 2 and 3, give the sequential digest, and that
 # ranks configured differently fail naming the setting.
 # Skips (exit 0) when MPI is not installed.
@@ -92,6 +92,31 @@ for np in 2 4; do
     --time-warp-check-rollbacks --gpu cpu
   check pcs "$np" 2 asynchronous --num-cells-x 16 --num-cells-y 16 --max-sim-time 100 \
     --time-warp-state-saving-type periodic --time-warp-cancellation lazy --time-warp-check-rollbacks
+done
+
+# Safe events across processes (issue 18; on by default with reverse computation, one
+# worker per process and a lookahead): PHOLD with a lookahead that makes most events safe,
+# with every GVT method, lazy cancellation and the rollback check, and the run without.
+# safe() prints how many events each run committed safe (unlogged).
+safe() { # np flags...
+  local np=$1
+  shift
+  local want out got
+  want=$("$tmp/warped" phold --simulation-type sequential --lps 4096 --lookahead 0.9 --max-sim-time 40 | digest)
+  out=$(cd "$tmp" && timeout 300 "$mpirun" "${extra[@]}" -np "$np" ./warped phold --time-warp-worker-threads 1 \
+    --lps 4096 --lookahead 0.9 --max-sim-time 40 "$@")
+  got=$(digest <<<"$out")
+  if [[ -z "$want" || "$want" != "$got" ]]; then
+    echo "FAIL: remote safe phold -np $np $*: digest $got, sequential $want"
+    exit 1
+  fi
+  echo "ok: remote safe phold -np $np $* (digest ${got:0:16}; $(grep -E 'Safe events' <<<"$out" | tr -s ' '))"
+}
+for np in 2 4; do
+  safe "$np"
+  safe "$np" --time-warp-gvt-calculation-method tq --time-warp-cancellation lazy --time-warp-check-rollbacks
+  safe "$np" --time-warp-gvt-calculation-method synchronous --time-warp-check-rollbacks
+  safe "$np" --time-warp-remote-safe=false
 done
 
 # TQ-GVT (issue 18) across 2 and 4 processes, then every GVT method across 8 (oversubscribed).

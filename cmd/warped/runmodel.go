@@ -42,6 +42,7 @@ type options struct {
 	checkRollbacks              bool
 	gvtMethod, partitioning     string
 	maxAggregate                int
+	remoteSafe                  bool
 	gpu                         string
 	gpuBatchSize                int
 	sample                      sampleOptions
@@ -89,6 +90,7 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	fs.BoolVar(&o.checkRollbacks, "time-warp-check-rollbacks", false, "time warp: debug mode: check that re-executed events rebuild the same state")
 	fs.StringVar(&o.gvtMethod, "time-warp-gvt-calculation-method", kernel.GVTAsynchronous, "time warp across processes: GVT by Mattern's token (asynchronous), all-gather (synchronous) or time quanta reported to rank 0 (tq)")
 	fs.IntVar(&o.maxAggregate, "time-warp-communication-max-aggregate", 256, "time warp across processes: most events in one message (1: no aggregation)")
+	fs.BoolVar(&o.remoteSafe, "time-warp-remote-safe", true, "time warp across processes: commit events below the other processes' promises unlogged (reverse computation, 1 worker per process)")
 	fs.StringVar(&o.gpu, "gpu", gpuoffload.ModeAuto, "time warp: batched event handling on an offload backend: off, on (CUDA, or fail), auto (CUDA if it opens, and while batching pays) or cpu (the CPU backend)")
 	fs.IntVar(&o.gpuBatchSize, "gpu-batch-size", 0, "time warp with --gpu: most events per batch (0: tuned while the run proceeds)")
 	fs.StringVar(&o.partitioning, "partitioning", "model", "LPs to processes and schedule queues: model (the model's own, else blocks), blocks or round-robin")
@@ -373,7 +375,7 @@ func (inv *invocation) config(part partition.Partitioner) kernel.Config {
 			StateSaving:  o.stateSaving,
 			Cancellation: o.cancellation, CheckRollbacks: o.checkRollbacks,
 			OptimismWindow: o.window, GVTPeriod: time.Duration(o.gvtPeriodMS * float64(time.Millisecond)),
-			GVTMethod: o.gvtMethod, MaxAggregate: o.maxAggregate}}
+			GVTMethod: o.gvtMethod, MaxAggregate: o.maxAggregate, NoRemoteSafe: !o.remoteSafe}}
 }
 
 // openOffload opens the offload backend that --gpu asks for (time warp only) as inv.be
@@ -634,6 +636,9 @@ func printResults(w io.Writer, m *model, simType, offload string, r kernel.Resul
 		line("Suppressed sends (lazy)", "%d", r.SuppressedSends)
 		line("Coast-forward events", "%d", r.CoastForwardEvents)
 		line("Safe events (unlogged)", "%d", r.SafeEvents)
+		if r.PromisesSent > 0 {
+			line("Promises sent", "%d", r.PromisesSent)
+		}
 		line("GVT cycles", "%d", r.GVTCycles)
 		if offload != "" {
 			line("Batched events", "%d in %d batches on %s", r.BatchedEvents, r.OffloadBatches, offload)

@@ -1,0 +1,148 @@
+package kernel_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/comm"
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/models/phold"
+)
+
+// TestRemoteSafeMatchesSequential is the determinism matrix of safe events across
+// processes (remotesafe.go): one worker per rank, 2, 3 and 4 loopback ranks with delays,
+// reordering and a slow rank, PHOLD (also with a lookahead of 0.9, most of its events
+// safe, and without one) and PCS (no lookahead: the feature is off), reverse and periodic state saving, aggressive and lazy cancellation,
+// every rollback checked, give the sequential digest. A broken promise fails the run (the
+// receiving rank checks every event against its sender's promise).
+func TestRemoteSafeMatchesSequential(t *testing.T) {
+	models := append(smallModels(t), model{"phold-long-lookahead", 6, func() []kernel.LogicalProcess {
+		c := phold.DefaultConfig()
+		c.LPs, c.Lookahead = 4096, 0.9 // most events safe (see TestRemoteSafeCommitsMostEvents)
+		lps, err := phold.New(c)
+		require.NoError(t, err)
+		return lps
+	}, true})
+	for _, m := range models {
+		want := sequentialResult(t, m, 11)
+		for _, ranks := range []int{2, 3, 4} {
+			for _, saving := range []string{kernel.StateSavingReverse, kernel.StateSavingPeriodic} {
+				for _, cancel := range []string{"aggressive", "lazy"} {
+					name := fmt.Sprintf("%s/ranks=%d/%s/%s", m.name, ranks, saving, cancel)
+					t.Run(name, func(t *testing.T) {
+						opts := comm.LoopbackOptions{Seed: uint64(ranks), MaxDelay: 4, Reorder: true,
+							Slow: map[int]int{ranks - 1: 2}}
+						cfg := kernel.Config{MaxSimTime: m.end, Seed: 11,
+							TimeWarp: kernel.TimeWarpConfig{Workers: 1, GVTPeriod: 200_000, StateSaving: saving,
+								Cancellation: cancel, CheckRollbacks: true}}
+						res, errs := runRanks(t, ranks, opts, cfg, func(int) []kernel.LogicalProcess { return m.build() }, nil)
+						for r := range ranks {
+							require.NoError(t, errs[r], "rank %d", r)
+							require.Equal(t, want.Digest, res[r].Digest, "rank %d digest", r)
+							require.Equal(t, want.EventsCommitted, res[r].EventsCommitted, "rank %d committed", r)
+							require.Equal(t, res[r].EventsProcessed, res[r].EventsCommitted+res[r].EventsRolledBack)
+						}
+						if saving == kernel.StateSavingPeriodic || m.name == "pcs" || m.name == "phold-zero-lookahead" {
+							require.Zero(t, res[0].SafeEvents, "safe events where the feature is off")
+							require.Zero(t, res[0].PromisesSent, "promises where the feature is off")
+						} else {
+							require.NotZero(t, res[0].PromisesSent, "no promise sent")
+						}
+						t.Logf("safe %d of %d committed, %d promises", res[0].SafeEvents, res[0].EventsCommitted, res[0].PromisesSent)
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestRemoteSafeCommitsMostEvents checks that PHOLD across 2 loopback ranks, one worker
+// each, commits most of its events safe (unlogged), as one process does, and none with
+// the feature turned off; both give the sequential digest. The lookahead is most of the
+// delay (0.9 of a mean 1), so that the promises' round trips between the ranks' goroutines
+// on a loaded test machine stay well within it (see docs/DECISIONS.md for PHOLD's 0.1).
+func TestRemoteSafeCommitsMostEvents(t *testing.T) {
+	c := phold.DefaultConfig()
+	c.LPs, c.Lookahead = 16384, 0.9
+	build := func(int) []kernel.LogicalProcess {
+		lps, err := phold.New(c)
+		require.NoError(t, err)
+		return lps
+	}
+	const end = 10
+	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 4}, build(0))
+	require.NoError(t, err)
+	want, err := s.Run(t.Context())
+	require.NoError(t, err)
+	for _, off := range []bool{false, true} {
+		cfg := kernel.Config{MaxSimTime: end, Seed: 4,
+			TimeWarp: kernel.TimeWarpConfig{Workers: 1, StateSaving: kernel.StateSavingReverse, NoRemoteSafe: off}}
+		res, errs := runRanks(t, 2, comm.LoopbackOptions{}, cfg, build, nil)
+		for r := range 2 {
+			require.NoError(t, errs[r], "rank %d", r)
+			require.Equal(t, want.Digest, res[r].Digest, "rank %d digest", r)
+		}
+		r := res[0]
+		t.Logf("remote safe off=%v: %d of %d committed events safe, %d promises, %d rolled back",
+			off, r.SafeEvents, r.EventsCommitted, r.PromisesSent, r.EventsRolledBack)
+		if off {
+			require.Zero(t, r.SafeEvents)
+			require.Zero(t, r.PromisesSent)
+			continue
+		}
+		require.Greater(t, float64(r.SafeEvents), 0.5*float64(r.EventsCommitted), "most events committed safe")
+	}
+}
+
+// TestRemoteSafeMixedRanks checks that ranks that decide differently (one with the feature
+// off, one with more workers) still give the sequential digest: a rank without it ignores
+// promises, and a rank with it bounds such ranks by GVT alone.
+func TestRemoteSafeMixedRanks(t *testing.T) {
+	c := phold.DefaultConfig()
+	c.LPs, c.Lookahead = 2048, 0.9
+	build := func() []kernel.LogicalProcess {
+		lps, err := phold.New(c)
+		require.NoError(t, err)
+		return lps
+	}
+	const end = 8
+	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 6}, build())
+	require.NoError(t, err)
+	want, err := s.Run(t.Context())
+	require.NoError(t, err)
+	trs := comm.NewLoopback(3, comm.LoopbackOptions{Seed: 3, MaxDelay: 3, Reorder: true})
+	res := make([]kernel.Result, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for r := range 3 {
+		wg.Go(func() {
+			tw := kernel.TimeWarpConfig{Workers: 1, StateSaving: kernel.StateSavingReverse, CheckRollbacks: true,
+				NoRemoteSafe: r == 1}
+			if r == 2 {
+				tw.Workers = 2
+			}
+			s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 6, Type: kernel.TimeWarp, Transport: trs[r],
+				TimeWarp: tw}, build())
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			res[r], errs[r] = s.Run(t.Context())
+			if errs[r] != nil {
+				trs[r].Close()
+			}
+		})
+	}
+	wg.Wait()
+	for r := range 3 {
+		require.NoError(t, errs[r], "rank %d", r)
+		require.Equal(t, want.Digest, res[r].Digest, "rank %d digest", r)
+	}
+	for r := range 3 {
+		trs[r].Close()
+	}
+	t.Logf("%d of %d committed events safe, %d promises", res[0].SafeEvents, res[0].EventsCommitted, res[0].PromisesSent)
+}
