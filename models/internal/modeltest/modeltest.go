@@ -48,7 +48,7 @@ func Sequential(t testing.TB, m Model) kernel.Result {
 // Matrix checks that every time-warp configuration gives the sequential digest and the
 // sequential number of committed events: 1, 2 and 4 workers; periodic state saving (and
 // reverse computation where the model is reversible); aggressive and lazy cancellation;
-// the shared-queue engine with the rollback check on, and the calendar engine; and 2 and 3
+// with and without the rollback check; workers sharing one schedule queue; and 2 and 3
 // loopback ranks with delays and reordering, with the rollback check on. It returns the
 // sequential result.
 func Matrix(t *testing.T, m Model) kernel.Result {
@@ -68,7 +68,7 @@ func Matrix(t *testing.T, m Model) kernel.Result {
 			for _, cancel := range []string{"aggressive", "lazy"} {
 				for _, check := range []bool{true, false} {
 					if !check && (cancel == "lazy" || m.Short) {
-						continue // lazy runs on the shared-queue engine either way
+						continue // lazy cancellation is checked with the rollback check on
 					}
 					tw := kernel.TimeWarpConfig{Workers: w, StateSaving: ss, Cancellation: cancel,
 						CheckRollbacks: check, GVTPeriod: 100 * time.Microsecond}
@@ -87,6 +87,29 @@ func Matrix(t *testing.T, m Model) kernel.Result {
 					})
 				}
 			}
+		}
+	}
+	for _, w := range workers[1:] {
+		if m.Short && w != 2 {
+			continue
+		}
+		for _, ss := range savings {
+			// Workers sharing one schedule queue (kernel/group.go), lazy, every rollback checked.
+			t.Run(fmt.Sprintf("workers=%d/shared/%s", w, ss), func(t *testing.T) {
+				tw := kernel.TimeWarpConfig{Workers: w, Schedulers: 1, StateSaving: ss, Cancellation: "lazy",
+					CheckRollbacks: true, GVTPeriod: 100 * time.Microsecond}
+				if ss == kernel.StateSavingPeriodic {
+					tw.StateSavingPeriod = 3
+				}
+				s, err := kernel.New(kernel.Config{MaxSimTime: m.End, Seed: m.Seed, Type: kernel.TimeWarp,
+					Partition: m.Partition, Payloads: m.Payloads, TimeWarp: tw}, m.Build())
+				require.NoError(t, err)
+				r, err := s.Run(context.Background())
+				require.NoError(t, err)
+				require.Equal(t, want.Digest, r.Digest)
+				require.Equal(t, want.EventsCommitted, r.EventsCommitted)
+				require.Equal(t, fmt.Sprintf("calendar, 1 shared by %d workers", w), r.ScheduleQueues)
+			})
 		}
 	}
 	ranks := []int{2, 3}
