@@ -60,8 +60,10 @@ type TimeWarpConfig struct {
 	// ladder, parallel-heap) are no longer schedule arrangements: naming one is an error
 	// that says so (docs/DECISIONS.md, "Shared schedule queues as groups").
 	QueueType string
-	// LockType guards the schedule queues (with queue type calendar, each worker's inbound
-	// events from other workers): ticket or mutex (default ticket).
+	// LockType is the kind of lock that guards each schedule queue's inbound events from
+	// other queues and, with fewer schedule queues than workers, a queue its workers share:
+	// ticket or mutex. The default is ticket for the inbound, mutex for a shared queue (see
+	// groupLock).
 	LockType string
 	// StateSavingPeriod saves each LP's state every that many events (default 16; 1 is
 	// copy state saving). Periodic state saving only.

@@ -86,6 +86,19 @@ type stage struct {
 	marker gpuoffload.Batch
 }
 
+// groupLock returns the kind of lock that guards a shared schedule queue, given LockType
+// as configured: that kind, or a mutex when none is given. A worker holds it for a whole
+// batch's commit and take, several microseconds, longer than the ticket lock's spin: its
+// waiter then yields on every poll, and each hand-over waits for the scheduler (PHOLD, 2
+// workers sharing a queue on a loaded 2-core machine: 1.0 M events/s with the ticket lock,
+// 3.0 with a mutex, medians of 5 interleaved runs).
+func groupLock(configured string) string {
+	if configured == "" {
+		return "mutex"
+	}
+	return configured
+}
+
 // grouped reports whether workers share schedule queues (group.go).
 func (d *timeWarpDispatcher) grouped() bool { return d.cfg.Schedulers < d.cfg.Workers }
 

@@ -414,7 +414,7 @@ const (
 func (d *timeWarpDispatcher) partitioned() bool { return d.plp != nil }
 
 // initPartitioned sets up the partitioned engine: sched[j] is the worker of LP d.local[j].
-func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType string) error {
+func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType, groupLockType string) error {
 	n := len(d.sim.lps)
 	d.owner = make([]int32, n)
 	d.plp = make([]partLP, n)
@@ -457,7 +457,7 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType string) error
 			p.gvtMask = partSlowGVTEvents - 1
 		}
 		if d.grouped() {
-			if p.mu, err = spinlock.New(lockType); err != nil {
+			if p.mu, err = spinlock.New(groupLockType); err != nil {
 				return err
 			}
 			p.safeBound = event.Key{RecvTime: math.Inf(-1)} // nothing is safe (see group.go)

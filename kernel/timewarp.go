@@ -239,7 +239,7 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 		return nil, fmt.Errorf("partition LPs among schedule queues: %w", err)
 	}
 	d.addWorkers()
-	if err := d.initPartitioned(sched, cfg.LockType); err != nil {
+	if err := d.initPartitioned(sched, cfg.LockType, groupLock(s.cfg.TimeWarp.LockType)); err != nil {
 		return nil, err
 	}
 	return d, nil
