@@ -271,8 +271,10 @@ func (w *worker) replay(r *lpRecord) {
 	st := &w.stage
 	h := &st.held[st.at]
 	r.rng = h.after
-	for _, s := range st.sends[h.from:h.to] {
-		w.ctx.out.send(s.to, s.from, s.depth, s.seq, s.at, s.now, s.words, s.payload)
+	out := w.ctx.out
+	for j := h.from; j < h.to; j++ {
+		s := &st.sends[j]
+		out.send(s.to, s.from, s.depth, s.seq, s.at, s.now, s.words, s.payload)
 	}
 }
 
