@@ -72,8 +72,8 @@ import (
 //
 // Lazy cancellation: a rollback holds the outputs of the undone events (but the twin's that
 // an anti-message drops) in the LP's outputmgr.Lazy instead of sending their anti-messages
-// (holdOutputs; the output log keeps each send's contents beside it, outData, for the
-// comparison). A send while processing an event consumes an identical held output of the
+// (holdOutputs; the output log, an outputmgr.Log, keeps each send's contents beside it for
+// the comparison). A send while processing an event consumes an identical held output of the
 // same cause (suppressed: the original is still live) or clashes with a held output of the
 // same key and receiver (its anti-message goes first; a re-send to the worker's own LPs then
 // waits behind it in antis, so that the calendar stamps tell the cancelled twin from it). A
@@ -140,49 +140,6 @@ type cancelled struct {
 	next   uint32 // 1 + the index of the LP's next entry (or the next unused one), or 0
 }
 
-// savedState is a copy of an LP's state taken by periodic state saving: the model's
-// Snapshot and the kernel's per-LP core (generator and send sequence number).
-type savedState struct {
-	model any
-	core  statemgr.Core
-}
-
-// histEntry is one processed event in a worker's history log. It takes two cache lines
-// (TestHistEntryLayout): writing it is most of what logging an event costs.
-type histEntry struct {
-	// The first cache line holds what fossil collection reads of most entries: outTo, dead
-	// and the event's receive time and payload (its send time and sequence number too, for
-	// ties with the horizon), so that it reads one line an entry, not two.
-
-	// outTo and outFrom (below) delimit the event's sends in the worker's output log.
-	outTo int64
-	dead  bool // rolled back
-	// draws is the number of generator draws the event made (reverse computation only;
-	// the LP's send sequence number before the event is its number after less the sends,
-	// outTo - outFrom).
-	draws uint32
-	ev    event.Event
-	// prev is the absolute index of the LP's previous entry (below the base: none).
-	prev    int64
-	outFrom int64
-	saved   *savedState // periodic state saving: the LP's state after the event, or nil
-}
-
-// outEntry is one sent event in a worker's output log: what its anti-message needs.
-type outEntry struct {
-	recvTime, sendTime Time
-	seq                uint64
-	depth              uint32
-	sender, receiver   LPID
-}
-
-// outData is what lazy cancellation needs of a sent event besides its outEntry: its
-// contents, to compare a regenerated send with (partWorker.outData, lazy only).
-type outData struct {
-	words   Words
-	payload any
-}
-
 // partCheck is what CheckRollbacks keeps per LP in the partitioned engine, owned by the
 // LP's worker: base[id] is the digest of LP id's state after its newest event that is not
 // in the history log (committed or safe; after Init when none), saved[id] that of its base
@@ -201,11 +158,8 @@ type partCheck struct {
 type partWorker struct {
 	// Owned by the worker:
 	cal            eventset.Calendar
-	hist           ring.Ring[histEntry]
-	histBase       int64 // absolute index of hist.At(0)
-	outs           ring.Ring[outEntry]
-	outsBase       int64
-	outData        ring.Ring[outData]  // lazy cancellation only: beside outs, index for index
+	hist           statemgr.History    // the events processed and not committed, and the pool of saved states
+	outs           outputmgr.Log       // their sends (with their contents with lazy cancellation)
 	checks         ring.Ring[twDigest] // CheckRollbacks only: beside hist, index for index
 	holding        []LPID              // lazy cancellation: the LPs that may hold outputs
 	heldMin        event.Key           // a key at or below the cause of every held output
@@ -220,23 +174,21 @@ type partWorker struct {
 	keyMin         event.Key           // least key this worker handed to another since its last report (horizon)
 	handed         [2]event.Key        // keyMin at the worker's report in round handedRound[i] (i its parity)
 	handedRound    [2]uint64
-	safeBound      event.Key     // an event that sorts below it is safe (see updateSafe)
-	safeHigh       event.Key     // the key of the last safe event processed
-	wasSafe        bool          // the last event processed was safe
-	horizonSeen    uint64        // the round of the last horizon read
-	maxCommitted   Time          // the latest receive time among the committed events dropped
-	undone, coasts []int64       // rollback scratch
-	free           []*savedState // saved states no longer needed, for reuse
-	ahead          int           // events taken since a GVT round last ended (see partAheadEvents)
-	idleTurns      int           // idle turns in a row (see idleSpin)
-	gvtMask        uint64        // events between the GVT rounds the worker starts (partGVTEvents), less 1
-	roundsSeen     uint64        // GVT rounds ended when ahead was last reset
-	compactedAt    uint64        // stats.processed at the last compaction (see compactPart)
-	compactEvery   int           // events between compactions when more than the least (see compactShare)
-	remap          []int64       // compaction scratch: new absolute index of each entry, or -1
-	compactions    int           // number of compactions, for tests
-	compactPeak    int           // the longest log compacted, for tests
-	atGVT          int           // events committed at the horizon's time, for tests
+	safeBound      event.Key // an event that sorts below it is safe (see updateSafe)
+	safeHigh       event.Key // the key of the last safe event processed
+	wasSafe        bool      // the last event processed was safe
+	horizonSeen    uint64    // the round of the last horizon read
+	maxCommitted   Time      // the latest receive time among the committed events dropped
+	undone, coasts []int64   // rollback scratch
+	ahead          int       // events taken since a GVT round last ended (see partAheadEvents)
+	idleTurns      int       // idle turns in a row (see idleSpin)
+	gvtMask        uint64    // events between the GVT rounds the worker starts (partGVTEvents), less 1
+	roundsSeen     uint64    // GVT rounds ended when ahead was last reset
+	compactedAt    uint64    // stats.processed at the last compaction (see compactPart)
+	compactEvery   int       // events between compactions when more than the least (see compactShare)
+	compactions    int       // number of compactions, for tests
+	compactPeak    int       // the longest log compacted, for tests
+	atGVT          int       // events committed at the horizon's time, for tests
 
 	// mu guards the whole part when a group of workers shares it (group.go), or is nil.
 	mu sync.Locker
@@ -404,11 +356,9 @@ const idleSpin = 64
 // event, 4.39 every 32 events; 128 was no better than 32.
 const flushEvents = 32
 
-// Initial sizes of the logs (powers of two).
-const (
-	histMin = 1024
-	outsMin = 1024
-)
+// histMin is the initial size of the CheckRollbacks digests beside the history log (a
+// power of two, that of statemgr.History).
+const histMin = 1024
 
 // partitioned reports whether the dispatcher runs the partitioned engine.
 func (d *timeWarpDispatcher) partitioned() bool { return d.plp != nil }
@@ -421,7 +371,7 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType, groupLockTyp
 	d.logMax = partLogMax
 	if !d.reverse {
 		d.period = uint32(d.cfg.StateSavingPeriod)
-		d.base = make([]*savedState, n)
+		d.base = make([]*statemgr.Saved, n)
 		d.spill = make([][]event.Event, n)
 	}
 	if d.check {
@@ -654,9 +604,9 @@ func (w *worker) prefetchPart() {
 	if id, ok := prefetchNext(&p.cal, d.sim.lps); ok {
 		prefetch.Line(unsafe.Pointer(&d.plp[id]))
 	}
-	if h := p.hist.Spare(); h != nil && !p.wasSafe { // two lines (see histEntry)
+	if h := p.hist.Spare(); h != nil && !p.wasSafe { // two lines (see statemgr.Entry)
 		prefetch.Line(unsafe.Pointer(h))
-		prefetch.Line(unsafe.Pointer(&h.saved))
+		prefetch.Line(unsafe.Pointer(&h.Saved))
 	}
 }
 
@@ -781,7 +731,7 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 func (w *worker) processLogged(x *partLP, r *lpRecord, ev *event.Event) {
 	d, p := w.d, w.p
 	d0 := r.rng.D // the Weyl counter alone counts the draws (rng.Draws)
-	outFrom := p.outsBase + int64(p.outs.Len())
+	outFrom := p.outs.Next()
 	// The handler: the model's Handle, or, while batchPart commits a batch, the results of
 	// the batch's element (see applyBatched). Written out, here and for a safe event in
 	// processPart: as a function it was not inlined (17 instructions an event).
@@ -791,17 +741,17 @@ func (w *worker) processLogged(x *partLP, r *lpRecord, ev *event.Event) {
 		w.applyBatched(r, w.batch, w.batchAt)
 	}
 	// Field by field: a composite literal is built on the stack and then copied.
-	h := p.hist.Push(histMin)
-	h.ev = *ev
-	h.prev, h.outFrom, h.outTo = x.last, outFrom, p.outsBase+int64(p.outs.Len())
-	h.saved, h.dead = nil, false
-	x.last = p.histBase + int64(p.hist.Len()-1)
+	h := p.hist.Push()
+	h.Ev = *ev
+	h.Prev, h.OutFrom, h.OutTo = x.last, outFrom, p.outs.Next()
+	h.Saved, h.Dead = nil, false
+	x.last = p.hist.Next() - 1
 	x.lastKey.Set(ev) // not KeyOf: see event.Key.Set
 	if d.reverse {
-		h.draws = rng.Draws(rng.XORWOW{D: d0}, rng.XORWOW{D: r.rng.D})
+		h.Draws = rng.Draws(rng.XORWOW{D: d0}, rng.XORWOW{D: r.rng.D})
 	} else if x.count++; x.count >= d.period {
 		x.count = 0
-		h.saved = p.save(r)
+		h.Saved = p.save(r)
 		x.anchor, x.anchorTime = x.last, ev.RecvTime
 	}
 	if d.check {
@@ -886,22 +836,12 @@ func (p *partWorker) lowerSafe(e *event.Event, la Time) {
 }
 
 // save returns a copy of the state of LP record r, reusing a discarded one.
-func (p *partWorker) save(r *lpRecord) *savedState {
-	var s *savedState
-	if n := len(p.free); n > 0 {
-		s = p.free[n-1]
-		p.free[n-1] = nil
-		p.free = p.free[:n-1]
-	} else {
-		s = new(savedState)
-	}
-	s.model = r.model.Snapshot(s.model)
-	s.core = coreOf(r)
+func (p *partWorker) save(r *lpRecord) *statemgr.Saved {
+	s := p.hist.NewSaved()
+	s.Model = r.model.Snapshot(s.Model)
+	s.Core = coreOf(r)
 	return s
 }
-
-// entry returns the history entry with absolute index i (histBase <= i).
-func (p *partWorker) entry(i int64) *histEntry { return p.hist.At(int(i - p.histBase)) }
 
 // partSink is a worker of the partitioned engine as the sink of its Context (initPartitioned
 // sets it): its send is the engine's, without worker.send's dispatch, a call that passed
@@ -917,8 +857,8 @@ func (s *partSink) send(to, from LPID, depth uint32, seq uint64, at, now Time, w
 	d := w.d
 	if !w.initSend {
 		if !w.unlogged {
-			o := w.p.outs.Push(outsMin) // field by field: see processPart
-			o.recvTime, o.sendTime, o.seq, o.depth, o.sender, o.receiver = at, now, seq, depth, from, to
+			o := w.p.outs.Push() // field by field: see processPart
+			o.RecvTime, o.SendTime, o.Seq, o.Depth, o.Sender, o.Receiver = at, now, seq, depth, from, to
 		}
 		if to == from || int(d.owner[to]) == w.g && (d.dist == nil || d.dist.isLocal(to)) {
 			// The common case, into the worker's own calendar, without building the
@@ -938,8 +878,8 @@ func (s *partSink) send(to, from LPID, depth uint32, seq uint64, at, now Time, w
 // logOut appends a send of the event being processed to the output log, as partSink's send
 // does (written out there: it is not inlined).
 func (p *partWorker) logOut(at, now Time, seq uint64, depth uint32, from, to LPID) {
-	o := p.outs.Push(outsMin)
-	o.recvTime, o.sendTime, o.seq, o.depth, o.sender, o.receiver = at, now, seq, depth, from, to
+	o := p.outs.Push()
+	o.RecvTime, o.SendTime, o.Seq, o.Depth, o.Sender, o.Receiver = at, now, seq, depth, from, to
 }
 
 // lazySink is a worker of the partitioned engine as the sink of its Context with lazy
@@ -954,8 +894,8 @@ func (s *lazySink) send(to, from LPID, depth uint32, seq uint64, at, now Time, w
 	w := (*worker)(s)
 	if !w.coasting && !w.initSend {
 		if !w.unlogged {
-			od := w.p.outData.Push(outsMin)
-			od.words, od.payload = ws, payload
+			od := w.p.outs.PushContents()
+			od.Words, od.Payload = ws, payload
 		}
 		if w.d.plazy[from].Len() > 0 && w.lazyHandled(to, from, depth, seq, at, now, ws, payload) {
 			if !w.unlogged { // logged as partSink's send would have
@@ -1150,9 +1090,9 @@ func (w *worker) handleAnti(a *event.Event) {
 	x := &w.d.plp[id]
 	twin := twinKey(event.KeyOf(a))
 	if !event.KeyLess(&x.lastKey, &twin) {
-		for i := x.last; i >= p.histBase; {
-			h := p.entry(i)
-			hk := event.KeyOf(&h.ev)
+		for i := x.last; p.hist.Holds(i); {
+			h := p.hist.At(i)
+			hk := event.KeyOf(&h.Ev)
 			if event.KeyLess(&hk, &twin) {
 				break
 			}
@@ -1161,7 +1101,7 @@ func (w *worker) handleAnti(a *event.Event) {
 				w.partRollback(x, id, twin, true) // false: the run failed, and ends
 				return
 			}
-			i = h.prev
+			i = h.Prev
 		}
 	}
 	// The twin is pending: it is dropped when taken (see cancelled). Per-pair order puts
@@ -1190,59 +1130,57 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) bo
 	d.sim.undoSeries(id, &k) // series.go
 	u := p.undone[:0]
 	i := x.last
-	for i >= p.histBase {
-		h := p.entry(i)
-		hk := event.KeyOf(&h.ev)
+	for p.hist.Holds(i) {
+		h := p.hist.At(i)
+		hk := event.KeyOf(&h.Ev)
 		if event.KeyLess(&hk, &k) {
 			break
 		}
 		u = append(u, i)
-		i = h.prev
+		i = h.Prev
 	}
 	p.undone = u
 	if d.reverse {
 		rev := r.model.(Reverser)
 		for _, j := range u { // newest first
-			h := p.entry(j)
-			w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = h.ev.RecvTime, h.ev.Depth, id, r
-			reverseEvent(&w.ctx, rev, &h.ev, twUndo{draws: h.draws, seq: r.seq - uint64(h.outTo-h.outFrom)})
+			h := p.hist.At(j)
+			w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = h.Ev.RecvTime, h.Ev.Depth, id, r
+			reverseEvent(&w.ctx, rev, &h.Ev, twUndo{draws: h.Draws, seq: r.seq - uint64(h.OutTo-h.OutFrom)})
 		}
 	}
 	held := false
 	for _, j := range u {
-		h := p.entry(j)
-		h.dead = true
-		if h.saved != nil {
-			p.free = append(p.free, h.saved)
-			h.saved = nil
+		h := p.hist.At(j)
+		h.Dead = true
+		if h.Saved != nil {
+			p.hist.Free(h.Saved)
+			h.Saved = nil
 		}
 		w.stats.rolledBack++
-		twin := dropTwin && event.KeyOf(&h.ev) == k
+		twin := dropTwin && event.KeyOf(&h.Ev) == k
 		if twin {
 			w.stats.annihil++
 		} else {
-			p.cal.Push(&h.ev)
-			w.tracker.Made(h.ev.RecvTime)
+			p.cal.Push(&h.Ev)
+			w.tracker.Made(h.Ev.RecvTime)
 		}
 		if d.lazy && !twin {
-			held = held || h.outTo > h.outFrom
+			held = held || h.OutTo > h.OutFrom
 		} else {
-			for o := h.outFrom; o < h.outTo; o++ {
-				oe := p.outs.At(int(o - p.outsBase))
-				anti := event.Event{RecvTime: oe.recvTime, SendTime: oe.sendTime, Seq: oe.seq,
-					Depth: oe.depth, Sender: oe.sender, Receiver: oe.receiver, Anti: true}
+			for o := h.OutFrom; o < h.OutTo; o++ {
+				anti := p.outs.At(o).Anti()
 				w.stats.antiSent++
 				d.deliverPart(w, &anti)
 			}
 		}
-		h.ev.Payload = nil
+		h.Ev.Payload = nil
 	}
 	if held {
 		w.holdOutputs(id, k, u, dropTwin)
 	}
 	x.last, x.lastKey = i, event.Key{}
-	if i >= p.histBase {
-		x.lastKey = event.KeyOf(&p.entry(i).ev)
+	if p.hist.Holds(i) {
+		x.lastKey = event.KeyOf(&p.hist.At(i).Ev)
 	}
 	if d.reverse {
 		if d.check && !w.checkRestored(id, r, i) {
@@ -1255,16 +1193,16 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) bo
 	// holds one, else the base state; then coast forward, oldest first and without
 	// sending, over the LP's events after it (after the base: its spill list first).
 	c := p.coasts[:0]
-	var from *savedState
+	var from *statemgr.Saved
 	j := i
-	for j >= p.histBase {
-		h := p.entry(j)
-		if h.saved != nil {
-			from = h.saved
+	for p.hist.Holds(j) {
+		h := p.hist.At(j)
+		if h.Saved != nil {
+			from = h.Saved
 			break
 		}
 		c = append(c, j)
-		j = h.prev
+		j = h.Prev
 	}
 	p.coasts = c
 	fromBase := from == nil
@@ -1272,15 +1210,15 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) bo
 		from = d.base[id]
 		x.anchor = -1
 	} else {
-		x.anchor, x.anchorTime = j, p.entry(j).ev.RecvTime
+		x.anchor, x.anchorTime = j, p.hist.At(j).Ev.RecvTime
 	}
-	r.model.Restore(from.model)
-	setCore(r, from.core)
+	r.model.Restore(from.Model)
+	setCore(r, from.Core)
 	if d.check {
 		want, at := d.ck.saved[id], "its newest committed saved state"
 		if !fromBase {
-			want = p.checks.At(int(j - p.histBase)).state
-			e := &p.entry(j).ev
+			want = p.checks.At(int(j - p.hist.Base())).state
+			e := &p.hist.At(j).Ev
 			at = fmt.Sprintf("the state saved after its event at time %v (from LP %d, sequence %d)",
 				e.RecvTime, e.Sender, e.Seq)
 		}
@@ -1299,10 +1237,10 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) bo
 		}
 	}
 	for n := len(c) - 1; n >= 0; n-- {
-		e := &p.entry(c[n]).ev
+		e := &p.hist.At(c[n]).Ev
 		w.sendBytes = w.sendBytes[:0]
 		w.coast(x, id, r, e)
-		if d.check && w.eventDigest(&d.ck.snap[id], r) != *p.checks.At(int(c[n] - p.histBase)) {
+		if d.check && w.eventDigest(&d.ck.snap[id], r) != *p.checks.At(int(c[n] - p.hist.Base())) {
 			d.fail(d.reexecError(id, e))
 			return false
 		}
@@ -1320,8 +1258,8 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) bo
 func (w *worker) checkRestored(id LPID, r *lpRecord, i int64) bool {
 	d, p := w.d, w.p
 	want := d.ck.base[id]
-	if i >= p.histBase && d.ck.safeAt[id] < i {
-		want = p.checks.At(int(i - p.histBase)).state
+	if p.hist.Holds(i) && d.ck.safeAt[id] < i {
+		want = p.checks.At(int(i - p.hist.Base())).state
 	}
 	return w.stateDigest(&d.ck.snap[id], r) == want
 }
@@ -1335,11 +1273,11 @@ func (w *worker) holdOutputs(id LPID, k event.Key, u []int64, dropTwin bool) {
 	d, p := w.d, w.p
 	refs := p.holdRefs[:0]
 	for n := len(u) - 1; n >= 0; n-- {
-		h := p.entry(u[n])
-		if dropTwin && event.KeyOf(&h.ev) == k {
+		h := p.hist.At(u[n])
+		if dropTwin && event.KeyOf(&h.Ev) == k {
 			continue
 		}
-		for o := h.outFrom; o < h.outTo; o++ {
+		for o := h.OutFrom; o < h.OutTo; o++ {
 			refs = append(refs, holdRef{entry: u[n], out: o})
 		}
 	}
@@ -1347,11 +1285,8 @@ func (w *worker) holdOutputs(id LPID, k event.Key, u []int64, dropTwin bool) {
 	var ev event.Event
 	d.plazy[id].Hold(len(refs), func(j int) (event.Key, *event.Event) {
 		ref := refs[j]
-		oe, od := p.outs.At(int(ref.out-p.outsBase)), p.outData.At(int(ref.out-p.outsBase))
-		ev = event.Event{RecvTime: oe.recvTime, SendTime: oe.sendTime, Seq: oe.seq, Depth: oe.depth,
-			Sender: oe.sender, Receiver: oe.receiver, Words: od.words, Payload: od.payload}
-		od.payload = nil
-		return event.KeyOf(&p.entry(ref.entry).ev), &ev
+		ev = p.outs.Event(ref.out)
+		return event.KeyOf(&p.hist.At(ref.entry).Ev), &ev
 	})
 	if !d.listed[id] {
 		d.listed[id] = true
@@ -1495,46 +1430,32 @@ func (w *worker) reportPart(r uint64) {
 func (w *worker) fossilPart(hk event.Key) {
 	p := w.p
 	p.fossilKey = hk
-	n, outTo := 0, p.outsBase
+	n, outTo := 0, p.outs.Base()
 	for n < p.hist.Len() {
-		h := p.hist.At(n)
-		if !h.dead {
-			if !committed(&h.ev, &hk) {
+		h := p.hist.Nth(n)
+		if !h.Dead {
+			if !committed(&h.Ev, &hk) {
 				break
 			}
 			if !w.d.reverse {
 				w.prefetchCommit(n)
 			}
-			if h.ev.RecvTime == hk.RecvTime {
+			if h.Ev.RecvTime == hk.RecvTime {
 				p.atGVT++
 			}
-			w.commitPart(h, p.histBase+int64(n), hk.RecvTime)
+			w.commitPart(h, p.hist.Base()+int64(n), hk.RecvTime)
 		}
-		outTo = h.outTo
+		outTo = h.OutTo
 		n++
 	}
 	if n == 0 {
 		return
 	}
 	p.hist.DropFront(n)
-	p.histBase += int64(n)
 	if w.d.check {
 		p.checks.DropFront(n)
 	}
-	p.dropOuts(int(outTo-p.outsBase), w.d.lazy)
-	p.outsBase = outTo
-}
-
-// dropOuts drops the n oldest entries of the output log (and of outData, beside it with
-// lazy cancellation, whose payloads it lets go).
-func (p *partWorker) dropOuts(n int, lazy bool) {
-	p.outs.DropFront(n)
-	if lazy {
-		for i := range n {
-			p.outData.At(i).payload = nil
-		}
-		p.outData.DropFront(n)
-	}
+	p.outs.DropTo(outTo)
 }
 
 // committed reports whether event e sorts below the commit horizon hk.
@@ -1547,12 +1468,12 @@ func committed(e *event.Event, hk *event.Key) bool { return event.Before(e, hk) 
 func (w *worker) prefetchCommit(n int) {
 	d, p := w.d, w.p
 	if n+8 < p.hist.Len() {
-		id := p.hist.At(n + 8).ev.Receiver
+		id := p.hist.Nth(n + 8).Ev.Receiver
 		prefetch.Line(unsafe.Pointer(&d.spill[id]))
 		prefetch.Line(unsafe.Pointer(&d.plp[id]))
 	}
 	if n+4 < p.hist.Len() {
-		sp := d.spill[p.hist.At(n+4).ev.Receiver]
+		sp := d.spill[p.hist.Nth(n+4).Ev.Receiver]
 		if len(sp) < cap(sp) {
 			prefetch.Line(unsafe.Pointer(&sp[:len(sp)+1][len(sp)]))
 		}
@@ -1565,115 +1486,81 @@ func (w *worker) prefetchCommit(n int) {
 // could still need it for coast forward (the LP has no newer saved state before g; a newer
 // one at g may be committed too, and then replaces the spill as it is dropped). An LP's
 // entries are dropped oldest first.
-func (w *worker) commitPart(h *histEntry, i int64, g Time) {
+func (w *worker) commitPart(h *statemgr.Entry, i int64, g Time) {
 	d, p := w.d, w.p
 	if d.check {
-		if id := h.ev.Receiver; d.ck.safeAt[id] < i {
-			d.ck.base[id] = p.checks.At(int(i - p.histBase)).state
-			if h.saved != nil {
+		if id := h.Ev.Receiver; d.ck.safeAt[id] < i {
+			d.ck.base[id] = p.checks.At(int(i - p.hist.Base())).state
+			if h.Saved != nil {
 				d.ck.saved[id] = d.ck.base[id]
 			}
 		}
 	}
 	if !d.reverse {
-		id := h.ev.Receiver
+		id := h.Ev.Receiver
 		switch {
-		case h.saved != nil:
+		case h.Saved != nil:
 			if old := d.base[id]; old != nil {
-				p.free = append(p.free, old)
+				p.hist.Free(old)
 			}
-			d.base[id], h.saved = h.saved, nil
+			d.base[id], h.Saved = h.Saved, nil
 			clear(d.spill[id])
 			d.spill[id] = d.spill[id][:0]
 		case !(d.plp[id].anchor > i && d.plp[id].anchorTime < g):
-			d.spill[id] = append(d.spill[id], h.ev)
+			d.spill[id] = append(d.spill[id], h.Ev)
 		}
 	}
-	if h.ev.RecvTime > p.maxCommitted { // times are never NaN: no need for math.Max
-		p.maxCommitted = h.ev.RecvTime
+	if h.Ev.RecvTime > p.maxCommitted { // times are never NaN: no need for math.Max
+		p.maxCommitted = h.Ev.RecvTime
 	}
-	if h.ev.Payload != nil { // a store to every entry would dirty its line again
-		h.ev.Payload = nil
+	if h.Ev.Payload != nil { // a store to every entry would dirty its line again
+		h.Ev.Payload = nil
 	}
 }
 
 // compactPart drops from anywhere in the history log what fossil collection drops from its
 // head only: rolled-back entries and committed ones (below the commit horizon hk, as of the
-// last fossil collection), with their outputs. The
-// entries kept, and their outputs, move towards the head in order, and are renumbered from
-// the absolute index after the last one in use: an index that still refers to a dropped
-// entry (an LP's last or anchor entry, committed) is then below histBase, which every walk
-// along an LP's entries reads as none, as it does after fossil collection. An LP's
+// last fossil collection), with their outputs (statemgr.History.Compact and
+// outputmgr.Log.Keep do the moving and renumbering): an index that still refers to a
+// dropped entry (an LP's last or anchor entry, committed) is then below the log's base,
+// which every walk along an LP's entries reads as none, as it does after fossil collection. An LP's
 // committed entries all precede its entries above the horizon in the log, so they are
 // dropped oldest first, as commitPart requires.
 func (w *worker) compactPart(hk event.Key) {
 	d, p := w.d, w.p
 	n := p.hist.Len()
-	newBase, newOuts := p.histBase+int64(n), p.outsBase+int64(p.outs.Len())
-	if cap(p.remap) < n {
-		p.remap = make([]int64, n)
-	}
-	remap := p.remap[:n]
+	oldBase, newBase := p.hist.Base(), p.hist.Next()
 	p.compactions++
 	p.compactPeak = max(p.compactPeak, n)
-	k, ko := 0, 0 // entries and outputs kept so far
-	for i := range n {
-		h := p.hist.At(i)
-		old := p.histBase + int64(i)
-		if h.dead || committed(&h.ev, &hk) {
-			if !h.dead {
-				w.commitPart(h, old, hk.RecvTime)
+	p.outs.BeginCompact()
+	p.hist.Compact(func(i int64, h *statemgr.Entry) bool {
+		if h.Dead || committed(&h.Ev, &hk) {
+			if !h.Dead {
+				w.commitPart(h, i, hk.RecvTime)
 			}
-			remap[i] = -1
-			h.ev.Payload = nil
-			continue
+			return true
 		}
-		to := newBase + int64(k)
-		remap[i] = to
-		from := newOuts + int64(ko)
-		for o := h.outFrom; o < h.outTo; o++ {
-			*p.outs.At(ko) = *p.outs.At(int(o - p.outsBase))
-			if d.lazy {
-				*p.outData.At(ko) = *p.outData.At(int(o - p.outsBase))
-			}
-			ko++
-		}
-		h.outFrom, h.outTo = from, newOuts+int64(ko)
-		if h.prev >= p.histBase {
-			h.prev = remap[h.prev-p.histBase]
-		}
-		x := &d.plp[h.ev.Receiver]
+		return false
+	}, func(h *statemgr.Entry, old, to int64) {
+		h.OutFrom, h.OutTo = p.outs.Keep(h.OutFrom, h.OutTo)
+		x := &d.plp[h.Ev.Receiver]
 		if x.last == old {
 			x.last = to
 		}
 		if x.anchor == old {
 			x.anchor = to
 		}
-		if d.check && d.ck.safeAt[h.ev.Receiver] == old {
-			d.ck.safeAt[h.ev.Receiver] = to
-		}
-		if k != i {
-			*p.hist.At(k) = *h
-			h.ev.Payload = nil
-			if d.check {
-				*p.checks.At(k) = *p.checks.At(i)
+		if d.check {
+			if d.ck.safeAt[h.Ev.Receiver] == old {
+				d.ck.safeAt[h.Ev.Receiver] = to
 			}
+			*p.checks.At(int(to - newBase)) = *p.checks.At(int(old - oldBase))
 		}
-		k++
-	}
-	p.hist.Truncate(k)
-	p.histBase = newBase
+	})
+	p.outs.EndCompact()
 	if d.check {
-		p.checks.Truncate(k)
+		p.checks.Truncate(p.hist.Len())
 	}
-	if d.lazy {
-		for o := ko; o < p.outData.Len(); o++ {
-			p.outData.At(o).payload = nil
-		}
-		p.outData.Truncate(ko)
-	}
-	p.outs.Truncate(ko)
-	p.outsBase = newOuts
 }
 
 // finalTimePart is the latest receive time among the events processed and not rolled back.
@@ -1682,8 +1569,8 @@ func (d *timeWarpDispatcher) finalTimePart() Time {
 	for _, p := range d.parts {
 		t = math.Max(t, math.Max(p.maxCommitted, p.safeHigh.RecvTime))
 		for i := range p.hist.Len() {
-			if h := p.hist.At(i); !h.dead {
-				t = math.Max(t, h.ev.RecvTime)
+			if h := p.hist.Nth(i); !h.Dead {
+				t = math.Max(t, h.Ev.RecvTime)
 			}
 		}
 	}

@@ -164,7 +164,7 @@ type timeWarpDispatcher struct {
 	// Periodic state saving in the partitioned engine: base[id] is LP id's newest saved
 	// state that is no longer in a log entry, spill[id] its committed events after base that
 	// coast forward may need (see fossilPart), period the state saving period.
-	base   []*savedState
+	base   []*statemgr.Saved
 	spill  [][]event.Event
 	period uint32
 	// logMax is the partitioned engine's bound on a worker's history log, partLogMax (tests

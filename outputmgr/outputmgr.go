@@ -1,37 +1,27 @@
-// Package outputmgr records the events each logical process (LP) sends, so that a rollback
-// can cancel them with anti-messages: aggressive cancellation with [Queue] alone, lazy
-// cancellation with [Queue] and [Lazy].
+// Package outputmgr keeps what a time-warp worker needs to cancel the events its logical
+// processes (LPs) sent: the output log ([Log]) of the sends of the events processed and not
+// yet committed, whose anti-messages a rollback sends (aggressive cancellation), and, with
+// lazy cancellation, each LP's held outputs ([Lazy]), which a rollback holds instead and
+// re-execution either regenerates (the send is suppressed) or lets expire (the
+// anti-message goes out). Its one job is the bookkeeping of sent events; which events to
+// cancel, and when, the kernel decides from its history log (package statemgr), whose
+// entries delimit their sends in the output log by absolute index.
 //
-// Every record keeps the key of its cause: the event whose processing sent it. An LP
-// processes its events in increasing key order and a rollback to key k undoes the events
-// with keys >= k, so the causes in a Queue never decrease in send order: a rollback takes
-// records from the end and fossil collection drops them from the front. The queue is a ring
-// buffer (package internal/ring) that shrinks only after a burst has passed, so recording
-// allocates nothing in steady state.
+// # The output log
 //
-// Events returned for cancellation (by [Queue.RollbackFrom], [Lazy.Expire],
-// [Lazy.Regenerated] and [Lazy.Drain]) are copies of the positive
-// events as they were sent; the kernel turns each into its anti-message (Anti = true, every
-// other field unchanged) and sends it to the event's receiver.
-//
-// # Aggressive cancellation: the worker protocol
-//
-// For one LP with output queue q (owned by the worker running the LP; no locks):
-//
-//   - Init: the sends of the LP's Init are not recorded (nothing rolls them back).
-//   - Process an event with key c (first time or re-execution after a rollback): for each
-//     event e the handler sends, q.Record(c, &e) and send e.
-//   - Coast forward (re-executing already-processed events after a state restore, see
-//     package statemgr): the handler's sends advance the LP's sequence number as usual but
-//     are neither recorded nor sent: they were recorded and sent the first time.
-//   - Rollback to key k (a straggler with key k, or an anti-message whose positive twin,
-//     with key k, was processed): antis = q.RollbackFrom(k, antis[:0]) and send an
-//     anti-message for each, then restore the state and coast forward. For an
-//     anti-message, k may be its own key or its twin's: no cause lies between the two.
-//   - Anti-message for an event not yet processed: nothing here (the kernel annihilates
-//     the pair in the pending queue).
-//   - New GVT g: q.FossilCollect(g): no rollback will undo an event below g, so its outputs
-//     can never be cancelled.
+// For each send of an event it processes (not for the sends of coast forward, made the
+// first time already, nor for those of the LPs' Init or of safe events, which nothing
+// rolls back), the kernel pushes a [Sent] (Log.Push) and, with lazy cancellation, its
+// [Contents] (Log.PushContents). A rollback reads the sends of the undone events by index:
+// their anti-messages ([Sent.Anti]), or, to hold them, the events with their contents
+// ([Log.Event]). Their entries stay in the log, unreachable, until fossil collection drops
+// the log's head up to the sends of the last event it drops (Log.DropTo), or compaction
+// keeps only the sends of the events still logged (Log.BeginCompact, Keep, EndCompact).
+// The log is a ring buffer that doubles when full, so that pushing allocates nothing in
+// steady state. Events returned for cancellation (by [Lazy.Expire], [Lazy.Regenerated] and
+// [Lazy.Drain]) are copies of the positive events as they were sent; the kernel turns
+// each into its anti-message (Anti = true, every other field unchanged) and sends it to
+// the event's receiver.
 //
 // # Lazy cancellation: the worker protocol
 //
@@ -40,21 +30,22 @@
 // event c that is identical to a held output of the same cause c (see [Lazy.Regenerated])
 // is suppressed: the original message is still valid at its receiver. Held outputs whose
 // cause has been processed again without regenerating them, or whose cause will not be
-// processed again, are cancelled. Step by step, with q and l:
+// processed again, are cancelled. Step by step:
 //
-//  1. Rollback to key k: l.HoldFrom(q, k) instead of q.RollbackFrom. It moves the records
-//     whose cause is >= k from q into l, merging them with the outputs l still holds from
-//     an earlier rollback: those stay held, neither lost nor cancelled twice. Then restore
-//     the state and coast forward as usual (coast forward touches neither q nor l).
+//  1. Rollback to key k: l.Hold the sends of the undone events (but those of an
+//     anti-message's twin, which the kernel cancels at once), in cause order, instead of
+//     sending their anti-messages. Hold merges them with the outputs l still holds from an
+//     earlier rollback: those stay held, neither lost nor cancelled twice. Then restore the
+//     state and coast forward as usual.
 //  2. Process an event with key c (first time or re-execution alike): for each event e the
-//     handler sends, always q.Record(c, &e), then let cancels, suppress be the results of
+//     handler sends, always log it, then let cancels, suppress be the results of
 //     l.Regenerated(c, &e, cancels[:0]); send the anti-messages in cancels first, then
-//     send e unless suppress. A suppressed send is recorded by the
-//     kernel like any other: its record stands for the held original, which is identical,
-//     and q keeps its send order. cancels holds at most one event: a held output with e's
-//     key and receiver that differs from e, which must be cancelled before e is sent or
-//     the receiver could not tell the two apart. For an event processed for the first time
-//     Regenerated returns false and, unless such a clash occurs, no cancels.
+//     send e unless suppress. A suppressed send is logged like any other: its entry
+//     stands for the held original, which is identical. cancels holds at most one event:
+//     a held output with e's key and receiver that differs from e, which must be cancelled
+//     before e is sent or the receiver could not tell the two apart. For an event
+//     processed for the first time Regenerated returns false and, unless such a clash
+//     occurs, no cancels.
 //  3. Each time the LP's earliest pending event is determined (after processing an event,
 //     after a rollback, after an anti-message annihilated a pending event: wherever the
 //     kernel reschedules the LP), let n be its key and cancel l.Expire(n, ...): the held
@@ -70,7 +61,7 @@
 //     held cause is at or after the earliest pending event, so the second term only
 //     matters when the pending events changed since, for example when another worker
 //     annihilated the LP's earliest pending event.) Held outputs are never fossil
-//     collected; q.FossilCollect(g) as usual.
+//     collected.
 //  5. At the end of the simulation nothing may be held (step 3 drains an LP that has no
 //     pending event).
 //
@@ -86,77 +77,7 @@ import (
 	"reflect"
 
 	"github.com/warpedgo/warped/event"
-	"github.com/warpedgo/warped/internal/ring"
 )
-
-// record is one sent event with the key of its cause.
-type record struct {
-	cause event.Key
-	ev    event.Event
-}
-
-// Queue records the events one LP sent, each with the key of the event whose processing
-// sent it (its cause), so that a rollback can cancel them. Not safe for concurrent use.
-type Queue struct {
-	recs ring.Ring[record] // oldest first
-}
-
-// NewQueue returns an empty output queue.
-func NewQueue() *Queue { return &Queue{} }
-
-// Len returns the number of records.
-func (q *Queue) Len() int { return q.recs.Len() }
-
-func (q *Queue) at(i int) *record { return q.recs.At(i) }
-
-// Record records a copy of *e (its Payload included) as sent while processing the event
-// with key cause. It panics when cause is less than the cause of the latest record: the
-// LP did not process in key order, or a rollback did not remove the records it undid.
-func (q *Queue) Record(cause event.Key, e *event.Event) {
-	if n := q.recs.Len(); n > 0 {
-		if last := &q.at(n - 1).cause; event.KeyLess(&cause, last) {
-			panic(fmt.Sprintf("outputmgr: recording a send of cause %+v after one of cause %+v", cause, *last))
-		}
-	}
-	r := q.recs.Push(16)
-	r.cause, r.ev = cause, *e
-}
-
-// cut returns the index of the first record whose cause is >= k.
-func (q *Queue) cut(k event.Key) int {
-	i := q.recs.Len()
-	for i > 0 && !event.KeyLess(&q.at(i-1).cause, &k) {
-		i--
-	}
-	return i
-}
-
-// RollbackFrom removes the records whose cause key is >= k and appends copies of their
-// events to dst, in send order, returning dst: the kernel sends an anti-message for each
-// (aggressive cancellation).
-func (q *Queue) RollbackFrom(k event.Key, dst []event.Event) []event.Event {
-	i := q.cut(k)
-	for j := i; j < q.recs.Len(); j++ {
-		r := q.at(j)
-		dst = append(dst, r.ev)
-		*r = record{}
-	}
-	q.recs.Truncate(i)
-	return dst
-}
-
-// FossilCollect drops the records whose cause's receive time is less than gvt: no rollback
-// will undo their cause, so they will never be cancelled. The dropped records are not
-// cleared (writing to them cost a cache miss per event): a slot is overwritten when the
-// ring comes round, so a dropped record's payload stays reachable at most until then.
-func (q *Queue) FossilCollect(gvt event.Time) {
-	i := 0
-	for i < q.recs.Len() && q.at(i).cause.RecvTime < gvt {
-		i++
-	}
-	q.recs.DropFront(i)
-	q.recs.Shrink(16)
-}
 
 // held is one output held by Lazy.
 type held struct {
@@ -194,29 +115,11 @@ func NewLazy() *Lazy { return &Lazy{index: make(map[match]int)} }
 // Len returns the number of held outputs.
 func (l *Lazy) Len() int { return l.live }
 
-// HoldFrom is lazy cancellation's rollback to key k: it moves the records of q whose cause
-// is >= k into l, without cancelling them, merged in cause order with the outputs l already
-// holds. It panics if two held outputs have the same key and receiver (two live messages
-// the receiver could not tell apart: a kernel bug).
-func (l *Lazy) HoldFrom(q *Queue, k event.Key) {
-	i := q.cut(k)
-	if i == q.recs.Len() {
-		return
-	}
-	l.hold(q.recs.Len()-i, func(j int) (event.Key, *event.Event) {
-		r := q.at(i + j)
-		return r.cause, &r.ev
-	})
-	for j := i; j < q.recs.Len(); j++ {
-		*q.at(j) = record{}
-	}
-	q.recs.Truncate(i)
-}
-
-// Hold is HoldFrom for outputs kept elsewhere than in a Queue: it holds the n outputs that
-// at(0), ..., at(n-1) return (each the cause, and a copy of the positive event as it was
-// sent), which must come in cause order, merged in cause order with the outputs l already
-// holds. The events are copied. It panics as HoldFrom does.
+// Hold is lazy cancellation's rollback: it holds, without cancelling them, the n outputs
+// that at(0), ..., at(n-1) return (each the cause, and a copy of the positive event as it
+// was sent), which must come in cause order, merged in cause order with the outputs l
+// already holds. The events are copied. It panics if two held outputs have the same key
+// and receiver (two live messages the receiver could not tell apart: a kernel bug).
 func (l *Lazy) Hold(n int, at func(j int) (cause event.Key, ev *event.Event)) {
 	if n > 0 {
 		l.hold(n, at)
@@ -257,11 +160,11 @@ func (l *Lazy) hold(n int, at func(j int) (event.Key, *event.Event)) {
 }
 
 // Regenerated is called for each event e sent while processing the event with key cause
-// (after recording it in the Queue). It reports whether e is to be suppressed: a held
+// (after logging it). It reports whether e is to be suppressed: a held
 // output of the same cause is identical to e (same receiver, receive time, send time,
 // sequence number, depth, Words, and Payload equal by == for basic types, by
 // reflect.DeepEqual otherwise). That held output is consumed: it is no longer held, and
-// the record of e stands for it in the Queue. Otherwise e is to be sent; if a held output
+// the log entry of e stands for it. Otherwise e is to be sent; if a held output
 // has e's key and receiver but differs from e (in content or cause), it is removed and
 // appended to cancel, and the kernel must send its anti-message before sending e. It
 // returns cancel.

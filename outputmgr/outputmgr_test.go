@@ -32,101 +32,6 @@ func key(t float64, sender uint32, seq uint64) event.Key {
 	return event.Key{RecvTime: t, SendTime: t - 1, Sender: sender, SeqSign: seq<<1 | 1}
 }
 
-func TestQueueAgainstReference(t *testing.T) {
-	type rec struct {
-		cause event.Key
-		ev    event.Event
-	}
-	for seed := range uint64(8) {
-		r := rand.New(rand.NewPCG(seed, 1))
-		q := NewQueue()
-		var ref []rec
-		cause := key(0, 1, 0)
-		gvt := 0.0
-		seq := uint64(0)
-		newKey := func(lo float64) event.Key {
-			seq++
-			rt := math.Floor(lo) + float64(r.IntN(3))
-			return event.Key{RecvTime: rt, SendTime: rt - float64(r.IntN(2)), Depth: uint32(r.IntN(2)),
-				Sender: uint32(1 + r.IntN(3)), SeqSign: seq<<1 | 1}
-		}
-		for step := range 4000 {
-			switch x := r.IntN(20); {
-			case x < 12: // record a send, of the same cause or a later one
-				if r.IntN(3) == 0 {
-					for k := newKey(cause.RecvTime); ; k = newKey(cause.RecvTime) {
-						if event.KeyLess(&cause, &k) {
-							cause = k
-							break
-						}
-					}
-				}
-				e := event.Event{RecvTime: cause.RecvTime + float64(r.IntN(4)), SendTime: cause.RecvTime,
-					Seq: uint64(step), Receiver: uint32(r.IntN(5)), Words: event.Words{uint64(step)}}
-				switch r.IntN(3) {
-				case 0:
-					e.Payload = fmt.Sprint(step)
-				case 1:
-					e.Payload = []int{step}
-				}
-				q.Record(cause, &e)
-				ref = append(ref, rec{cause, e})
-				e.Words[0]++ // Record copied e: this changes nothing recorded
-			case x < 16: // roll back to a key at or above GVT, between or on causes
-				k := newKey(max(gvt, cause.RecvTime-3))
-				if r.IntN(2) == 0 && len(ref) > 0 {
-					k = ref[r.IntN(len(ref))].cause
-				}
-				if k.RecvTime < gvt {
-					continue
-				}
-				var want []event.Event
-				kept := ref[:0]
-				for _, x := range ref {
-					if event.KeyLess(&x.cause, &k) {
-						kept = append(kept, x)
-					} else {
-						want = append(want, x.ev)
-					}
-				}
-				ref = kept
-				prefix := []event.Event{{Seq: 999}}
-				got := q.RollbackFrom(k, prefix)
-				require.Equal(t, append([]event.Event{{Seq: 999}}, want...), got, "seed %d step %d", seed, step)
-				if event.KeyLess(&k, &cause) {
-					cause = k // the LP continues from the rollback point
-				}
-			case x < 18: // GVT
-				g := gvt + r.Float64()*(cause.RecvTime-gvt)
-				if g > gvt {
-					gvt = g
-				}
-				q.FossilCollect(gvt)
-				ref = slices.DeleteFunc(ref, func(x rec) bool { return x.cause.RecvTime < gvt })
-			default:
-				require.Equal(t, len(ref), q.Len())
-				for i, x := range ref {
-					if r := q.at(i); r.cause != x.cause || !identical(&r.ev, &x.ev) {
-						t.Fatalf("seed %d step %d: record %d is %+v, want %+v", seed, step, i, *r, x)
-					}
-				}
-			}
-			require.Equal(t, len(ref), q.Len())
-		}
-	}
-}
-
-func TestRecordPanicsOnDecreasingCause(t *testing.T) {
-	q := NewQueue()
-	e := event.Event{RecvTime: 5}
-	q.Record(key(3, 1, 1), &e)
-	q.Record(key(3, 1, 1), &e) // several sends of one cause
-	require.Panics(t, func() { q.Record(key(2, 1, 2), &e) })
-	require.Len(t, q.RollbackFrom(key(3, 1, 1), nil), 2)
-	q.Record(key(2, 1, 2), &e) // fine after the rollback removed the later causes
-	require.Equal(t, 1, q.Len())
-}
-
 // fixed is a handler whose sends depend on the cause alone: the events listed in out[c]
 // send to receiver 1 at c's time + 1 with Words[0] = the cause's time. A re-execution
 // regenerates them exactly as long as the sequence numbers did not shift.
@@ -161,14 +66,14 @@ func scenario(t *testing.T, lazy bool, stragglerSends int, dependsOnState map[fl
 func TestLazyRegeneratesAll(t *testing.T) {
 	w := scenario(t, true, 0, nil)
 	require.Equal(t, 2, w.l.Len(), "the outputs of the events at 3 and 4 are held")
-	require.Equal(t, 0, w.q.Len()-2)
+	require.Len(t, w.recs, 2, "the sends of the events before the straggler are left")
 	require.Equal(t, 4.0, w.l.MinRecvTime())
 	w.runAll()
 	w.check()
 	require.Equal(t, 4, w.sent, "nothing sent again")
 	require.Equal(t, 0, w.cancelled)
 	require.Equal(t, 2, w.suppressed)
-	require.Equal(t, 4, w.q.Len(), "the suppressed sends are recorded again")
+	require.Len(t, w.recs, 4, "the suppressed sends are recorded again")
 
 	a := scenario(t, false, 0, nil)
 	a.runAll()
@@ -264,14 +169,10 @@ func TestRegeneratedFirstTimeAndClashes(t *testing.T) {
 	require.False(t, sup, "nothing held: a first-time send goes out")
 	require.Empty(t, cancel)
 
-	q := NewQueue()
 	c := key(1, 1, 0)
-	q.Record(c, &e)
 	other := e
 	other.Seq = 8
-	q.Record(c, &other)
-	l.HoldFrom(q, c)
-	require.Equal(t, 0, q.Len())
+	holdAll(l, c, e, other)
 	require.Equal(t, 2, l.Len())
 
 	// A different event: no match, sent, nothing cancelled.
@@ -311,23 +212,25 @@ func TestPayloadEquality(t *testing.T) {
 		require.False(t, payloadEqual(p[0], p[1]), "%#v %#v", p[0], p[1])
 	}
 	// Suppression compares payloads by value.
-	q, l := NewQueue(), NewLazy()
+	l := NewLazy()
 	c := key(1, 1, 0)
 	e := event.Event{RecvTime: 2, SendTime: 1, Receiver: 3, Payload: []string{"x"}}
-	q.Record(c, &e)
-	l.HoldFrom(q, c)
+	holdAll(l, c, e)
 	e2 := e
 	e2.Payload = []string{"x"}
 	_, sup := l.Regenerated(c, &e2, nil)
 	require.True(t, sup)
 }
 
-func TestHoldFromPanicsOnDuplicateLiveOutputs(t *testing.T) {
-	q, l := NewQueue(), NewLazy()
+// holdAll holds the outputs es, all of cause c.
+func holdAll(l *Lazy, c event.Key, es ...event.Event) {
+	l.Hold(len(es), func(j int) (event.Key, *event.Event) { return c, &es[j] })
+}
+
+func TestHoldPanicsOnDuplicateLiveOutputs(t *testing.T) {
+	l := NewLazy()
 	e := event.Event{RecvTime: 2, SendTime: 1, Receiver: 3}
-	q.Record(key(1, 1, 0), &e)
-	q.Record(key(1, 1, 0), &e)
-	require.Panics(t, func() { l.HoldFrom(q, key(1, 1, 0)) })
+	require.Panics(t, func() { holdAll(l, key(1, 1, 0), e, e) })
 }
 
 // mixed is the property tests' handler: each event sends 0, 1 or 2 events whose times,
@@ -448,25 +351,10 @@ func TestRandomCancellation(t *testing.T) {
 	}
 }
 
-func BenchmarkRecordFossilCollect(b *testing.B) {
-	q := NewQueue()
-	e := event.Event{Receiver: 3, Words: event.Words{1, 2}}
-	n := 0
-	b.ReportAllocs()
-	for b.Loop() {
-		n++
-		tm := float64(n / 4) // four sends per event
-		c := key(tm, 1, uint64(n/4))
-		e.RecvTime, e.SendTime, e.Seq = tm+1, tm, uint64(n)
-		q.Record(c, &e)
-		q.FossilCollect(tm - 64)
-	}
-}
-
 // BenchmarkLazyReexecution: hold the outputs of 16 events (2 sends each), re-execute them
 // regenerating every send.
 func BenchmarkLazyReexecution(b *testing.B) {
-	q, l := NewQueue(), NewLazy()
+	l := NewLazy()
 	var evs [16][2]event.Event
 	for i := range evs {
 		for j := range evs[i] {
@@ -476,20 +364,15 @@ func BenchmarkLazyReexecution(b *testing.B) {
 	var cancel []event.Event
 	b.ReportAllocs()
 	for b.Loop() {
-		for i := range evs {
-			for j := range evs[i] {
-				q.Record(key(float64(i), 1, uint64(i)), &evs[i][j])
-			}
-		}
-		l.HoldFrom(q, key(0, 0, 0))
+		l.Hold(2*len(evs), func(j int) (event.Key, *event.Event) {
+			return key(float64(j/2), 1, uint64(j/2)), &evs[j/2][j%2]
+		})
 		for i := range evs {
 			c := key(float64(i), 1, uint64(i))
 			for j := range evs[i] {
-				q.Record(c, &evs[i][j])
 				cancel, _ = l.Regenerated(c, &evs[i][j], cancel[:0])
 			}
 			cancel = l.Expire(key(float64(i+1), 1, uint64(i+1)), cancel[:0])
 		}
-		q.FossilCollect(math.Inf(1))
 	}
 }

@@ -31,7 +31,9 @@ type world struct {
 	t       *testing.T
 	lazy    bool
 	h       handler
-	q       *Queue
+	log     Log       // the sends, with their contents (kept with aggressive cancellation too, to check)
+	recs    []sentRec // the sends of the processed events, in send order
+	fossils int       // fossil collections, every third of which compacts the log
 	l       *Lazy
 	init    senderState
 	state   senderState
@@ -46,7 +48,7 @@ type world struct {
 }
 
 func newWorld(t *testing.T, lazy bool, h handler) *world {
-	return &world{t: t, lazy: lazy, h: h, q: NewQueue(), l: NewLazy(), live: map[match]event.Event{}}
+	return &world{t: t, lazy: lazy, h: h, l: NewLazy(), live: map[match]event.Event{}}
 }
 
 func keyCmp(a, b event.Key) int {
@@ -110,7 +112,7 @@ func (w *world) process() {
 		w.cancel(w.l.Expire(c, w.buf[:0]))
 	}
 	for _, e := range outputs(w.h, &w.state, c) {
-		w.q.Record(c, &e)
+		w.record(c, &e)
 		suppress := false
 		if w.lazy {
 			var cancels []event.Event
@@ -153,12 +155,46 @@ func (w *world) rollback(k event.Key) []event.Key {
 	if i > 0 {
 		w.state = w.states[i-1]
 	}
+	j := len(w.recs)
+	for j > 0 && !event.KeyLess(&w.recs[j-1].cause, &k) {
+		j--
+	}
+	gone := w.recs[j:]
+	w.recs = w.recs[:j] // their sends stay in the log, unreachable, until it drops them
 	if w.lazy {
-		w.l.HoldFrom(w.q, k)
+		var ev event.Event
+		w.l.Hold(len(gone), func(j int) (event.Key, *event.Event) {
+			ev = w.log.Event(gone[j].at)
+			return gone[j].cause, &ev
+		})
 	} else {
-		w.cancel(w.q.RollbackFrom(k, w.buf[:0]))
+		antis := w.buf[:0]
+		for _, r := range gone {
+			a, e := w.log.At(r.at).Anti(), w.log.Event(r.at)
+			want := e // the anti-message: the key, sender and receiver, without the contents
+			want.Words, want.Payload, want.Anti = event.Words{}, nil, true
+			if a != want {
+				w.t.Fatalf("the anti-message %+v is not that of %+v", a, e)
+			}
+			antis = append(antis, e)
+		}
+		w.cancel(antis)
 	}
 	return undone
+}
+
+// sentRec is a send of a processed event: its cause and its absolute index in the log.
+type sentRec struct {
+	cause event.Key
+	at    int64
+}
+
+// record logs a send of the event with key c, as the kernel does.
+func (w *world) record(c event.Key, e *event.Event) {
+	*w.log.Push() = Sent{RecvTime: e.RecvTime, SendTime: e.SendTime, Seq: e.Seq, Depth: e.Depth,
+		Sender: e.Sender, Receiver: e.Receiver}
+	*w.log.PushContents() = Contents{Words: e.Words, Payload: e.Payload}
+	w.recs = append(w.recs, sentRec{c, w.log.Next() - 1})
 }
 
 func (w *world) last() (event.Key, bool) {
@@ -203,7 +239,24 @@ func (w *world) antiPending(i int) {
 func (w *world) fossil(g float64) {
 	require.GreaterOrEqual(w.t, g, w.gvt)
 	w.gvt = g
-	w.q.FossilCollect(g)
+	n := 0
+	for n < len(w.recs) && w.recs[n].cause.RecvTime < g {
+		n++
+	}
+	to := w.log.Next()
+	if n < len(w.recs) {
+		to = w.recs[n].at
+	}
+	w.log.DropTo(to)
+	w.recs = w.recs[n:]
+	if w.fossils++; w.fossils%3 == 0 {
+		w.log.BeginCompact()
+		for i := range w.recs {
+			w.recs[i].at, _ = w.log.Keep(w.recs[i].at, w.recs[i].at+1)
+		}
+		w.log.EndCompact()
+		require.Equal(w.t, len(w.recs), w.log.Len())
+	}
 }
 
 // maxGVT is the largest GVT the LP allows: its earliest pending event, and with lazy
@@ -236,9 +289,11 @@ func (w *world) check() {
 		}
 	}
 	require.Equal(w.t, want, w.live)
-	// Every record still in the queue is a live message.
-	for i := range w.q.Len() {
-		e := &w.q.at(i).ev
-		require.Equal(w.t, w.live[matchOf(e)], *e)
+	// Every send of a processed event still in the log is a live message.
+	for _, r := range w.recs {
+		s, c := w.log.At(r.at), w.log.ContentsAt(r.at)
+		e := event.Event{RecvTime: s.RecvTime, SendTime: s.SendTime, Seq: s.Seq, Depth: s.Depth,
+			Sender: s.Sender, Receiver: s.Receiver, Words: c.Words, Payload: c.Payload}
+		require.Equal(w.t, w.live[matchOf(&e)], e)
 	}
 }
