@@ -484,7 +484,7 @@ func (w *worker) housekeep() Time {
 		w.handleAntis()
 		w.mark(phaseProcess)
 	}
-	if d.dist != nil {
+	if d.dist != nil && d.dist.rs != nil {
 		w.remoteSafe() // remotesafe.go
 	}
 	if w.extra && d.lazy {
