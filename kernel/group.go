@@ -174,26 +174,15 @@ func (w *worker) takeGroup(g Time) bool {
 	d, p, st := w.d, w.p, &w.stage
 	lim := d.limit()
 	for tries := 0; tries < 4*groupBatch && len(st.held) < groupBatch; tries++ {
-		t, ok := p.cal.Min()
-		if !ok || t >= lim || (t > g && (p.ahead >= partAheadEvents || p.hist.Len() >= d.logMax)) {
+		ev, stop := w.nextTake(lim, g, len(st.held))
+		if stop {
 			break
 		}
-		if len(p.holding) > 0 && len(st.held) > 0 {
-			// Lazy cancellation: as in batchPart.
-			if mk, _ := p.cal.MinKey(); event.KeyLess(&p.heldMin, &mk) {
-				break
-			}
+		if ev == nil {
+			continue // cancelled, and dropped
 		}
-		ev := p.cal.Pop()
 		id := ev.Receiver
 		x := &d.plp[id]
-		if x.cancels != 0 {
-			// Before it is set aside: pushed back, it would take a stamp after its
-			// cancellation's (see cancelled).
-			if k := event.KeyOf(ev); p.dropCancelled(x, &k, p.cal.PoppedStamp()) {
-				continue
-			}
-		}
 		if d.batched[id] || w.senderWaits(id) {
 			st.aside = append(st.aside, *ev)
 			continue

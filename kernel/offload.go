@@ -305,27 +305,15 @@ func (w *worker) batchPart(size int, g Time) bool {
 	lim := d.limit()
 	var safe event.Key // the safe bound before the first event held
 	for taken := 0; taken < size; taken++ {
-		t, ok := p.cal.Min()
-		if !ok || t >= lim || (t > g && (p.ahead >= partAheadEvents || p.hist.Len() >= d.logMax)) {
+		ev, stop := w.nextTake(lim, g, taken)
+		if stop {
 			break
 		}
-		if len(p.holding) > 0 && taken > 0 {
-			// Lazy cancellation: no event may be processed after a held output's cause
-			// before expireHeld has seen it (see the package comment of partitioned.go).
-			if mk, _ := p.cal.MinKey(); event.KeyLess(&p.heldMin, &mk) {
-				break
-			}
+		if ev == nil {
+			continue // cancelled, and dropped
 		}
-		ev := p.cal.Pop()
 		id := ev.Receiver
 		x := &d.plp[id]
-		if x.cancels != 0 {
-			// First: pushed back, a cancelled event would take a stamp after its
-			// cancellation's (see cancelled).
-			if k := event.KeyOf(ev); p.dropCancelled(x, &k, p.cal.PoppedStamp()) {
-				continue
-			}
-		}
 		if d.batched[id] {
 			p.cal.Push(ev)
 			break
@@ -387,6 +375,35 @@ func (w *worker) batchPart(size int, g Time) bool {
 		return false
 	}
 	return ok
+}
+
+// nextTake pops the worker's least pending event for a batch that has taken n events so
+// far (batchPart, takeGroup), where partLoop would take it: stop is set when it must not
+// (nothing below the limit lim, or beyond GVT g the ahead or log bound, or with lazy
+// cancellation a held output's cause first); ev is nil when the event popped was cancelled
+// by its anti-message, and dropped.
+func (w *worker) nextTake(lim, g Time, n int) (ev *event.Event, stop bool) {
+	d, p := w.d, w.p
+	t, ok := p.cal.Min()
+	if !ok || t >= lim || (t > g && (p.ahead >= partAheadEvents || p.hist.Len() >= d.logMax)) {
+		return nil, true
+	}
+	if len(p.holding) > 0 && n > 0 {
+		// Lazy cancellation: no event may be processed after a held output's cause
+		// before expireHeld has seen it (see the package comment of partitioned.go).
+		if mk, _ := p.cal.MinKey(); event.KeyLess(&p.heldMin, &mk) {
+			return nil, true
+		}
+	}
+	ev = p.cal.Pop()
+	if x := &d.plp[ev.Receiver]; x.cancels != 0 {
+		// First: put back or set aside, a cancelled event would take a stamp after its
+		// cancellation's (see cancelled).
+		if k := event.KeyOf(ev); p.dropCancelled(x, &k, p.cal.PoppedStamp()) {
+			return nil, false
+		}
+	}
+	return ev, false
 }
 
 // applyBatched does what the model's Handle would have for element i of batch b: it sets

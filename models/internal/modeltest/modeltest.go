@@ -45,6 +45,20 @@ func Sequential(t testing.TB, m Model) kernel.Result {
 	return r
 }
 
+// matches runs m under time warp with tw in one process and checks that it commits what
+// the sequential run want did.
+func matches(t *testing.T, m Model, tw kernel.TimeWarpConfig, want kernel.Result) kernel.Result {
+	t.Helper()
+	s, err := kernel.New(kernel.Config{MaxSimTime: m.End, Seed: m.Seed, Type: kernel.TimeWarp,
+		Partition: m.Partition, Payloads: m.Payloads, TimeWarp: tw}, m.Build())
+	require.NoError(t, err)
+	r, err := s.Run(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, want.Digest, r.Digest)
+	require.Equal(t, want.EventsCommitted, r.EventsCommitted)
+	return r
+}
+
 // Matrix checks that every time-warp configuration gives the sequential digest and the
 // sequential number of committed events: 1, 2 and 4 workers; periodic state saving (and
 // reverse computation where the model is reversible); aggressive and lazy cancellation;
@@ -76,15 +90,7 @@ func Matrix(t *testing.T, m Model) kernel.Result {
 						tw.StateSavingPeriod = 3
 					}
 					name := fmt.Sprintf("workers=%d/%s/%s/check=%v", w, ss, cancel, check)
-					t.Run(name, func(t *testing.T) {
-						s, err := kernel.New(kernel.Config{MaxSimTime: m.End, Seed: m.Seed, Type: kernel.TimeWarp,
-							Partition: m.Partition, Payloads: m.Payloads, TimeWarp: tw}, m.Build())
-						require.NoError(t, err)
-						r, err := s.Run(context.Background())
-						require.NoError(t, err)
-						require.Equal(t, want.Digest, r.Digest)
-						require.Equal(t, want.EventsCommitted, r.EventsCommitted)
-					})
+					t.Run(name, func(t *testing.T) { matches(t, m, tw, want) })
 				}
 			}
 		}
@@ -101,13 +107,7 @@ func Matrix(t *testing.T, m Model) kernel.Result {
 				if ss == kernel.StateSavingPeriodic {
 					tw.StateSavingPeriod = 3
 				}
-				s, err := kernel.New(kernel.Config{MaxSimTime: m.End, Seed: m.Seed, Type: kernel.TimeWarp,
-					Partition: m.Partition, Payloads: m.Payloads, TimeWarp: tw}, m.Build())
-				require.NoError(t, err)
-				r, err := s.Run(context.Background())
-				require.NoError(t, err)
-				require.Equal(t, want.Digest, r.Digest)
-				require.Equal(t, want.EventsCommitted, r.EventsCommitted)
+				r := matches(t, m, tw, want)
 				require.Equal(t, fmt.Sprintf("calendar, 1 shared by %d workers", w), r.ScheduleQueues)
 			})
 		}
