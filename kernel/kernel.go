@@ -15,9 +15,10 @@
 // lazy cancellation, Fujimoto GVT, fossil collection, optionally handling the events of LPs
 // that implement Batcher in batches on an offload backend (TimeWarpConfig.Offload, see
 // offload.go). Its default arrangement gives each worker its own LPs and one calendar queue
-// of their events (partitioned.go); with fewer schedule queues than workers, workers share
-// LTSF queues (timewarp.go). The committed result is summarised by a digest over every LP's final state
-// in LP order: any two dispatchers, configured in any way, must give the same digest.
+// of their events (partitioned.go); with fewer schedule queues than workers, the workers of
+// a queue share it, with the same engine (group.go). The committed result is summarised by
+// a digest over every LP's final state in LP order: any two dispatchers, configured in any
+// way, must give the same digest.
 //
 // This package re-exports the few types a model needs (Time, LPID, Event), so a model
 // imports kernel and nothing else of the machinery.

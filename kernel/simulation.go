@@ -100,8 +100,8 @@ type Stats struct {
 	StateSaving string `json:"state_saving,omitempty"`
 	// ScheduleQueues says which schedule arrangement a time-warp run used: "calendar, one
 	// per worker" (the default: each worker runs its own LPs from a calendar queue), or,
-	// with fewer schedule queues than workers, how many LTSF queues of which type the
-	// workers shared; empty for a sequential run.
+	// with fewer schedule queues than workers, "calendar, N shared by M workers"; empty for
+	// a sequential run.
 	ScheduleQueues string `json:"schedule_queues,omitempty"`
 }
 
