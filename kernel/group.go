@@ -54,14 +54,15 @@ type staged struct {
 }
 
 // stagedSend is a send kept aside while a worker of a group handles an event without the
-// lock: the arguments of sink.send.
+// lock: the arguments of sink.send but the sender and its time, which are the staged
+// event's receiver and receive time.
 type stagedSend struct {
-	to, from LPID
-	depth    uint32
-	seq      uint64
-	at, now  Time
-	words    Words
-	payload  any
+	to      LPID
+	depth   uint32
+	seq     uint64
+	at      Time
+	words   Words
+	payload any
 }
 
 // stager is a worker of a group as the sink of its Context while it handles its batch: it
@@ -69,9 +70,9 @@ type stagedSend struct {
 type stager worker
 
 // send keeps a send aside.
-func (s *stager) send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
-	s.stage.sends = append(s.stage.sends, stagedSend{to: to, from: from, depth: depth, seq: seq, at: at,
-		now: now, words: ws, payload: payload})
+func (s *stager) send(to, _ LPID, depth uint32, seq uint64, at, _ Time, ws Words, payload any) {
+	s.stage.sends = append(s.stage.sends, stagedSend{to: to, depth: depth, seq: seq, at: at, words: ws,
+		payload: payload})
 }
 
 // stage is a group worker's batch: the events taken, their sends, and scratch.
@@ -211,6 +212,7 @@ func (w *worker) takeGroup(g Time) bool {
 func (w *worker) handleStaged() {
 	d, st := w.d, &w.stage
 	st.sends = st.sends[:0]
+	sink := w.ctx.out
 	w.ctx.out = (*stager)(w)
 	for i := range st.held {
 		h := &st.held[i]
@@ -224,7 +226,7 @@ func (w *worker) handleStaged() {
 		r.model.Handle(&w.ctx, &h.ev)
 		h.after, h.to = r.rng, int32(len(st.sends))
 	}
-	w.ctx.out = w.sink
+	w.ctx.out = sink
 }
 
 // commitStaged commits the worker's batch under the lock, in the order taken, through
@@ -260,10 +262,10 @@ func (w *worker) replay(r *lpRecord) {
 	st := &w.stage
 	h := &st.held[st.at]
 	r.rng = h.after
-	out := w.ctx.out
+	out, from, now := w.ctx.out, h.ev.Receiver, h.ev.RecvTime
 	for j := h.from; j < h.to; j++ {
 		s := &st.sends[j]
-		out.send(s.to, s.from, s.depth, s.seq, s.at, s.now, s.words, s.payload)
+		out.send(s.to, from, s.depth, s.seq, s.at, now, s.words, s.payload)
 	}
 }
 

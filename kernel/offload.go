@@ -314,7 +314,7 @@ func (w *worker) batchPart(size int, g Time) bool {
 		}
 		id := ev.Receiver
 		x := &d.plp[id]
-		if d.batched[id] {
+		if d.batched[id] || w.grp && w.senderWaits(id) { // held by a worker of the group, or see senderWaits
 			p.cal.Push(ev)
 			break
 		}

@@ -360,9 +360,6 @@ const flushEvents = 32
 // power of two, that of statemgr.History).
 const histMin = 1024
 
-// partitioned reports whether the dispatcher runs the partitioned engine.
-func (d *timeWarpDispatcher) partitioned() bool { return d.plp != nil }
-
 // initPartitioned sets up the partitioned engine: sched[j] is the worker of LP d.local[j].
 func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType, groupLockType string) error {
 	n := len(d.sim.lps)
@@ -426,7 +423,6 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType, groupLockTyp
 		w.p = d.parts[w.g]
 		if d.grouped() {
 			w.extra, w.grp = true, true
-			w.sink = w.ctx.out
 		}
 	}
 	if d.dist == nil && !d.grouped() {

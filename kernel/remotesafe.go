@@ -140,7 +140,7 @@ type remoteSafe struct {
 // (TimeWarpConfig.NoRemoteSafe), or not the partitioned engine with reverse computation
 // and one worker in the process, or no lookahead.
 func newRemoteSafe(d *timeWarpDispatcher, rank, size int) *remoteSafe {
-	if d.cfg.NoRemoteSafe || !d.partitioned() || !d.reverse || len(d.workers) != 1 || !(d.sim.lookahead > 0) {
+	if d.cfg.NoRemoteSafe || !d.reverse || len(d.workers) != 1 || !(d.sim.lookahead > 0) {
 		return nil
 	}
 	rs := &remoteSafe{la: d.sim.lookahead, rank: rank, size: size, seen: math.Inf(-1),

@@ -67,8 +67,8 @@ type Sample struct {
 	// SafeEvents counts events committed as they were processed (partitioned engine).
 	SafeEvents uint64
 	// PendingEvents is the number of events in the worker's calendar, and HistoryLength
-	// the length of its history log (partitioned engine; -1 with shared schedule queues,
-	// which keep neither per worker).
+	// the length of its history log (with a shared schedule queue, the queue's; -1 in a
+	// manager's row).
 	PendingEvents, HistoryLength int
 	// MemoryBytes is the Go heap in use by the process (the same in every row of a set).
 	MemoryBytes uint64
@@ -174,13 +174,11 @@ func (w *worker) publish() {
 	if w.off != nil {
 		c.batches.Store(w.off.batches)
 	}
-	if w.p != nil {
-		c.pending.Store(int64(w.p.cal.Len()))
-		c.history.Store(int64(w.p.hist.Len()))
-		c.clock.flush()
-		for i := range c.phases {
-			c.phases[i].Store(c.clock.acc[i])
-		}
+	c.pending.Store(int64(w.p.cal.Len()))
+	c.history.Store(int64(w.p.hist.Len()))
+	c.clock.flush()
+	for i := range c.phases {
+		c.phases[i].Store(c.clock.acc[i])
 	}
 }
 
@@ -200,18 +198,15 @@ func (c *sampleCell) load() sampleCounts {
 func countsOf(w *worker) sampleCounts {
 	c := sampleCounts{processed: w.stats.processed, rolledBack: w.stats.rolledBack,
 		primary: w.stats.primary, secondary: w.stats.secondary, anti: w.stats.antiSent,
-		safe: w.stats.safe, pending: -1, history: -1}
+		safe: w.stats.safe, pending: int64(w.p.cal.Len()), history: int64(w.p.hist.Len())}
 	if w.off != nil {
 		c.batches = w.off.batches
 	}
-	if w.p != nil {
-		c.pending, c.history = int64(w.p.cal.Len()), int64(w.p.hist.Len())
-		if w.cell != nil {
-			// The time since the worker's last change of phase, to the end of the run, is
-			// its last phase's.
-			w.cell.clock.flush()
-			c.phases = w.cell.clock.acc
-		}
+	if w.cell != nil {
+		// The time since the worker's last change of phase, to the end of the run, is its
+		// last phase's.
+		w.cell.clock.flush()
+		c.phases = w.cell.clock.acc
 	}
 	return c
 }
@@ -254,12 +249,6 @@ func newSampler(d *timeWarpDispatcher, start time.Time) *sampler {
 	for i, w := range d.workers {
 		w.cell = &cells[i]
 		cells[i].clock = phaseClock{start: start, cur: phaseIdle}
-		sp.prev[i] = sampleCounts{pending: -1, history: -1}
-		if w.p != nil {
-			sp.prev[i].pending, sp.prev[i].history = 0, 0
-		}
-		cells[i].pending.Store(sp.prev[i].pending)
-		cells[i].history.Store(sp.prev[i].history)
 	}
 	return sp
 }

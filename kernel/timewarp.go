@@ -99,12 +99,10 @@ type worker struct {
 	extra bool
 	// p is the worker's part of the partitioned engine (partitioned.go), or nil; g is its
 	// index in timeWarpDispatcher.parts. grp is set when the part is shared by a group of
-	// workers (group.go); sink is then the part's sink of the worker's Context, and stage
-	// its batch.
+	// workers (group.go), and stage is then its batch.
 	p     *partWorker
 	g     int
 	grp   bool
-	sink  sink
 	stage stage
 	// shown is stats.processed as of the last GVT round the worker started, for progress
 	// lines: the worker counts in a plain field, as an atomic add on every event would

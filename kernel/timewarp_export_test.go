@@ -108,7 +108,7 @@ func RunTimeWarpInternalsLogMax(ctx context.Context, cfg Config, lps []LogicalPr
 		}
 	}
 	in.LeakedEvents = live
-	in.Partitioned = d.partitioned()
+	in.Partitioned = d.plp != nil
 	return in, nil
 }
 
