@@ -31,8 +31,9 @@ type Backend interface {
 	Run(k *Kernel, b *Batch) error
 	// Submit starts k over b and returns at once; the results are in b when the returned
 	// Pending's Wait has returned nil. b must not be read or written until then. At most
-	// MaxInFlight batches may be in flight (submitted and not yet waited for); Submit
-	// returns ErrBusy beyond that, so that one batch can be filled while another runs.
+	// MaxInFlight batches for each lane (Options.Lanes; one unless Open was given more) may
+	// be in flight (submitted and not yet waited for); Submit returns ErrBusy beyond that.
+	// Two per lane let one batch be filled while another runs.
 	Submit(k *Kernel, b *Batch) (Pending, error)
 	// Close releases the backend's resources (device memory, streams, the CUDA context).
 	// Batches in flight should be waited for first. Later calls return ErrClosed.
@@ -46,8 +47,9 @@ type Pending interface {
 	Wait() error
 }
 
-// MaxInFlight is the number of batches a Backend accepts at once through Submit: two, so
-// that transfers and execution of one overlap with the other (double buffering).
+// MaxInFlight is the number of batches a Backend accepts at once through Submit for each
+// lane (goroutine submitting; Options.Lanes): two, so that transfers and execution of one
+// overlap with the other (double buffering).
 const MaxInFlight = 2
 
 // EventWords is the number of inline payload words of an event (kernel.Words).
@@ -57,8 +59,9 @@ const EventWords = 4
 var (
 	// ErrClosed is returned by a Backend's methods after Close.
 	ErrClosed = errors.New("gpuoffload: the backend is closed")
-	// ErrBusy is returned by Submit when MaxInFlight batches are already in flight.
-	ErrBusy = errors.New("gpuoffload: MaxInFlight batches already in flight; Wait for one first")
+	// ErrBusy is returned by Submit when MaxInFlight batches for each lane are already in
+	// flight.
+	ErrBusy = errors.New("gpuoffload: MaxInFlight batches for each lane already in flight; Wait for one first")
 	// ErrOutOfMemory matches errors caused by the device running out of memory
 	// (CUDA_ERROR_OUT_OF_MEMORY); a smaller batch may fit.
 	ErrOutOfMemory = errors.New("gpuoffload: out of device memory")

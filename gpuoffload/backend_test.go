@@ -222,6 +222,40 @@ func TestBackendTwoInFlight(t *testing.T) {
 	}
 }
 
+// TestBackendLanes checks that a backend opened for several lanes (Options.Lanes) takes
+// MaxInFlight batches in flight for each, no more, with the right results.
+func TestBackendLanes(t *testing.T) {
+	const lanes = 3
+	for _, c := range []backendCase{
+		{"cpu", func() (Backend, error) { return newCPU(4, lanes), nil }, 0},
+		{"cuda", func() (Backend, error) { return newCUDA(0, lanes) }, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			be := openOrSkip(t, c)
+			r := rand.New(rand.NewPCG(6, 7))
+			k := newTestKernel(2, 1000)
+			var bs [lanes*MaxInFlight + 1]Batch
+			var wants [lanes*MaxInFlight + 1]*Batch
+			for i := range bs {
+				fillRandom(r, &bs[i], k, 300+i, 1000)
+				wants[i] = serialTwin(k, &bs[i])
+			}
+			var ps [lanes * MaxInFlight]Pending
+			for i := range ps {
+				p, err := be.Submit(k, &bs[i])
+				require.NoError(t, err, "batch %d of %d", i+1, len(ps))
+				ps[i] = p
+			}
+			_, err := be.Submit(k, &bs[len(ps)])
+			require.ErrorIs(t, err, ErrBusy)
+			for i, p := range ps {
+				require.NoError(t, p.Wait())
+				require.Empty(t, diffBatches(wants[i], &bs[i]))
+			}
+		})
+	}
+}
+
 // TestBackendErrors checks argument errors and use after Close.
 func TestBackendErrors(t *testing.T) {
 	for _, c := range backendCases() {

@@ -11,7 +11,9 @@ import (
 
 // cpuBackend runs the Go twins and package rng on goroutines.
 type cpuBackend struct {
-	workers  int
+	workers int
+	// limit is how many batches may be in flight (MaxInFlight for each lane).
+	limit    int32
 	inFlight atomic.Int32
 	closed   atomic.Bool
 }
@@ -19,11 +21,14 @@ type cpuBackend struct {
 // NewCPU returns the CPU backend: it runs each kernel's Go twin, and rng's Advance and
 // Rewind, with the elements split among workers goroutines (workers <= 0: GOMAXPROCS). It
 // cannot fail and needs nothing but the CPU.
-func NewCPU(workers int) Backend {
+func NewCPU(workers int) Backend { return newCPU(workers, 1) }
+
+// newCPU is NewCPU accepting MaxInFlight batches in flight for each of lanes goroutines.
+func newCPU(workers, lanes int) *cpuBackend {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	return &cpuBackend{workers: workers}
+	return &cpuBackend{workers: workers, limit: int32(MaxInFlight * max(lanes, 1))}
 }
 
 // Name returns "cpu".
@@ -132,7 +137,7 @@ func (c *cpuBackend) Submit(k *Kernel, b *Batch) (Pending, error) {
 	if err := c.ready(); err != nil {
 		return nil, err
 	}
-	if c.inFlight.Add(1) > MaxInFlight {
+	if c.inFlight.Add(1) > c.limit {
 		c.inFlight.Add(-1)
 		return nil, ErrBusy
 	}

@@ -19,7 +19,9 @@ import (
 // Locking: life is held shared by every operation that touches the device and exclusively
 // by Close, so Close never frees what an operation uses. mu guards the compiled functions
 // and the batch slots' busy flags (slotFree signals a freed slot); closed is written under
-// both life and mu. rngMu serializes Advance and Reverse, which share one
+// both life and mu. compileMu serializes compiling and loading modules (modules is
+// guarded by it), so that a compile, which takes a while, does not hold mu and block the
+// batches of kernels already loaded. rngMu serializes Advance and Reverse, which share one
 // slot. Each operation locks its goroutine to an OS thread and makes the context current
 // on it, since a CUDA context is current per thread.
 type cudaBackend struct {
@@ -35,13 +37,17 @@ type cudaBackend struct {
 	mu       sync.Mutex
 	slotFree *sync.Cond // on mu: a batch slot became free, or the backend closed
 	funcs    map[string]cudaFunc
-	modules  []uintptr
-	slots    [MaxInFlight]*cudaSlot
-	busy     [MaxInFlight]bool
-	rngMu    sync.Mutex
-	rngSlot  *cudaSlot
-	advance  cudaFunc
-	rewind   cudaFunc
+	// compileMu guards modules and orders compiles.
+	compileMu sync.Mutex
+	modules   []uintptr
+	// slots are MaxInFlight batch slots for each lane (Options.Lanes), each with its own
+	// stream; busy says which are taken.
+	slots   []*cudaSlot
+	busy    []bool
+	rngMu   sync.Mutex
+	rngSlot *cudaSlot
+	advance cudaFunc
+	rewind  cudaFunc
 }
 
 // cudaFunc is a loaded kernel and the block size to launch it with.
@@ -69,15 +75,16 @@ type cudaSlot struct {
 // by Prepare). The error says why CUDA cannot be used: no driver, cuInit failing, no
 // such device, no NVRTC, a kernel that does not compile.
 func NewCUDA(device int) (Backend, error) {
-	c, err := newCUDA(device)
+	c, err := newCUDA(device, 1)
 	if err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// newCUDA is NewCUDA returning the concrete type.
-func newCUDA(device int) (*cudaBackend, error) {
+// newCUDA is NewCUDA returning the concrete type, with MaxInFlight batch slots for each of
+// lanes goroutines (at least one).
+func newCUDA(device, lanes int) (*cudaBackend, error) {
 	d, err := loadDriverOnce()
 	if err != nil {
 		return nil, err
@@ -94,7 +101,9 @@ func newCUDA(device int) (*cudaBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gpuoffload: CUDA device %d: %w", device, err)
 	}
-	c := &cudaBackend{d: d, r: r, info: info, dev: dev, arch: arch, funcs: map[string]cudaFunc{}}
+	n := MaxInFlight * max(lanes, 1)
+	c := &cudaBackend{d: d, r: r, info: info, dev: dev, arch: arch, funcs: map[string]cudaFunc{},
+		slots: make([]*cudaSlot, n), busy: make([]bool, n)}
 	c.slotFree = sync.NewCond(&c.mu)
 	c.name = fmt.Sprintf("cuda:%d (%s, sm_%d%d)", device, info.Name, info.CCMajor, info.CCMinor)
 
@@ -330,22 +339,36 @@ func (c *cudaBackend) getFunction(m uintptr, name string) (cudaFunc, error) {
 	return f, nil
 }
 
-// function returns k's loaded kernel, compiling it on first use (c.mu held, thread locked,
-// context current).
+// function returns k's loaded kernel, compiling it on first use (thread locked, context
+// current). It holds mu only to look the kernel up and to record it: a compile holds
+// compileMu, so other goroutines' batches of loaded kernels go on meanwhile.
 func (c *cudaBackend) function(k *Kernel) (cudaFunc, error) {
 	key := k.Name + "\x00" + k.Source
-	if f, ok := c.funcs[key]; ok {
+	c.mu.Lock()
+	f, ok := c.funcs[key]
+	c.mu.Unlock()
+	if ok {
+		return f, nil
+	}
+	c.compileMu.Lock()
+	defer c.compileMu.Unlock()
+	c.mu.Lock()
+	f, ok = c.funcs[key] // compiled while this goroutine waited for compileMu
+	c.mu.Unlock()
+	if ok {
 		return f, nil
 	}
 	m, err := c.loadModule(k.Name+".cu", Source(k))
 	if err != nil {
 		return cudaFunc{}, fmt.Errorf("gpuoffload: kernel %s: %w", k.Name, err)
 	}
-	f, err := c.getFunction(m, k.Name)
+	f, err = c.getFunction(m, k.Name)
 	if err != nil {
 		return cudaFunc{}, fmt.Errorf("gpuoffload: kernel %s: %w", k.Name, err)
 	}
+	c.mu.Lock()
 	c.funcs[key] = f
+	c.mu.Unlock()
 	return f, nil
 }
 
@@ -392,8 +415,6 @@ func (c *cudaBackend) Prepare(k *Kernel) error {
 		return err
 	}
 	defer leave()
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	_, err = c.function(k)
 	return err
 }
@@ -434,9 +455,7 @@ func (c *cudaBackend) submit(k *Kernel, b *Batch, block bool) (Pending, error) {
 		return nil, err
 	}
 	defer leave()
-	c.mu.Lock()
 	f, err := c.function(k)
-	c.mu.Unlock()
 	if err != nil {
 		c.free(slot)
 		return nil, err
@@ -672,7 +691,7 @@ func (c *cudaBackend) release() error {
 		}
 	}
 	if c.d.cuCtxSetCurrent(c.ctx) == cudaSuccess {
-		for _, s := range append(c.slots[:], c.rngSlot) {
+		for _, s := range append(c.slots, c.rngSlot) {
 			if s == nil {
 				continue
 			}
@@ -691,7 +710,7 @@ func (c *cudaBackend) release() error {
 	}
 	keep("cuDevicePrimaryCtxRelease_v2", c.d.cuDevicePrimaryCtxRelease(c.dev))
 	c.modules = nil
-	c.slots = [MaxInFlight]*cudaSlot{}
+	clear(c.slots)
 	c.rngSlot = nil
 	return errors.Join(errs...)
 }

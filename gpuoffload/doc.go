@@ -50,10 +50,11 @@
 //
 // A [Kernel] is a model's batch handler for one event kind: CUDA C source with an
 // extern "C" __global__ entry point taking a WarpedBatch, a Go twin with identical
-// results, and constants (Params). Up to [MaxInFlight] (two) batches may be in flight on
-// a backend ([Backend.Submit], [Pending.Wait]): on CUDA each has its own stream, device
+// results, and constants (Params). Up to [MaxInFlight] (two) batches for each lane
+// ([Options].Lanes: the goroutines that submit, one per time-warp worker) may be in flight
+// on a backend ([Backend.Submit], [Pending.Wait]): on CUDA each has its own stream, device
 // buffer and pinned staging buffer, so one batch's transfers and execution overlap the
-// other's. Rollback, cancellation and GVT stay on the CPU: a batch only computes what
+// other's, and the workers of a process never wait for each other's slots. Rollback, cancellation and GVT stay on the CPU: a batch only computes what
 // the model's Handle would have, and the caller commits it through the normal time-warp
 // bookkeeping.
 //

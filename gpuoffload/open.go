@@ -105,6 +105,11 @@ type Options struct {
 	Device int
 	// Workers is the CPU backend's goroutine count (0: GOMAXPROCS).
 	Workers int
+	// Lanes is how many goroutines submit batches at once (the workers of a time-warp
+	// process; 0: one). The CUDA and CPU backends accept MaxInFlight batches in flight for
+	// each, the CUDA backend on a stream of its own for each, so that one worker's batches
+	// never wait for another's.
+	Lanes int
 }
 
 // Open returns the backend for an offload mode:
@@ -122,9 +127,9 @@ func Open(mode string, o Options) (b Backend, note string, err error) {
 	}
 	switch mode {
 	case ModeCPU:
-		return NewCPU(o.Workers), "", nil
+		return newCPU(o.Workers, o.Lanes), "", nil
 	case ModeOn, ModeAuto:
-		c, err := NewCUDA(o.Device)
+		c, err := newCUDA(o.Device, o.Lanes)
 		if err == nil {
 			return c, "", nil
 		}

@@ -258,7 +258,7 @@ func TestStandinFaults(t *testing.T) {
 // thread without a current context, a copy outside an allocation.
 func TestStandinChecks(t *testing.T) {
 	needStandin(t)
-	be, err := newCUDA(0)
+	be, err := newCUDA(0, 1)
 	require.NoError(t, err)
 	defer be.Close()
 	d := be.d

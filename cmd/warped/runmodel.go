@@ -384,7 +384,7 @@ func (inv *invocation) openOffload(cfg *kernel.Config, lps []kernel.LogicalProce
 	if inv.o.simType != kernel.TimeWarp {
 		return "", nil
 	}
-	be, note, err := openOffload(inv.o.gpu, lps)
+	be, note, err := openOffload(inv.o.gpu, lps, inv.o.workers)
 	if err != nil {
 		return "", runFailure(err)
 	}
@@ -479,15 +479,16 @@ var localFlags = map[string]bool{"config": true, "dump-config": true, "stats-fil
 
 // openOffload opens the offload backend of --gpu mode for a time-warp run of lps. With
 // auto it opens nothing when no LP has batch kernels (kernel.Batcher), and returns a note
-// to print when CUDA does not open; with on, CUDA not opening is an error.
-func openOffload(mode string, lps []kernel.LogicalProcess) (gpuoffload.Backend, string, error) {
+// to print when CUDA does not open; with on, CUDA not opening is an error. The backend
+// takes batches from the run's workers at once (a lane each).
+func openOffload(mode string, lps []kernel.LogicalProcess, workers int) (gpuoffload.Backend, string, error) {
 	if mode == gpuoffload.ModeAuto && !slices.ContainsFunc(lps, func(lp kernel.LogicalProcess) bool {
 		_, ok := lp.(kernel.Batcher)
 		return ok
 	}) {
 		return nil, "", nil
 	}
-	return gpuoffload.Open(mode, gpuoffload.Options{})
+	return gpuoffload.Open(mode, gpuoffload.Options{Lanes: workers})
 }
 
 // agreed returns the flags every rank of a run across processes must share, by name.
