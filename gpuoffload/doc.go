@@ -61,10 +61,8 @@
 // # Batch size
 //
 // A [Tuner] chooses one worker's batch size while a run proceeds: a hill climb over powers
-// of two from 1 to 4096 on the net event rate measured over short windows. Whether batching
-// pays at all (the kernel's --gpu auto) is decided once for all the workers of a process by
-// a [Switch] that their tuners share ([NewSharedTuner]), on the process's net event rate;
-// a lone Tuner with auto decides for itself.
+// of two from 1 to 4096 on the net event rate measured over short windows, and, in the
+// auto mode, whether batching pays at all (the kernel's --gpu auto).
 //
 // # Inspecting and checking the kernels
 //

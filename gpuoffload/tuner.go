@@ -66,12 +66,6 @@ type Tuner struct {
 	startProcessed uint64
 	// window is how long each measurement lasts.
 	window time.Duration
-	// sw, when set (NewSharedTuner), decides for the process whether batching is on; gen
-	// is its flip count when this tuner last looked, and published the net count it last
-	// published to it.
-	sw        *Switch
-	gen       uint32
-	published int64
 }
 
 // NewTuner returns the tuner for a fixed batch size (0: tuned) that, with auto, may also turn
@@ -93,20 +87,9 @@ func NewTuner(fixed int, auto bool, window time.Duration) Tuner {
 	return t
 }
 
-// NewSharedTuner returns the tuner of one worker of a process whose workers share sw, the
-// auto decision whether to batch at all: the tuner climbs its batch size (fixed: 0) while
-// sw is on, and its size is 0 while sw is off.
-func NewSharedTuner(fixed int, sw *Switch, window time.Duration) Tuner {
-	t := NewTuner(fixed, false, window)
-	t.sw, t.gen = sw, sw.gen.Load()
-	return t
-}
-
 // Size returns the batch size being measured, 0 for off.
 func (t *Tuner) Size() int {
 	switch {
-	case t.sw != nil && !t.sw.On():
-		return 0
 	case t.cur < 0:
 		return 0
 	case t.fixed > 0:
@@ -194,16 +177,6 @@ func (t *Tuner) holdOff() {
 // rolled back), feeding decide the window's net event rate. A window in which the worker
 // processed nothing tells nothing and is skipped.
 func (t *Tuner) Observe(now time.Time, processed uint64, net int64) {
-	if t.sw != nil {
-		t.sw.publish(net - t.published)
-		t.published = net
-		t.sw.observe(now)
-		if g := t.sw.gen.Load(); g != t.gen || !t.sw.On() {
-			// Batching was switched, or is off: no batch size's window runs.
-			t.gen, t.start = g, time.Time{}
-			return
-		}
-	}
 	if !t.start.IsZero() {
 		el := now.Sub(t.start)
 		if el < t.window {
@@ -217,10 +190,5 @@ func (t *Tuner) Observe(now time.Time, processed uint64, net int64) {
 }
 
 // Restart drops the current measurement window (for example after a kernel compiled, whose
-// time is no batch size's fault), and the shared Switch's: the next Observe starts a new one.
-func (t *Tuner) Restart() {
-	t.start = time.Time{}
-	if t.sw != nil {
-		t.sw.Restart()
-	}
-}
+// time is no batch size's fault): the next Observe starts a new one.
+func (t *Tuner) Restart() { t.start = time.Time{} }
