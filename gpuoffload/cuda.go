@@ -42,8 +42,10 @@ type cudaBackend struct {
 	modules   []uintptr
 	// slots are MaxInFlight batch slots for each lane (Options.Lanes), each with its own
 	// stream; busy says which are taken.
-	slots   []*cudaSlot
-	busy    []bool
+	slots []*cudaSlot
+	busy  []bool
+	// cache keeps compiled images on disk (see kernelCache).
+	cache   kernelCache
 	rngMu   sync.Mutex
 	rngSlot *cudaSlot
 	advance cudaFunc
@@ -103,7 +105,7 @@ func newCUDA(device, lanes int) (*cudaBackend, error) {
 	}
 	n := MaxInFlight * max(lanes, 1)
 	c := &cudaBackend{d: d, r: r, info: info, dev: dev, arch: arch, funcs: map[string]cudaFunc{},
-		slots: make([]*cudaSlot, n), busy: make([]bool, n)}
+		slots: make([]*cudaSlot, n), busy: make([]bool, n), cache: openCache()}
 	c.slotFree = sync.NewCond(&c.mu)
 	c.name = fmt.Sprintf("cuda:%d (%s, sm_%d%d)", device, info.Name, info.CCMajor, info.CCMinor)
 
@@ -275,22 +277,40 @@ func (c *cudaBackend) memoryDetail(err error, size uintptr, what string) error {
 
 // loadModule compiles src with NVRTC and loads it. If the driver rejects the PTX as too
 // new (NVRTC newer than the driver), it compiles to the device's own code (CUBIN) instead.
+// An image compiled before, on this machine, comes from the cache (kernelCache).
 func (c *cudaBackend) loadModule(name, src string) (uintptr, error) {
 	opts := CompileOptions(c.arch/10, c.arch%10)
-	ptx, err := c.r.compile(name, src, opts, false)
-	if err != nil {
-		return 0, err
-	}
-	m, err := c.loadImage(name, ptx)
+	m, err := c.loadCompiled(name, src, opts, false)
 	var ce *CUDAError
 	if errors.As(err, &ce) && cuResult(ce.Code) == cudaErrorUnsupportedPTXVersion {
 		opts[0] = fmt.Sprintf("--gpu-architecture=sm_%d", c.arch)
-		cubin, err2 := c.r.compile(name, src, opts, true)
-		if err2 != nil {
+		var err2 error
+		if m, err2 = c.loadCompiled(name, src, opts, true); err2 != nil {
 			return 0, fmt.Errorf("%w (NVRTC %d.%d is newer than driver %s; compiling to CUBIN "+
 				"instead failed too: %v)", err, c.r.major, c.r.minor, c.info.Driver, err2)
 		}
-		m, err = c.loadImage(name, cubin)
+		return m, nil
+	}
+	return m, err
+}
+
+// loadCompiled loads src compiled with opts (to PTX, or CUBIN), from the cache when it
+// holds a loadable image, else compiling it and storing the image once it loaded.
+func (c *cudaBackend) loadCompiled(name, src string, opts []string, cubin bool) (uintptr, error) {
+	key := c.cache.key(fmt.Sprintf("nvrtc %d.%d", c.r.major, c.r.minor), "driver "+c.info.Driver,
+		fmt.Sprintf("cubin %v", cubin), strings.Join(opts, " "), name, src)
+	if img, ok := c.cache.load(key); ok {
+		if m, err := c.loadImage(name, img); err == nil {
+			return m, nil
+		}
+	}
+	img, err := c.r.compile(name, src, opts, cubin)
+	if err != nil {
+		return 0, err
+	}
+	m, err := c.loadImage(name, img)
+	if err == nil {
+		c.cache.store(key, img)
 	}
 	return m, err
 }

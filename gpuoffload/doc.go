@@ -14,6 +14,9 @@
 //     or at $WARPED_NVRTC) at its first use, for the device's compute capability
 //     (--gpu-architecture=compute_XY --fmad=false), and loads the PTX with
 //     cuModuleLoadDataEx (falling back to a CUBIN when the driver is older than NVRTC).
+//     Compiled images are cached on disk (under os.UserCacheDir's warped/cuda, or the
+//     directory $WARPED_CUDA_CACHE names; "off" turns the cache off), so a kernel is
+//     compiled once per machine, not once per run.
 //     Every driver and NVRTC call is checked: a failure is a [*CUDAError] or [*NVRTCError]
 //     naming the call and the CUresult (or NVRTC message and compile log); running out of
 //     device memory matches [ErrOutOfMemory]; a missing symbol (old driver) is an error,

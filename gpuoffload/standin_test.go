@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -289,4 +290,45 @@ func TestStandinChecks(t *testing.T) {
 	require.NoError(t, d.check("cuMemFree_v2", d.cuMemFree(p)))
 	require.ErrorContains(t, d.check("cuMemFree_v2", d.cuMemFree(p)), "CUDA_ERROR_INVALID_VALUE", "double free")
 	require.True(t, errors.Is(d.check("x", cudaErrorOutOfMemory), ErrOutOfMemory))
+}
+
+// TestStandinCache checks the compiled-kernel cache: with WARPED_CUDA_CACHE naming a
+// directory, a backend stores each image it compiled, and a later backend loads them
+// without compiling (an injected compile fault does not fire); an entry that does not load
+// is compiled again and rewritten; "off" stores nothing.
+func TestStandinCache(t *testing.T) {
+	lib := needStandin(t)
+	dir := t.TempDir()
+	t.Setenv(cacheEnv, dir)
+	k := newTestKernel(1, 100)
+	prepare := func() error {
+		be, err := NewCUDA(0)
+		if err != nil {
+			return err
+		}
+		defer be.Close()
+		return be.Prepare(k)
+	}
+	require.NoError(t, prepare())
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "xorwow.cu and the test kernel")
+
+	setFaults(t, lib, "compile")
+	require.NoError(t, prepare(), "both images come from the cache")
+
+	for _, e := range entries {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), []byte("not an image"), 0o644))
+	}
+	require.ErrorContains(t, prepare(), "nvrtcCompileProgram failed", "a bad entry is compiled again")
+	require.NoError(t, standin.SetFaults(lib, ""))
+	require.NoError(t, prepare())
+	setFaults(t, lib, "compile")
+	require.NoError(t, prepare(), "the bad entries were rewritten")
+
+	t.Setenv(cacheEnv, "off")
+	require.ErrorContains(t, prepare(), "nvrtcCompileProgram failed", "off: the cache is not read")
+	require.Equal(t, kernelCache{}, openCache())
+	t.Setenv(cacheEnv, "")
+	require.Equal(t, kernelCache{}, openCache(), "off under the stand-in unless a directory is named")
 }
