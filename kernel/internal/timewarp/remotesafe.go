@@ -1,4 +1,4 @@
-package kernel
+package timewarp
 
 import (
 	"fmt"
@@ -140,10 +140,10 @@ type remoteSafe struct {
 // (TimeWarpConfig.NoRemoteSafe), or not the partitioned engine with reverse computation
 // and one worker in the process, or no lookahead.
 func newRemoteSafe(d *timeWarpDispatcher, rank, size int) *remoteSafe {
-	if d.cfg.NoRemoteSafe || !d.reverse || len(d.workers) != 1 || !(d.sim.lookahead > 0) {
+	if d.cfg.NoRemoteSafe || !d.reverse || len(d.workers) != 1 || !(d.sim.Lookahead > 0) {
 		return nil
 	}
-	rs := &remoteSafe{la: d.sim.lookahead, rank: rank, size: size, seen: math.Inf(-1),
+	rs := &remoteSafe{la: d.sim.Lookahead, rank: rank, size: size, seen: math.Inf(-1),
 		from: make([]atomic.Uint64, size), handed: make([]atomic.Uint64, size),
 		logs: make([]sendLog, size),
 		echo: make([]uint64, size), theirN: make([]uint64, size), answer: make([]bool, size),

@@ -1,8 +1,7 @@
-package kernel
+package timewarp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -16,6 +15,7 @@ import (
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/gvt"
+	"github.com/warpedgo/warped/kernel/internal/core"
 	"github.com/warpedgo/warped/termination"
 )
 
@@ -54,34 +54,6 @@ import (
 // initiator tells every rank to stop; every rank then sends every other rank the final
 // state of its LPs and its statistics (one all-gather), so all ranks end with the same
 // Result. A rank that fails tells every other rank, which stop with its error.
-
-// PeerError is the error of a rank whose run was stopped because another rank failed; its
-// text is that rank's error, prefixed by its rank.
-type PeerError struct{ Msg string }
-
-func (e *PeerError) Error() string { return e.Msg }
-
-// MismatchError says that the ranks of a run across processes were configured
-// differently; every rank gets the same one.
-type MismatchError struct {
-	Key          string
-	Mine, Theirs string
-	Rank, Other  int
-}
-
-func (e *MismatchError) Error() string {
-	return fmt.Sprintf("configuration differs between ranks: %s is %q on rank %d but %q on rank %d; "+
-		"start every rank with the same flags and configuration file", e.Key, e.Mine, e.Rank, e.Theirs, e.Other)
-}
-
-// ReportedElsewhere reports whether err, returned by Run on a rank other than 0, is also
-// known to rank 0 (another rank's failure, or a configuration mismatch), so that only rank
-// 0 needs to show it.
-func ReportedElsewhere(err error) bool {
-	var p *PeerError
-	var m *MismatchError
-	return errors.As(err, &p) || errors.As(err, &m)
-}
 
 // flushEvery is the longest an aggregated event waits before it is sent.
 const flushEvery = 200 * time.Microsecond
@@ -140,14 +112,14 @@ type distributed struct {
 
 func newDistributed(d *timeWarpDispatcher, tr comm.Transport, owner []int) *distributed {
 	m := &distributed{d: d, tr: tr, rank: tr.Rank(), size: tr.Size(),
-		owner: make([]int32, len(owner)), codec: comm.NewCodec(d.sim.cfg.Payloads),
+		owner: make([]int32, len(owner)), codec: comm.NewCodec(d.sim.Cfg.Payloads),
 		mattern: gvt.NewMattern(), sticky: termination.NewSticky(tr.Rank(), tr.Size()),
-		sync: d.cfg.GVTMethod == GVTSynchronous, sent: make([]uint64, tr.Size()), recv: make([]uint64, tr.Size())}
+		sync: d.cfg.GVTMethod == core.GVTSynchronous, sent: make([]uint64, tr.Size()), recv: make([]uint64, tr.Size())}
 	for i, r := range owner {
 		m.owner[i] = int32(r)
 	}
 	m.agg = comm.NewAggregator(m.codec, m.size, d.cfg.MaxAggregate, 0)
-	if d.cfg.GVTMethod == GVTTQ {
+	if d.cfg.GVTMethod == core.GVTTQ {
 		m.tq = gvt.NewTQ()
 		processes := m.size
 		if m.size > tqFlatRanks {
@@ -214,7 +186,7 @@ func (m *distributed) agree(made int) (int, error) {
 			continue
 		}
 		if key, a, b, ok := firstDifference(base, lines[1:]); ok {
-			return 0, &MismatchError{Key: key, Mine: a, Theirs: b, Rank: 0, Other: r}
+			return 0, &core.MismatchError{Key: key, Mine: a, Theirs: b, Rank: 0, Other: r}
 		}
 	}
 	return total, nil
@@ -225,11 +197,11 @@ func (m *distributed) settings() [][2]string {
 	s := m.d.sim
 	tw := m.d.cfg
 	kv := map[string]string{
-		"max-sim-time":                          strconv.FormatFloat(s.cfg.MaxSimTime, 'g', -1, 64),
-		"seed":                                  strconv.FormatUint(s.cfg.Seed, 10),
-		"number of LPs":                         strconv.Itoa(len(s.lps)),
+		"max-sim-time":                          strconv.FormatFloat(s.Cfg.MaxSimTime, 'g', -1, 64),
+		"seed":                                  strconv.FormatUint(s.Cfg.Seed, 10),
+		"number of LPs":                         strconv.Itoa(len(s.LPs)),
 		"ranks":                                 strconv.Itoa(m.size),
-		"partitioning":                          fmt.Sprintf("%T", s.cfg.Partition),
+		"partitioning":                          fmt.Sprintf("%T", s.Cfg.Partition),
 		"time-warp-gvt-calculation-method":      tw.GVTMethod,
 		"time-warp-cancellation":                tw.Cancellation,
 		"time-warp-state-saving-type":           tw.StateSaving,
@@ -238,7 +210,7 @@ func (m *distributed) settings() [][2]string {
 		"time-warp-communication-max-aggregate": strconv.Itoa(tw.MaxAggregate),
 		"time-warp-gvt-calculation-period (ms)": strconv.FormatFloat(float64(tw.GVTPeriod)/1e6, 'g', -1, 64),
 	}
-	for k, v := range s.cfg.Agree {
+	for k, v := range s.Cfg.Agree {
 		kv[k] = v
 	}
 	out := make([][2]string, 0, len(kv))
@@ -311,9 +283,9 @@ func (m *distributed) manage(ctx context.Context, start time.Time, sp *sampler) 
 		if err := ctx.Err(); err != nil {
 			d.fail(err)
 		}
-		if s.cfg.Progress != nil && m.rank == 0 && now.Sub(lastProgress) >= s.cfg.ProgressInterval {
+		if s.Cfg.Progress != nil && m.rank == 0 && now.Sub(lastProgress) >= s.Cfg.ProgressInterval {
 			lastProgress = now
-			s.cfg.Progress(Progress{Now: d.gvt.GVT(), EndTime: d.end, EventsProcessed: d.processedSoFar(), Elapsed: now.Sub(start)})
+			s.Cfg.Progress(core.Progress{Now: d.gvt.GVT(), EndTime: d.end, EventsProcessed: d.processedSoFar(), Elapsed: now.Sub(start)})
 		}
 		if sp != nil {
 			sp.tick(d, now)
@@ -376,7 +348,7 @@ func (m *distributed) failComm(err error) {
 		if k, v, derr := m.codec.Decode(msg); derr == nil && k == comm.KindTerminate {
 			if e := v.(*comm.Terminate).Err; e != "" {
 				m.peerFailed = true
-				m.d.fail(&PeerError{Msg: e})
+				m.d.fail(&core.PeerError{Msg: e})
 				return
 			}
 		}
@@ -486,7 +458,7 @@ func (m *distributed) handle(from int, msg []byte) error {
 	case comm.KindTerminate:
 		if e := v.(*comm.Terminate).Err; e != "" {
 			m.peerFailed = true
-			m.d.fail(&PeerError{Msg: e})
+			m.d.fail(&core.PeerError{Msg: e})
 			return nil
 		}
 		m.d.done.Store(true)
@@ -862,7 +834,7 @@ func (m *distributed) stepSync(now time.Time) {
 		}
 		if x.Err != "" {
 			m.peerFailed = true
-			m.fail(&PeerError{Msg: x.Err})
+			m.fail(&core.PeerError{Msg: x.Err})
 			return
 		}
 		white += x.White
@@ -882,62 +854,62 @@ func (m *distributed) stepSync(now time.Time) {
 
 // gather sends every rank the final state of this rank's LPs and its statistics, installs
 // the others' LPs, and returns the totals over all ranks.
-func (m *distributed) gather(mine Stats) (Stats, error) {
+func (m *distributed) gather(mine core.Stats) (core.Stats, error) {
 	d := m.d
 	s := d.sim
 	if m.rs != nil {
 		mine.PromisesSent = m.rs.promises
 	}
-	fr := comm.FinalRank[Stats]{Stats: mine, Peak: peakMemory(), Rounds: d.gvt.Rounds(), Sent: m.sent}
+	fr := comm.FinalRank[core.Stats]{Stats: mine, Peak: core.PeakMemory(), Rounds: d.gvt.Rounds(), Sent: m.sent}
 	var buf []byte
 	for _, id := range d.local {
-		r := &s.lps[id]
-		snap, err := comm.EncodeSnapshot(r.model.Snapshot(nil))
+		r := &s.LPs[id]
+		snap, err := comm.EncodeSnapshot(r.Model.Snapshot(nil))
 		if err != nil {
-			return Stats{}, fmt.Errorf("encode the final state of LP %q for the other ranks: %w", r.model.Name(), err)
+			return core.Stats{}, fmt.Errorf("encode the final state of LP %q for the other ranks: %w", r.Model.Name(), err)
 		}
-		buf = s.appendDigest(buf[:0], id)
-		fr.LPs = append(fr.LPs, comm.FinalLP{ID: id, RNG: [6]uint32{r.rng.D, r.rng.V[0], r.rng.V[1], r.rng.V[2], r.rng.V[3], r.rng.V[4]},
-			Seq: r.seq, Snap: snap, Digest: slices.Clone(buf)})
+		buf = s.AppendDigest(buf[:0], id)
+		fr.LPs = append(fr.LPs, comm.FinalLP{ID: id, RNG: [6]uint32{r.RNG.D, r.RNG.V[0], r.RNG.V[1], r.RNG.V[2], r.RNG.V[3], r.RNG.V[4]},
+			Seq: r.Seq, Snap: snap, Digest: slices.Clone(buf)})
 	}
 	b, err := comm.EncodeFinalRank(&fr)
 	if err != nil {
-		return Stats{}, err
+		return core.Stats{}, err
 	}
 	all, err := m.tr.AllGather(b)
 	if err != nil {
-		return Stats{}, fmt.Errorf("gather final results: %w", err)
+		return core.Stats{}, fmt.Errorf("gather final results: %w", err)
 	}
-	var st Stats
+	var st core.Stats
 	want := make([]uint64, m.size) // messages each rank sent this one
 	for rank, rb := range all {
-		var x comm.FinalRank[Stats]
+		var x comm.FinalRank[core.Stats]
 		if err := comm.DecodeFinalRank(rb, &x); err != nil {
-			return Stats{}, fmt.Errorf("final results of rank %d: %w", rank, err)
+			return core.Stats{}, fmt.Errorf("final results of rank %d: %w", rank, err)
 		}
 		if len(x.Sent) != m.size {
-			return Stats{}, fmt.Errorf("final results of rank %d: message counts for %d ranks, not %d", rank, len(x.Sent), m.size)
+			return core.Stats{}, fmt.Errorf("final results of rank %d: message counts for %d ranks, not %d", rank, len(x.Sent), m.size)
 		}
 		want[rank] = x.Sent[m.rank]
-		st.add(&x.Stats)
+		addStats(&st, &x.Stats)
 		st.PeakMemoryBytes += x.Peak
 		st.GVTCycles = max(st.GVTCycles, x.Rounds)
 		if rank == m.rank {
 			continue
 		}
 		for _, f := range x.LPs {
-			if int(f.ID) >= len(s.lps) || int(m.owner[f.ID]) != rank {
-				return Stats{}, fmt.Errorf("rank %d sent the final state of LP %d, which it does not run", rank, f.ID)
+			if int(f.ID) >= len(s.LPs) || int(m.owner[f.ID]) != rank {
+				return core.Stats{}, fmt.Errorf("rank %d sent the final state of LP %d, which it does not run", rank, f.ID)
 			}
-			if err := s.install(f, &buf); err != nil {
-				return Stats{}, err
+			if err := install(s, f, &buf); err != nil {
+				return core.Stats{}, err
 			}
 		}
 	}
 	if err := m.settle(want); err != nil {
-		return Stats{}, err
+		return core.Stats{}, err
 	}
-	s.gvtLaps = m.laps
+	s.Laps = m.laps
 	st.StateSaving = mine.StateSaving // the same on every rank: the configurations agree
 	st.ScheduleQueues = mine.ScheduleQueues
 	if n := st.PrimaryRollbacks + st.SecondaryRollbacks; n > 0 {
@@ -986,8 +958,8 @@ func (m *distributed) settle(want []uint64) error {
 	return nil
 }
 
-// add adds the counters of o to st (FinalTime: the later).
-func (st *Stats) add(o *Stats) {
+// addStats adds the counters of o to st (FinalTime: the later).
+func addStats(st, o *core.Stats) {
 	st.EventsProcessed += o.EventsProcessed
 	st.EventsCommitted += o.EventsCommitted
 	st.EventsRolledBack += o.EventsRolledBack
@@ -1008,22 +980,22 @@ func (st *Stats) add(o *Stats) {
 	st.FinalTime = max(st.FinalTime, o.FinalTime)
 }
 
-// install sets LP f.ID's final state from another rank and checks that it restored what
+// install sets LP f.ID's final state in s from another rank and checks that it restored what
 // that rank digested.
-func (s *Simulation) install(f comm.FinalLP, buf *[]byte) error {
-	r := &s.lps[f.ID]
-	r.rng.D = f.RNG[0]
-	copy(r.rng.V[:], f.RNG[1:])
-	r.seq = f.Seq
-	snap, err := comm.DecodeSnapshot(f.Snap, r.model.Snapshot(nil))
+func install(s *core.Sim, f comm.FinalLP, buf *[]byte) error {
+	r := &s.LPs[f.ID]
+	r.RNG.D = f.RNG[0]
+	copy(r.RNG.V[:], f.RNG[1:])
+	r.Seq = f.Seq
+	snap, err := comm.DecodeSnapshot(f.Snap, r.Model.Snapshot(nil))
 	if err != nil {
-		return fmt.Errorf("decode the final state of LP %q from another rank: %w", r.model.Name(), err)
+		return fmt.Errorf("decode the final state of LP %q from another rank: %w", r.Model.Name(), err)
 	}
-	r.model.Restore(snap)
-	*buf = s.appendDigest((*buf)[:0], f.ID)
+	r.Model.Restore(snap)
+	*buf = s.AppendDigest((*buf)[:0], f.ID)
 	if !slices.Equal(*buf, f.Digest) {
 		return fmt.Errorf("the final state of LP %q does not survive the trip between processes: its Snapshot "+
-			"value must encode with msgpack (exported fields, or msgpack's Marshaler/Unmarshaler)", r.model.Name())
+			"value must encode with msgpack (exported fields, or msgpack's Marshaler/Unmarshaler)", r.Model.Name())
 	}
 	return nil
 }
