@@ -1,4 +1,5 @@
-// Package kernel is the model-facing API of warped and the dispatchers that run models.
+// Package kernel is the model-facing API of warped: what a model implements and calls, the
+// configuration, and the choice of the dispatcher that runs it.
 //
 // A model is a slice of logical processes (LPs). Each LP implements LogicalProcess: Init
 // sends its first events, Handle processes one event, and Snapshot/Restore expose its state
@@ -7,21 +8,25 @@
 // sequence number and its event records, so all of them are saved, restored and pooled with
 // the LP, and a run is a deterministic function of the model, the seed and the end time.
 //
-// Simulation runs the LPs with a dispatcher chosen by Config.Type. The sequential
-// dispatcher processes every event in the total order of package event, keeping pending
-// events by value in a calendar queue. The time-warp dispatcher runs them optimistically on
-// several worker goroutines: rollback with periodic state saving and coast forward or with
-// reverse computation (Reverser; the default when every LP implements it), aggressive or
-// lazy cancellation, Fujimoto GVT, fossil collection, optionally handling the events of LPs
-// that implement Batcher in batches on an offload backend (TimeWarpConfig.Offload, see
-// offload.go). Its default arrangement gives each worker its own LPs and one calendar queue
-// of their events (partitioned.go); with fewer schedule queues than workers, the workers of
-// a queue share it, with the same engine (group.go). The committed result is summarised by
-// a digest over every LP's final state in LP order: any two dispatchers, configured in any
-// way, must give the same digest.
+// Simulation runs the LPs with a dispatcher chosen by Config.Type; the dispatchers are
+// packages of their own under kernel/internal (see docs/DECISIONS.md, "The package
+// split"). The sequential dispatcher (kernel/internal/sequential) processes every event in
+// the total order of package event, keeping pending events by value in a calendar queue.
+// The time-warp dispatcher (kernel/internal/timewarp) runs them optimistically on several
+// worker goroutines: rollback with periodic state saving and coast forward or with reverse
+// computation (Reverser; the default when every LP implements it), aggressive or lazy
+// cancellation, Fujimoto GVT, fossil collection, optionally handling the events of LPs
+// that implement Batcher in batches on an offload backend (TimeWarpConfig.Offload). Its
+// default arrangement gives each worker its own LPs and one calendar queue of their
+// events; with fewer schedule queues than workers, the workers of a queue share it, with
+// the same engine. The committed result is summarised by a digest over every LP's final
+// state in LP order: any two dispatchers, configured in any way, must give the same
+// digest.
 //
 // This package re-exports the few types a model needs (Time, LPID, Event), so a model
-// imports kernel and nothing else of the machinery.
+// imports kernel and nothing else of the machinery. The types that the dispatchers share
+// with the API (Context, Config, Stats, the interfaces, the errors) are defined in
+// kernel/internal/core and re-exported here by type aliases.
 package kernel
 
 import (

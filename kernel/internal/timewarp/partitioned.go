@@ -687,7 +687,8 @@ func (p *partWorker) dropCancelled(x *partLP, k *event.Key, stamp uint64) bool {
 func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 	d, p := w.d, w.p
 	r := &d.sim.LPs[id]
-	core.Enter(&w.ctx, ev.RecvTime, ev.Depth, id, r)
+	f := w.frame() // not core.Enter, which costs PHOLD 2 instructions an event more
+	f.Now, f.Depth, f.Self, f.LP = ev.RecvTime, ev.Depth, id, r
 	if d.perSend {
 		w.cause = event.KeyOf(ev) // lazy cancellation: the cause of the sends to come
 		w.sendBytes = w.sendBytes[:0]
