@@ -17,9 +17,10 @@
 //     the lock; everything else is partitioned.go's code.
 //   - offload.go: batched event handling on an offload backend (batchPart), in either
 //     arrangement.
-//   - distributed.go: runs across processes; the manager goroutine delivers the events
-//     that arrive from other ranks as a worker without a part of its own. remotesafe.go:
-//     safe events across processes (promises).
+//   - driver.go: runs across processes, which package dist drives (dist.Driver): the
+//     engine as dist.Engine sees it, the manager's worker (mw) that delivers the events
+//     arriving from other ranks without a part of its own. remotesafe.go: the worker's
+//     part of safe events across processes.
 //   - sample.go: engine sampling (Config.Sample). inspect.go: hooks for package kernel's
 //     tests.
 //

@@ -477,7 +477,7 @@ func (w *worker) housekeep() Time {
 		w.handleAntis()
 		w.mark(phaseProcess)
 	}
-	if d.dist != nil && d.dist.rs != nil {
+	if d.dist != nil && d.dist.Safe() != nil {
 		w.remoteSafe() // remotesafe.go
 	}
 	if w.extra && d.lazy {
@@ -854,7 +854,7 @@ func (s *partSink) Send(to, from LPID, depth uint32, seq uint64, at, now Time, w
 			o := w.p.outs.Push() // field by field: see processPart
 			o.RecvTime, o.SendTime, o.Seq, o.Depth, o.Sender, o.Receiver = at, now, seq, depth, from, to
 		}
-		if to == from || int(d.owner[to]) == w.g && (d.dist == nil || d.dist.isLocal(to)) {
+		if to == from || int(d.owner[to]) == w.g && (d.dist == nil || d.dist.IsLocal(to)) {
 			// The common case, into the worker's own calendar, without building the
 			// event first (deliverPart's case for it). A send to self needs no lookup:
 			// the owner table's line is cold more often than not (the load was 4% of a
@@ -912,7 +912,7 @@ func (w *worker) lazyHandled(to, from LPID, depth uint32, seq uint64, at, now Ti
 	if suppress {
 		return true
 	}
-	if clashed && int(d.owner[to]) == w.g && (d.dist == nil || d.dist.isLocal(to)) {
+	if clashed && int(d.owner[to]) == w.g && (d.dist == nil || d.dist.IsLocal(to)) {
 		// Behind the anti-messages of the held outputs it clashes with, which wait in
 		// antis: pushed now, it would take an earlier calendar stamp than their
 		// cancellations (see cancelled), and could be dropped in their place.
@@ -955,10 +955,10 @@ func (w *worker) sendAntisPart(es []event.Event) {
 // outbox, hands over at once); to the manager for another process's LPs.
 func (d *timeWarpDispatcher) deliverPart(w *worker, e *event.Event) {
 	w.tracker.Made(e.RecvTime)
-	if d.dist != nil && !d.dist.isLocal(e.Receiver) {
+	if d.dist != nil && !d.dist.IsLocal(e.Receiver) {
 		pe := w.pool.Get()
 		*pe = *e
-		d.dist.post(pe)
+		d.dist.Post(pe)
 		return
 	}
 	// The receiver's worker by index: reading its record would miss the cache, as its
@@ -1121,7 +1121,7 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) bo
 			id, k, p.fossilKey, p.safeHigh))
 	}
 	r := &d.sim.LPs[id]
-	d.sim.UndoSeries(id, &k) // series.go
+	d.sim.UndoSeries(id, &k) // core's series.go
 	u := p.undone[:0]
 	i := x.last
 	for p.hist.Holds(i) {

@@ -181,7 +181,7 @@ func newSampler(d *timeWarpDispatcher, start time.Time) *sampler {
 		sp.every = core.DefaultSampleInterval
 	}
 	if d.dist != nil {
-		sp.rank = d.dist.rank
+		sp.rank = d.dist.Rank()
 	}
 	sp.mgr = phaseClock{start: start, cur: phaseIdle}
 	cells := make([]sampleCell, len(d.workers))

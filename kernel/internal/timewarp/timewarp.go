@@ -15,6 +15,7 @@ import (
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/gvt"
 	"github.com/warpedgo/warped/kernel/internal/core"
+	"github.com/warpedgo/warped/kernel/internal/dist"
 	"github.com/warpedgo/warped/outputmgr"
 	"github.com/warpedgo/warped/partition"
 	"github.com/warpedgo/warped/statemgr"
@@ -107,7 +108,7 @@ type timeWarpDispatcher struct {
 	gvt     *gvt.Fujimoto
 	passive *termination.Workers
 	// gvtWanted is set by a worker every partSlowGVTEvents events in a run across processes, where rounds follow Mattern's token: rank 0
-	// then starts the next round without waiting for the GVT period (distributed.stepGVT).
+	// then starts the next round without waiting for the GVT period (dist.Driver's stepGVT).
 	gvtWanted atomic.Bool
 	done      atomic.Bool
 	errOnce   sync.Once
@@ -123,7 +124,12 @@ type timeWarpDispatcher struct {
 	// local lists the LPs this process runs (all of them in a run in one process).
 	local []LPID
 	// dist is the machinery of a run across processes, or nil.
-	dist *distributed
+	dist *dist.Driver
+	// mw is the manager's worker in a run across processes: it delivers the events that
+	// arrive from other ranks, without a schedule queue of its own (see driver.go).
+	mw *worker
+	// safeW is the worker's part of safe events across processes (remotesafe.go).
+	safeW safeWorker
 	// offload is what the workers' offloaders share (see offload.go).
 	offload offloadShared
 	// plp are the LPs' records (partitioned.go), and owner[id] is the part (schedule queue)
@@ -204,13 +210,17 @@ func newTimeWarp(s *core.Sim) (*timeWarpDispatcher, error) {
 		if err != nil {
 			return nil, fmt.Errorf("partition LPs among processes: %w", err)
 		}
-		d.dist = newDistributed(d, tr, owner)
 		d.gvt = gvt.NewFujimotoLocal(cfg.Workers + 1) // the workers and the manager
 		for i, r := range owner {
 			if r == tr.Rank() {
 				d.local = append(d.local, LPID(i))
 			}
 		}
+		// Safe events across processes need the partitioned engine's one worker per process,
+		// reverse computation and a lookahead (see dist.RemoteSafe).
+		safe := !cfg.NoRemoteSafe && d.reverse && cfg.Workers == 1 && s.Lookahead > 0
+		d.dist = dist.New(s, cfg, tr, owner, d.local, d.gvt, d.passive, safe)
+		d.safeW.seen = math.Inf(-1)
 	} else {
 		d.local = make([]LPID, len(s.LPs))
 		for i := range d.local {
@@ -237,7 +247,7 @@ func (d *timeWarpDispatcher) addWorkers() {
 		wk.pool.Depot = depot
 		wk.ctx = s.NewContext(wk)
 		f := wk.frame()
-		f.Cause, f.Coasting = &wk.cause, &wk.coasting // for Record (series.go)
+		f.Cause, f.Coasting = &wk.cause, &wk.coasting // for Record (core's series.go)
 		if cfg.Offload != nil {
 			wk.off = newOffloader(d) // offload.go
 		}
@@ -250,7 +260,7 @@ func (d *timeWarpDispatcher) addWorkers() {
 		mw := &worker{d: d, id: cfg.Workers, tracker: gvt.NewTracker()}
 		mw.pool.Depot = depot
 		mw.ctx = s.NewContext(mw)
-		d.dist.mw = mw
+		d.mw = mw
 	}
 }
 
@@ -275,7 +285,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 	}
 	if d.dist != nil {
 		var err error
-		if made, err = d.dist.agree(made); err != nil {
+		if made, err = d.dist.Agree(made); err != nil {
 			return st, err
 		}
 	}
@@ -294,7 +304,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 		}()
 	}
 	if d.dist != nil {
-		d.dist.manage(ctx, start, sp)
+		d.dist.Manage(ctx, start, &driverEngine{d: d, sp: sp})
 	} else {
 		// The manager waits for its next tick or for the workers to end, whichever comes
 		// first: a long GVT period must not hold the end of the run.
@@ -350,7 +360,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 	st.GVTCycles = d.gvt.Rounds()
 	st.FinalTime = d.finalTimePart()
 	if d.dist != nil {
-		return d.dist.gather(st)
+		return d.dist.Gather(st)
 	}
 	return st, nil
 }
@@ -476,7 +486,7 @@ func (d *timeWarpDispatcher) idleRound() {
 }
 
 // startGVT starts a Fujimoto round now, in a run in one process; across processes, where
-// rounds follow Mattern's token (see distributed), it asks rank 0's manager for one.
+// rounds follow Mattern's token (see package dist), it asks rank 0's manager for one.
 func (d *timeWarpDispatcher) startGVT() {
 	if d.dist == nil {
 		d.gvt.Start()

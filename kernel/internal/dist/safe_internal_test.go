@@ -1,4 +1,4 @@
-package timewarp
+package dist
 
 import (
 	"math"
