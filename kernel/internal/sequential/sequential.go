@@ -50,9 +50,10 @@ func (d *sequentialDispatcher) enter(id event.LPID, now event.Time, depth uint32
 }
 
 func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err error) {
-	s, f := d.sim, core.FrameOf(&d.ctx)
+	s := d.sim
 	defer func() {
 		if r := recover(); r != nil {
+			f := core.FrameOf(&d.ctx)
 			err = core.RecoverModel(r, s, f.Self, f.Now, s.InInit)
 		}
 	}()
@@ -60,8 +61,8 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err erro
 	for i := range s.LPs {
 		d.enter(event.LPID(i), 0, 0)
 		s.LPs[i].Model.Init(&d.ctx)
-		if f.Err != nil {
-			return st, f.Err
+		if err := core.FrameOf(&d.ctx).Err; err != nil {
+			return st, err
 		}
 	}
 	s.InInit = false
@@ -82,8 +83,10 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err erro
 		id := e.Receiver
 		d.enter(id, e.RecvTime, e.Depth)
 		s.LPs[id].Model.Handle(&d.ctx, e)
-		if f.Err != nil {
-			return st, f.Err
+		// FrameOf at each use, not a local pointer to the frame, which costs an
+		// instruction an event.
+		if err := core.FrameOf(&d.ctx).Err; err != nil {
+			return st, err
 		}
 		st.FinalTime = e.RecvTime
 		n++
