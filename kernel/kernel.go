@@ -1,4 +1,5 @@
-// Package kernel is the model-facing API of warped and the dispatchers that run models.
+// Package kernel is the model-facing API of warped: what a model implements and calls, the
+// configuration, and the choice of the dispatcher that runs it.
 //
 // A model is a slice of logical processes (LPs). Each LP implements LogicalProcess: Init
 // sends its first events, Handle processes one event, and Snapshot/Restore expose its state
@@ -7,26 +8,30 @@
 // sequence number and its event records, so all of them are saved, restored and pooled with
 // the LP, and a run is a deterministic function of the model, the seed and the end time.
 //
-// Simulation runs the LPs with a dispatcher chosen by Config.Type. The sequential
-// dispatcher processes every event in the total order of package event, keeping pending
-// events by value in a calendar queue. The time-warp dispatcher runs them optimistically on
-// several worker goroutines: rollback with periodic state saving and coast forward or with
-// reverse computation (Reverser; the default when every LP implements it), aggressive or
-// lazy cancellation, Fujimoto GVT, fossil collection, optionally handling the events of LPs
-// that implement Batcher in batches on an offload backend (TimeWarpConfig.Offload, see
-// offload.go). Its default arrangement gives each worker its own LPs and one calendar queue
-// of their events (partitioned.go); with fewer schedule queues than workers, the workers of
-// a queue share it, with the same engine (group.go). The committed result is summarised by
-// a digest over every LP's final state in LP order: any two dispatchers, configured in any
-// way, must give the same digest.
+// Simulation runs the LPs with a dispatcher chosen by Config.Type; the dispatchers are
+// packages of their own under kernel/internal (see docs/DECISIONS.md, "The package
+// split"). The sequential dispatcher (kernel/internal/sequential) processes every event in
+// the total order of package event, keeping pending events by value in a calendar queue.
+// The time-warp dispatcher (kernel/internal/timewarp) runs them optimistically on several
+// worker goroutines: rollback with periodic state saving and coast forward or with reverse
+// computation (Reverser; the default when every LP implements it), aggressive or lazy
+// cancellation, Fujimoto GVT, fossil collection, optionally handling the events of LPs
+// that implement Batcher in batches on an offload backend (TimeWarpConfig.Offload). Its
+// default arrangement gives each worker its own LPs and one calendar queue of their
+// events; with fewer schedule queues than workers, the workers of a queue share it, with
+// the same engine. The committed result is summarised by a digest over every LP's final
+// state in LP order: any two dispatchers, configured in any way, must give the same
+// digest.
 //
 // This package re-exports the few types a model needs (Time, LPID, Event), so a model
-// imports kernel and nothing else of the machinery.
+// imports kernel and nothing else of the machinery. The types that the dispatchers share
+// with the API (Context, Config, Stats, the interfaces, the errors) are defined in
+// kernel/internal/core and re-exported here by type aliases.
 package kernel
 
 import (
 	"github.com/warpedgo/warped/event"
-	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/kernel/internal/core"
 	"github.com/warpedgo/warped/rng"
 )
 
@@ -61,28 +66,13 @@ var Infinity = event.Infinity
 // Handle must be a deterministic function of the LP's state, the event and the draws from
 // ctx.RNG(): it must read nothing else that changes during the run (other LPs, globals,
 // clocks), because a time-warp dispatcher re-executes events after rollbacks.
-type LogicalProcess interface {
-	// Name identifies the LP to people (output, errors). Names must be unique.
-	Name() string
-	// Init runs once before the simulation at time 0 and sends the LP's initial events.
-	Init(ctx *Context)
-	// Handle processes one event: it updates the LP's state and may send events.
-	Handle(ctx *Context, ev *Event)
-	// Snapshot copies the LP's state into dst and returns it. dst is nil or a value that an
-	// earlier Snapshot returned; with nil, Snapshot allocates. Embed Plain to get this.
-	Snapshot(dst any) any
-	// Restore sets the LP's state from a value that Snapshot returned.
-	Restore(src any)
-}
+type LogicalProcess = core.LogicalProcess
 
 // StateAppender is implemented by LPs that write their state's bytes for the result digest
 // themselves. Plain implements it. Other LPs are digested through their Snapshot value,
 // encoded with encoding/binary when it has a fixed size and canonically (every field, maps
 // sorted by key) otherwise.
-type StateAppender interface {
-	// AppendState appends a deterministic encoding of the LP's state to b.
-	AppendState(b []byte) []byte
-}
+type StateAppender = core.StateAppender
 
 // Reverser is implemented by LPs that support reverse computation
 // (TimeWarpConfig.StateSaving "reverse"): instead of restoring a saved copy of the LP's
@@ -99,17 +89,13 @@ type StateAppender interface {
 // state after the event does not (see models/pcs). Handle must therefore only draw from
 // ctx.RNG(), never replace it. Reverse must not send (a send from Reverse is a model
 // panic).
-type Reverser interface {
-	Reverse(ctx *Context, ev *Event)
-}
+type Reverser = core.Reverser
 
 // Reversible is implemented by a Reverser whose Reverse works only in some configurations
 // (PCS's cannot tell a blocked call from one that took the last channel when calls take no
 // draws): an LP whose Reversible returns false counts as not implementing Reverser, so the
 // default state saving is periodic and asking for reverse computation is an error.
-type Reversible interface {
-	Reversible() bool
-}
+type Reversible = core.Reversible
 
 // Lookahead is implemented by an LP that promises a least delay for what it sends to
 // other LPs: every event it sends to another LP, from Init or Handle, is at or after
@@ -118,18 +104,7 @@ type Reversible interface {
 // breaks it is an error (SendError). Time warp uses it to commit events as it processes
 // them, without logging them for rollback, when no event can come below them any more
 // (see docs/DECISIONS.md); a lookahead of 0 is always correct, only less of that.
-type Lookahead interface {
-	Lookahead() Time
-}
-
-// canReverse reports whether lp can be rolled back by reverse computation.
-func canReverse(lp LogicalProcess) bool {
-	if _, ok := lp.(Reverser); !ok {
-		return false
-	}
-	r, ok := lp.(Reversible)
-	return !ok || r.Reversible()
-}
+type Lookahead = core.Lookahead
 
 // Batcher is implemented by LPs whose events can be handled in batches on an offload
 // backend (TimeWarpConfig.Offload, package gpuoffload): a time-warp worker collects ready
@@ -145,14 +120,27 @@ func canReverse(lp LogicalProcess) bool {
 // coast forward after a rollback, for an element that overflows its output slots, and
 // whenever offload is off; a model that breaks the twin property gives results that differ
 // from the sequential ones (CheckRollbacks catches it on re-execution).
-type Batcher interface {
-	// BatchKernel returns the kernel that handles ev, or nil when ev must be handled by
-	// Handle. Events that share a kernel go into the same batch; the kernel should be built
-	// once and returned by pointer every time.
-	BatchKernel(ev *Event) *gpuoffload.Kernel
-	// PackState writes the LP's state into dst (the kernel's StateWords words). The
-	// generator is not part of it: the kernel gets the LP's generator separately.
-	PackState(dst []uint64)
-	// UnpackState sets the LP's state from src, as PackState wrote it or the kernel left it.
-	UnpackState(src []uint64)
+type Batcher = core.Batcher
+
+// Context is what a handler sees of the kernel: the current time, its own id, its
+// generator, and Send. A Context is only valid during the call it was passed to.
+type Context = core.Context
+
+// exportInlineBodies calls the small methods of Context that handlers call on every event.
+// Go's compiler inlines a method of another package only when its body is in the export
+// data of a package the caller imports (golang/go#74783): a model imports kernel, not
+// kernel/internal/core, where Context is defined, so kernel must carry their bodies, which
+// it does for the callees of its own inlinable functions, like this one. Without it PHOLD's
+// Handle called Now, Self, RNG and NumLPs (+1% instructions per event).
+func exportInlineBodies(c *Context) (Time, LPID, *RNG, int, uint32) {
+	return c.Now(), c.Self(), c.RNG(), c.NumLPs(), c.DrawsMade()
 }
+
+// SendError reports a send to an unknown LP, into the past, or at a time that is not a number.
+type SendError = core.SendError
+
+// ModelPanicError reports a panic in a model's Init or Handle.
+type ModelPanicError = core.ModelPanicError
+
+// SeriesPoint is one value of a model's time series (Context.Record, Result.Series).
+type SeriesPoint = core.SeriesPoint

@@ -100,7 +100,7 @@ func Matrix(t *testing.T, m Model) kernel.Result {
 			continue
 		}
 		for _, ss := range savings {
-			// Workers sharing one schedule queue (kernel/group.go), lazy, every rollback checked.
+			// Workers sharing one schedule queue (kernel/internal/timewarp/group.go), lazy, every rollback checked.
 			t.Run(fmt.Sprintf("workers=%d/shared/%s", w, ss), func(t *testing.T) {
 				tw := kernel.TimeWarpConfig{Workers: w, Schedulers: 1, StateSaving: ss, Cancellation: "lazy",
 					CheckRollbacks: true, GVTPeriod: 100 * time.Microsecond}

@@ -1,4 +1,4 @@
-package kernel
+package core
 
 import (
 	"fmt"
@@ -7,52 +7,69 @@ import (
 	"github.com/warpedgo/warped/event"
 )
 
-// sink takes the events an LP sends; each dispatcher provides one. The event comes as its
+// Sink takes the events an LP sends; each dispatcher provides one. The event comes as its
 // fields, by value, so that no record has to be built (and no pointer escapes) before the
 // dispatcher puts it where it belongs.
-type sink interface {
-	send(to, from LPID, depth uint32, seq uint64, at, now Time, w Words, payload any)
+type Sink interface {
+	Send(to, from LPID, depth uint32, seq uint64, at, now Time, w Words, payload any)
 }
 
 // Context is what a handler sees of the kernel: the current time, its own id, its
 // generator, and Send. A Context is only valid during the call it was passed to.
+//
+// Its state is a Frame, which only the dispatchers reach (FrameOf): a model sees the
+// methods alone.
 type Context struct {
-	now Time
-	// depth is the Depth of the event being handled (0 in Init).
-	depth uint32
-	self  LPID
-	lp    *lpRecord
-	pool  *event.Pool
-	out   sink
-	sim   *Simulation
-	err   error
-	// reversing is set while a Reverser's Reverse runs: it must not send.
-	reversing bool
-	// drawsMade is, while Reverse runs, the number of draws Handle made for the event.
-	drawsMade uint32
-	// lookahead is the simulation's (see Lookahead): a copy, read on every send.
-	lookahead Time
-	// cause, in a time-warp worker's Context, is the worker's key of the event being
-	// handled (for Record), and coasting the worker's flag that says it re-executes events
-	// (Record does nothing then); both nil in the sequential dispatcher's.
-	cause    *event.Key
-	coasting *bool
+	f Frame
 }
 
-// newContext returns a Context of s whose sends go to out.
-func (s *Simulation) newContext(out sink) Context {
-	return Context{out: out, sim: s, lookahead: s.lookahead}
+// Frame is the dispatcher's side of a Context: what it sets before it calls a handler and
+// reads after.
+type Frame struct {
+	Now Time
+	// Depth is the Depth of the event being handled (0 in Init).
+	Depth uint32
+	Self  LPID
+	LP    *LPRecord
+	Out   Sink
+	Sim   *Sim
+	// Err is the first error of a send (SendError); the dispatcher ends the run with it.
+	Err error
+	// Reversing is set while a Reverser's Reverse runs: it must not send.
+	Reversing bool
+	// DrawsMade is, while Reverse runs, the number of draws Handle made for the event.
+	DrawsMade uint32
+	// Lookahead is the simulation's (see Lookahead): a copy, read on every send.
+	Lookahead Time
+	// Cause, in a time-warp worker's Context, is the worker's key of the event being
+	// handled (for Record), and Coasting the worker's flag that says it re-executes events
+	// (Record does nothing then); both nil in the sequential dispatcher's.
+	Cause    *event.Key
+	Coasting *bool
+}
+
+// FrameOf returns c's frame, for the dispatcher that owns c.
+func FrameOf(c *Context) *Frame { return &c.f }
+
+// Enter prepares c for running LP self (record lp) at time now and depth depth.
+func Enter(c *Context, now Time, depth uint32, self LPID, lp *LPRecord) {
+	c.f.Now, c.f.Depth, c.f.Self, c.f.LP = now, depth, self, lp
+}
+
+// NewContext returns a Context of s whose sends go to out.
+func (s *Sim) NewContext(out Sink) Context {
+	return Context{f: Frame{Out: out, Sim: s, Lookahead: s.Lookahead}}
 }
 
 // Now returns the current virtual time: the receive time of the event being handled, or 0
 // during Init.
-func (c *Context) Now() Time { return c.now }
+func (c *Context) Now() Time { return c.f.Now }
 
 // Self returns the id of the LP being run.
-func (c *Context) Self() LPID { return c.self }
+func (c *Context) Self() LPID { return c.f.Self }
 
 // RNG returns the LP's own generator. Its state is saved and restored with the LP.
-func (c *Context) RNG() *RNG { return &c.lp.rng }
+func (c *Context) RNG() *RNG { return &c.f.LP.RNG }
 
 // DrawsMade returns, while Reverse runs, the number of draws Handle made from ctx.RNG() for
 // the event being reversed, and 0 otherwise. Reverse finds out which way Handle went by
@@ -60,10 +77,10 @@ func (c *Context) RNG() *RNG { return &c.lp.rng }
 // changed that state so that the state after no longer tells (PCS: a call that found no
 // idle channel and one that took the last leave both none), the branches often draw
 // differently, and a replay's count (rng.Draws) compared with DrawsMade tells them apart.
-func (c *Context) DrawsMade() uint32 { return c.drawsMade }
+func (c *Context) DrawsMade() uint32 { return c.f.DrawsMade }
 
 // NumLPs returns the number of LPs in the simulation; valid ids are 0..NumLPs()-1.
-func (c *Context) NumLPs() int { return len(c.sim.lps) }
+func (c *Context) NumLPs() int { return len(c.f.Sim.LPs) }
 
 // Send schedules an event with the given payload for LP to at virtual time at, which must
 // not be before Now(). A send to an unknown LP or into the past is an error that ends the
@@ -85,21 +102,21 @@ func (c *Context) SendWords(to LPID, at Time, w Words) {
 // check reports whether a send to LP to at time at is valid, recording the error if not.
 func (c *Context) check(to LPID, at Time) bool {
 	switch {
-	case c.err != nil:
+	case c.f.Err != nil:
 		return false
-	case c.reversing:
-		panic(fmt.Sprintf("LP %q sent an event from Reverse; Reverse must not send", c.lp.model.Name()))
-	case !(at >= c.now): // also catches NaN
-		c.err = &SendError{From: c.self, FromName: c.lp.model.Name(), Now: c.now, To: to,
-			ToName: c.sim.nameOf(to), At: at}
+	case c.f.Reversing:
+		panic(fmt.Sprintf("LP %q sent an event from Reverse; Reverse must not send", c.f.LP.Model.Name()))
+	case !(at >= c.f.Now): // also catches NaN
+		c.f.Err = &SendError{From: c.f.Self, FromName: c.f.LP.Model.Name(), Now: c.f.Now, To: to,
+			ToName: c.f.Sim.NameOf(to), At: at}
 		return false
-	case int(to) >= len(c.sim.lps):
-		c.err = &SendError{From: c.self, FromName: c.lp.model.Name(), Now: c.now, To: to, At: at,
-			NumLPs: len(c.sim.lps)}
+	case int(to) >= len(c.f.Sim.LPs):
+		c.f.Err = &SendError{From: c.f.Self, FromName: c.f.LP.Model.Name(), Now: c.f.Now, To: to, At: at,
+			NumLPs: len(c.f.Sim.LPs)}
 		return false
-	case at < c.now+c.lookahead && to != c.self:
-		c.err = &SendError{From: c.self, FromName: c.lp.model.Name(), Now: c.now, To: to,
-			ToName: c.sim.nameOf(to), At: at, Lookahead: c.lookahead}
+	case at < c.f.Now+c.f.Lookahead && to != c.f.Self:
+		c.f.Err = &SendError{From: c.f.Self, FromName: c.f.LP.Model.Name(), Now: c.f.Now, To: to,
+			ToName: c.f.Sim.NameOf(to), At: at, Lookahead: c.f.Lookahead}
 		return false
 	}
 	return true
@@ -108,12 +125,12 @@ func (c *Context) check(to LPID, at Time) bool {
 // emit numbers a valid send and hands it to the dispatcher.
 func (c *Context) emit(to LPID, at Time, w Words, payload any) {
 	var depth uint32
-	if at == c.now {
-		depth = c.depth + 1
+	if at == c.f.Now {
+		depth = c.f.Depth + 1
 	}
-	seq := c.lp.seq
-	c.lp.seq++
-	c.out.send(to, c.self, depth, seq, at, c.now, w, payload)
+	seq := c.f.LP.Seq
+	c.f.LP.Seq++
+	c.f.Out.Send(to, c.f.Self, depth, seq, at, c.f.Now, w, payload)
 }
 
 // SendError reports a send to an unknown LP, into the past, or at a time that is not a number.

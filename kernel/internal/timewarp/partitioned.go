@@ -1,4 +1,4 @@
-package kernel
+package timewarp
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/warpedgo/warped/eventset"
 	"github.com/warpedgo/warped/internal/prefetch"
 	"github.com/warpedgo/warped/internal/ring"
+	"github.com/warpedgo/warped/kernel/internal/core"
 	"github.com/warpedgo/warped/outputmgr"
 	"github.com/warpedgo/warped/rng"
 	"github.com/warpedgo/warped/spinlock"
@@ -89,10 +90,6 @@ import (
 //
 // Batched event handling (Offload): see batchPart in offload.go. Fewer schedule queues than
 // workers: see group.go.
-
-// QueueCalendar is the QueueType of the partitioned engine: each worker takes its own LPs'
-// events from one calendar queue (see the package documentation).
-const QueueCalendar = "calendar"
 
 // holdRef locates an output that a rollback holds (lazy cancellation): the cause's entry
 // and the output's absolute index in the output log.
@@ -362,7 +359,7 @@ const histMin = 1024
 
 // initPartitioned sets up the partitioned engine: sched[j] is the worker of LP d.local[j].
 func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType, groupLockType string) error {
-	n := len(d.sim.lps)
+	n := len(d.sim.LPs)
 	d.owner = make([]int32, n)
 	d.plp = make([]partLP, n)
 	d.logMax = partLogMax
@@ -415,9 +412,9 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType, groupLockTyp
 		switch { // with CheckRollbacks, worker.send digests each send, then calls these
 		case d.check:
 		case d.lazy:
-			w.ctx.out = (*lazySink)(w)
+			w.frame().Out = (*lazySink)(w)
 		default:
-			w.ctx.out = (*partSink)(w)
+			w.frame().Out = (*partSink)(w)
 		}
 		w.g = w.id % len(d.parts)
 		w.p = d.parts[w.g]
@@ -480,7 +477,7 @@ func (w *worker) housekeep() Time {
 		w.handleAntis()
 		w.mark(phaseProcess)
 	}
-	if d.dist != nil && d.dist.rs != nil {
+	if d.dist != nil && d.dist.Safe() != nil {
 		w.remoteSafe() // remotesafe.go
 	}
 	if w.extra && d.lazy {
@@ -511,7 +508,7 @@ func (w *worker) housekeep() Time {
 			w.fossilPart(hk)
 		}
 		if d.reverse {
-			p.updateSafe(d.hz, r, w.id, d.sim.lookahead)
+			p.updateSafe(d.hz, r, w.id, d.sim.Lookahead)
 		}
 		w.mark(phaseProcess)
 	}
@@ -583,8 +580,8 @@ func (w *worker) partLoop() {
 			w.flushOutboxes()
 			w.mark(phaseProcess)
 		}
-		if w.ctx.err != nil {
-			d.fail(w.ctx.err)
+		if w.frame().Err != nil {
+			d.fail(w.frame().Err)
 			return
 		}
 	}
@@ -597,7 +594,7 @@ func (w *worker) partLoop() {
 // unless the event before was safe (the next one most likely is too, and is not logged).
 func (w *worker) prefetchPart() {
 	d, p := w.d, w.p
-	if id, ok := prefetchNext(&p.cal, d.sim.lps); ok {
+	if id, ok := core.PrefetchNext(&p.cal, d.sim.LPs); ok {
 		prefetch.Line(unsafe.Pointer(&d.plp[id]))
 	}
 	if h := p.hist.Spare(); h != nil && !p.wasSafe { // two lines (see statemgr.Entry)
@@ -689,8 +686,9 @@ func (p *partWorker) dropCancelled(x *partLP, k *event.Key, stamp uint64) bool {
 // the same.
 func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 	d, p := w.d, w.p
-	r := &d.sim.lps[id]
-	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
+	r := &d.sim.LPs[id]
+	f := w.frame() // not core.Enter, which costs PHOLD 2 instructions an event more
+	f.Now, f.Depth, f.Self, f.LP = ev.RecvTime, ev.Depth, id, r
 	if d.perSend {
 		w.cause = event.KeyOf(ev) // lazy cancellation: the cause of the sends to come
 		w.sendBytes = w.sendBytes[:0]
@@ -703,7 +701,7 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 		// event, as they are taken in order (finalTimePart).
 		w.unlogged = true
 		if w.batch == nil { // see processLogged
-			r.model.Handle(&w.ctx, ev)
+			r.Model.Handle(&w.ctx, ev)
 		} else {
 			w.applyBatched(r, w.batch, w.batchAt)
 		}
@@ -724,15 +722,15 @@ func (w *worker) processPart(x *partLP, id LPID, ev *event.Event) {
 }
 
 // processLogged runs the handler of event ev on LP record r (partLP x) and logs it.
-func (w *worker) processLogged(x *partLP, r *lpRecord, ev *event.Event) {
+func (w *worker) processLogged(x *partLP, r *core.LPRecord, ev *event.Event) {
 	d, p := w.d, w.p
-	d0 := r.rng.D // the Weyl counter alone counts the draws (rng.Draws)
+	d0 := r.RNG.D // the Weyl counter alone counts the draws (rng.Draws)
 	outFrom := p.outs.Next()
 	// The handler: the model's Handle, or, while batchPart commits a batch, the results of
 	// the batch's element (see applyBatched). Written out, here and for a safe event in
 	// processPart: as a function it was not inlined (17 instructions an event).
 	if w.batch == nil {
-		r.model.Handle(&w.ctx, ev)
+		r.Model.Handle(&w.ctx, ev)
 	} else {
 		w.applyBatched(r, w.batch, w.batchAt)
 	}
@@ -744,7 +742,7 @@ func (w *worker) processLogged(x *partLP, r *lpRecord, ev *event.Event) {
 	x.last = p.hist.Next() - 1
 	x.lastKey.Set(ev) // not KeyOf: see event.Key.Set
 	if d.reverse {
-		h.Draws = rng.Draws(rng.XORWOW{D: d0}, rng.XORWOW{D: r.rng.D})
+		h.Draws = rng.Draws(rng.XORWOW{D: d0}, rng.XORWOW{D: r.RNG.D})
 	} else if x.count++; x.count >= d.period {
 		x.count = 0
 		h.Saved = p.save(r)
@@ -832,9 +830,9 @@ func (p *partWorker) lowerSafe(e *event.Event, la Time) {
 }
 
 // save returns a copy of the state of LP record r, reusing a discarded one.
-func (p *partWorker) save(r *lpRecord) *statemgr.Saved {
+func (p *partWorker) save(r *core.LPRecord) *statemgr.Saved {
 	s := p.hist.NewSaved()
-	s.Model = r.model.Snapshot(s.Model)
+	s.Model = r.Model.Snapshot(s.Model)
 	s.Core = coreOf(r)
 	return s
 }
@@ -844,8 +842,8 @@ func (p *partWorker) save(r *lpRecord) *statemgr.Saved {
 // a send's eleven words of arguments on once more (30 instructions an event).
 type partSink worker
 
-// send is the partitioned engine's sink (see worker.send).
-func (s *partSink) send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
+// Send is the partitioned engine's sink (see worker.Send).
+func (s *partSink) Send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
 	w := (*worker)(s)
 	if w.coasting {
 		return
@@ -856,7 +854,7 @@ func (s *partSink) send(to, from LPID, depth uint32, seq uint64, at, now Time, w
 			o := w.p.outs.Push() // field by field: see processPart
 			o.RecvTime, o.SendTime, o.Seq, o.Depth, o.Sender, o.Receiver = at, now, seq, depth, from, to
 		}
-		if to == from || int(d.owner[to]) == w.g && (d.dist == nil || d.dist.isLocal(to)) {
+		if to == from || int(d.owner[to]) == w.g && (d.dist == nil || d.dist.IsLocal(to)) {
 			// The common case, into the worker's own calendar, without building the
 			// event first (deliverPart's case for it). A send to self needs no lookup:
 			// the owner table's line is cold more often than not (the load was 4% of a
@@ -885,8 +883,8 @@ func (p *partWorker) logOut(at, now Time, seq uint64, depth uint32, from, to LPI
 // identical to a held one, before partSink's send.
 type lazySink worker
 
-// send is the lazy cancellation's sink (see lazySink).
-func (s *lazySink) send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
+// Send is the lazy cancellation's sink (see lazySink).
+func (s *lazySink) Send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
 	w := (*worker)(s)
 	if !w.coasting && !w.initSend {
 		if !w.unlogged {
@@ -900,7 +898,7 @@ func (s *lazySink) send(to, from LPID, depth uint32, seq uint64, at, now Time, w
 			return
 		}
 	}
-	(*partSink)(w).send(to, from, depth, seq, at, now, ws, payload)
+	(*partSink)(w).Send(to, from, depth, seq, at, now, ws, payload)
 }
 
 // lazyHandled takes lazy cancellation's decision on a send by an LP that holds outputs: it
@@ -914,7 +912,7 @@ func (w *worker) lazyHandled(to, from LPID, depth uint32, seq uint64, at, now Ti
 	if suppress {
 		return true
 	}
-	if clashed && int(d.owner[to]) == w.g && (d.dist == nil || d.dist.isLocal(to)) {
+	if clashed && int(d.owner[to]) == w.g && (d.dist == nil || d.dist.IsLocal(to)) {
 		// Behind the anti-messages of the held outputs it clashes with, which wait in
 		// antis: pushed now, it would take an earlier calendar stamp than their
 		// cancellations (see cancelled), and could be dropped in their place.
@@ -957,10 +955,10 @@ func (w *worker) sendAntisPart(es []event.Event) {
 // outbox, hands over at once); to the manager for another process's LPs.
 func (d *timeWarpDispatcher) deliverPart(w *worker, e *event.Event) {
 	w.tracker.Made(e.RecvTime)
-	if d.dist != nil && !d.dist.isLocal(e.Receiver) {
+	if d.dist != nil && !d.dist.IsLocal(e.Receiver) {
 		pe := w.pool.Get()
 		*pe = *e
-		d.dist.post(pe)
+		d.dist.Post(pe)
 		return
 	}
 	// The receiver's worker by index: reading its record would miss the cache, as its
@@ -985,7 +983,7 @@ func (d *timeWarpDispatcher) deliverPart(w *worker, e *event.Event) {
 		if event.Before(e, &w.p.keyMin) { // see horizon
 			w.p.keyMin.Set(e)
 		}
-		w.p.lowerSafe(e, d.sim.lookahead)
+		w.p.lowerSafe(e, d.sim.Lookahead)
 	}
 }
 
@@ -1122,8 +1120,8 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) bo
 		panic(fmt.Sprintf("kernel: LP %d rolls back to %+v, below the commit horizon %+v or a safe event %+v",
 			id, k, p.fossilKey, p.safeHigh))
 	}
-	r := &d.sim.lps[id]
-	d.sim.undoSeries(id, &k) // series.go
+	r := &d.sim.LPs[id]
+	d.sim.UndoSeries(id, &k) // core's series.go
 	u := p.undone[:0]
 	i := x.last
 	for p.hist.Holds(i) {
@@ -1137,11 +1135,11 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) bo
 	}
 	p.undone = u
 	if d.reverse {
-		rev := r.model.(Reverser)
+		rev := r.Model.(core.Reverser)
 		for _, j := range u { // newest first
 			h := p.hist.At(j)
-			w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = h.Ev.RecvTime, h.Ev.Depth, id, r
-			reverseEvent(&w.ctx, rev, &h.Ev, twUndo{draws: h.Draws, seq: r.seq - uint64(h.OutTo-h.OutFrom)})
+			core.Enter(&w.ctx, h.Ev.RecvTime, h.Ev.Depth, id, r)
+			reverseEvent(&w.ctx, rev, &h.Ev, twUndo{draws: h.Draws, seq: r.Seq - uint64(h.OutTo-h.OutFrom)})
 		}
 	}
 	held := false
@@ -1208,7 +1206,7 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) bo
 	} else {
 		x.anchor, x.anchorTime = j, p.hist.At(j).Ev.RecvTime
 	}
-	r.model.Restore(from.Model)
+	r.Model.Restore(from.Model)
 	setCore(r, from.Core)
 	if d.check {
 		want, at := d.ck.saved[id], "its newest committed saved state"
@@ -1251,7 +1249,7 @@ func (w *worker) partRollback(x *partLP, id LPID, k event.Key, dropTwin bool) bo
 // checkRestored reports whether LP id (record r) is in the state recorded after its log
 // entry i, or, when i is below the log, after its newest event no longer logged
 // (CheckRollbacks).
-func (w *worker) checkRestored(id LPID, r *lpRecord, i int64) bool {
+func (w *worker) checkRestored(id LPID, r *core.LPRecord, i int64) bool {
 	d, p := w.d, w.p
 	want := d.ck.base[id]
 	if p.hist.Holds(i) && d.ck.safeAt[id] < i {
@@ -1357,9 +1355,9 @@ func (w *worker) expireHeld() {
 // coast re-executes event ev of LP id (record x, LP record r) during coast forward. It
 // saves no state: the events coast forward re-executes are fewer than the period since the
 // state it started from, so the next save comes with the next event processed anew.
-func (w *worker) coast(x *partLP, id LPID, r *lpRecord, ev *event.Event) {
-	w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = ev.RecvTime, ev.Depth, id, r
-	r.model.Handle(&w.ctx, ev)
+func (w *worker) coast(x *partLP, id LPID, r *core.LPRecord, ev *event.Event) {
+	core.Enter(&w.ctx, ev.RecvTime, ev.Depth, id, r)
+	r.Model.Handle(&w.ctx, ev)
 	x.count++
 	w.stats.coastForward++
 }
@@ -1396,7 +1394,7 @@ func (w *worker) reportPart(r uint64) {
 		if mk, ok := p.cal.MinKey(); ok {
 			head, k = mk.RecvTime, mk
 		}
-		s := caused(k, d.sim.lookahead) // the safety report: see updateSafe
+		s := caused(k, d.sim.Lookahead) // the safety report: see updateSafe
 		if event.KeyLess(&p.keyMin, &k) {
 			k = p.keyMin
 		}

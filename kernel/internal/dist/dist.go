@@ -1,33 +1,22 @@
-package kernel
-
-import (
-	"context"
-	"errors"
-	"fmt"
-	"math"
-	"runtime"
-	"slices"
-	"sort"
-	"strconv"
-	"strings"
-	"sync"
-	"time"
-
-	"github.com/warpedgo/warped/comm"
-	"github.com/warpedgo/warped/event"
-	"github.com/warpedgo/warped/gvt"
-	"github.com/warpedgo/warped/termination"
-)
-
-// A run across processes (Config.Transport with more than one rank).
+// Package dist is the driver of a time-warp run across processes (Config.Transport with
+// more than one rank): the manager goroutine of each rank, which moves events between the
+// ranks, computes GVT between them and detects the end. It drives the rank's time-warp
+// engine (package timewarp) through the Engine interface and the engine's GVT object.
 //
 // Every rank builds the whole model, runs the LPs that the partition gives it, and has one
 // manager goroutine (the goroutine that called Run, locked to its OS thread, the only one
 // that calls the transport). Workers hand events for LPs of other ranks to the manager
-// (post); the manager aggregates them per destination (comm.Aggregator, at most
+// (Driver.Post); the manager aggregates them per destination (comm.Aggregator, at most
 // MaxAggregate events a message, flushed when the workers go idle and at least every
-// flushEvery), polls the transport, and delivers the events that arrive as a worker of
-// its own (mw), so rollbacks and cancellation are those of a run in one process.
+// flushEvery), polls the transport, and delivers the events that arrive through the
+// engine's worker of its own (Engine.Deliver), so rollbacks and cancellation are those of
+// a run in one process. safe.go: safe events across processes (promises).
+//
+// The engine calls the driver: New in its constructor, Agree after Init, Manage in place
+// of its own manager loop, Gather at the end; its workers call Post, IsLocal and the
+// RemoteSafe's methods, all concrete. The driver calls the engine through Engine (from the
+// manager goroutine only) and through the engine's gvt.Fujimoto and termination.Workers,
+// which New gets.
 //
 // GVT: Mattern's algorithm between processes (gvt.Mattern; rank 0 starts a round every
 // GVTPeriod), and inside each process a Fujimoto round whose participants are the workers
@@ -54,42 +43,40 @@ import (
 // initiator tells every rank to stop; every rank then sends every other rank the final
 // state of its LPs and its statistics (one all-gather), so all ranks end with the same
 // Result. A rank that fails tells every other rank, which stop with its error.
+package dist
 
-// PeerError is the error of a rank whose run was stopped because another rank failed; its
-// text is that rank's error, prefixed by its rank.
-type PeerError struct{ Msg string }
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
-func (e *PeerError) Error() string { return e.Msg }
-
-// MismatchError says that the ranks of a run across processes were configured
-// differently; every rank gets the same one.
-type MismatchError struct {
-	Key          string
-	Mine, Theirs string
-	Rank, Other  int
-}
-
-func (e *MismatchError) Error() string {
-	return fmt.Sprintf("configuration differs between ranks: %s is %q on rank %d but %q on rank %d; "+
-		"start every rank with the same flags and configuration file", e.Key, e.Mine, e.Rank, e.Theirs, e.Other)
-}
-
-// ReportedElsewhere reports whether err, returned by Run on a rank other than 0, is also
-// known to rank 0 (another rank's failure, or a configuration mismatch), so that only rank
-// 0 needs to show it.
-func ReportedElsewhere(err error) bool {
-	var p *PeerError
-	var m *MismatchError
-	return errors.As(err, &p) || errors.As(err, &m)
-}
+	"github.com/warpedgo/warped/comm"
+	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/gvt"
+	"github.com/warpedgo/warped/kernel/internal/core"
+	"github.com/warpedgo/warped/termination"
+)
 
 // flushEvery is the longest an aggregated event waits before it is sent.
 const flushEvery = 200 * time.Microsecond
 
-// distributed is the state of a run across processes; the manager goroutine owns all of
-// it except out, which the workers fill under outMu.
-type distributed struct {
-	d          *timeWarpDispatcher
+// Driver is the state of a run across processes at one rank; the manager goroutine owns
+// all of it except out, which the workers fill under outMu (Post).
+type Driver struct {
+	e          Engine // set by Manage
+	sim        *core.Sim
+	cfg        core.TimeWarpConfig
+	end        Time
+	gvt        *gvt.Fujimoto
+	workers    *termination.Workers // the engine's count of passive workers
+	local      []LPID
 	tr         comm.Transport
 	rank, size int
 	owner      []int32
@@ -97,7 +84,6 @@ type distributed struct {
 	agg        *comm.Aggregator
 	mattern    *gvt.Mattern
 	sticky     *termination.Sticky
-	mw         *worker
 	sync       bool // GVTMethod synchronous
 	// GVTMethod tq: this rank's quanta, the local round of the reading under way (0 when
 	// none), and at rank 0 the master. tqRecv is the report's reusable list of counts.
@@ -134,20 +120,29 @@ type distributed struct {
 	laps       uint32
 	// Messages sent to and received from each rank, for the final settle.
 	sent, recv []uint64
-	// rs is the state of safe events across processes (remotesafe.go), or nil.
-	rs *remoteSafe
+	// rs is the state of safe events across processes (safe.go), or nil.
+	rs *RemoteSafe
 }
 
-func newDistributed(d *timeWarpDispatcher, tr comm.Transport, owner []int) *distributed {
-	m := &distributed{d: d, tr: tr, rank: tr.Rank(), size: tr.Size(),
-		owner: make([]int32, len(owner)), codec: comm.NewCodec(d.sim.cfg.Payloads),
+// New returns the driver of this rank (tr) of a run of sim: owner[id] is the rank that
+// runs LP id, local this rank's LPs, g the engine's Fujimoto GVT (whose participants are
+// the workers and the manager) and passive its count of passive workers. safe turns on safe
+// events across processes (see RemoteSafe), where the engine supports them.
+func New(sim *core.Sim, cfg core.TimeWarpConfig, tr comm.Transport, owner []int, local []LPID,
+	g *gvt.Fujimoto, passive *termination.Workers, safe bool) *Driver {
+	m := &Driver{sim: sim, cfg: cfg, end: sim.Cfg.MaxSimTime, gvt: g, workers: passive, local: local,
+		tr: tr, rank: tr.Rank(), size: tr.Size(),
+		owner: make([]int32, len(owner)), codec: comm.NewCodec(sim.Cfg.Payloads),
 		mattern: gvt.NewMattern(), sticky: termination.NewSticky(tr.Rank(), tr.Size()),
-		sync: d.cfg.GVTMethod == GVTSynchronous, sent: make([]uint64, tr.Size()), recv: make([]uint64, tr.Size())}
+		sync: cfg.GVTMethod == core.GVTSynchronous, sent: make([]uint64, tr.Size()), recv: make([]uint64, tr.Size())}
+	if safe {
+		m.rs = newRemoteSafe(sim.Lookahead, m.rank, m.size)
+	}
 	for i, r := range owner {
 		m.owner[i] = int32(r)
 	}
-	m.agg = comm.NewAggregator(m.codec, m.size, d.cfg.MaxAggregate, 0)
-	if d.cfg.GVTMethod == GVTTQ {
+	m.agg = comm.NewAggregator(m.codec, m.size, cfg.MaxAggregate, 0)
+	if cfg.GVTMethod == core.GVTTQ {
 		m.tq = gvt.NewTQ()
 		processes := m.size
 		if m.size > tqFlatRanks {
@@ -169,21 +164,26 @@ func newDistributed(d *timeWarpDispatcher, tr comm.Transport, owner []int) *dist
 	return m
 }
 
-// isLocal reports whether this rank runs LP id.
-func (m *distributed) isLocal(id LPID) bool { return int(m.owner[id]) == m.rank }
+// Rank returns this rank.
+func (m *Driver) Rank() int { return m.rank }
 
-// post hands event e, for an LP of another rank, to the manager. Any goroutine may call it.
-func (m *distributed) post(e *event.Event) {
+// Safe returns the state of safe events across processes, or nil where they are off.
+func (m *Driver) Safe() *RemoteSafe { return m.rs }
+
+// IsLocal reports whether this rank runs LP id.
+func (m *Driver) IsLocal(id LPID) bool { return int(m.owner[id]) == m.rank }
+
+// Post hands event e, for an LP of another rank, to the manager, which gives the record
+// back to the engine (Engine.Recycle) once it is sent. Any goroutine may call it.
+func (m *Driver) Post(e *event.Event) {
 	m.outMu.Lock()
 	m.out = append(m.out, e)
 	m.outMu.Unlock()
 }
 
-// agree compares the configuration of every rank and adds up the initial events (made,
+// Agree compares the configuration of every rank and adds up the initial events (made,
 // this rank's count). Every rank gets the same answer, so all stop on a mismatch.
-// It also sets up safe events across processes, before the workers start.
-func (m *distributed) agree(made int) (int, error) {
-	m.rs = newRemoteSafe(m.d, m.rank, m.size)
+func (m *Driver) Agree(made int) (int, error) {
 	var b []byte
 	b = strconv.AppendInt(b, int64(made), 10)
 	b = append(b, '\n')
@@ -214,22 +214,22 @@ func (m *distributed) agree(made int) (int, error) {
 			continue
 		}
 		if key, a, b, ok := firstDifference(base, lines[1:]); ok {
-			return 0, &MismatchError{Key: key, Mine: a, Theirs: b, Rank: 0, Other: r}
+			return 0, &core.MismatchError{Key: key, Mine: a, Theirs: b, Rank: 0, Other: r}
 		}
 	}
 	return total, nil
 }
 
 // settings are the key=value pairs every rank must share, sorted by key.
-func (m *distributed) settings() [][2]string {
-	s := m.d.sim
-	tw := m.d.cfg
+func (m *Driver) settings() [][2]string {
+	s := m.sim
+	tw := m.cfg
 	kv := map[string]string{
-		"max-sim-time":                          strconv.FormatFloat(s.cfg.MaxSimTime, 'g', -1, 64),
-		"seed":                                  strconv.FormatUint(s.cfg.Seed, 10),
-		"number of LPs":                         strconv.Itoa(len(s.lps)),
+		"max-sim-time":                          strconv.FormatFloat(s.Cfg.MaxSimTime, 'g', -1, 64),
+		"seed":                                  strconv.FormatUint(s.Cfg.Seed, 10),
+		"number of LPs":                         strconv.Itoa(len(s.LPs)),
 		"ranks":                                 strconv.Itoa(m.size),
-		"partitioning":                          fmt.Sprintf("%T", s.cfg.Partition),
+		"partitioning":                          fmt.Sprintf("%T", s.Cfg.Partition),
 		"time-warp-gvt-calculation-method":      tw.GVTMethod,
 		"time-warp-cancellation":                tw.Cancellation,
 		"time-warp-state-saving-type":           tw.StateSaving,
@@ -238,7 +238,7 @@ func (m *distributed) settings() [][2]string {
 		"time-warp-communication-max-aggregate": strconv.Itoa(tw.MaxAggregate),
 		"time-warp-gvt-calculation-period (ms)": strconv.FormatFloat(float64(tw.GVTPeriod)/1e6, 'g', -1, 64),
 	}
-	for k, v := range s.cfg.Agree {
+	for k, v := range s.Cfg.Agree {
 		kv[k] = v
 	}
 	out := make([][2]string, 0, len(kv))
@@ -273,31 +273,36 @@ func firstDifference(mine [][2]string, theirs []string) (key, a, b string, ok bo
 	return "", "", "", false
 }
 
-// manage is the manager goroutine's loop: it returns when the run is over or failed.
-func (m *distributed) manage(ctx context.Context, start time.Time, sp *sampler) {
+// Manage is the manager goroutine's loop, on the goroutine that called Run: it returns
+// when the run is over or failed (e's Stopped).
+func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	d := m.d
-	s := d.sim
+	m.e = e
+	s := m.sim
 	m.lastGVT, m.lastFlush = start, start
 	lastProgress := start
 	idle := 0
-	clk := sp.manager() // engine sampling's time split (sample.go): nil when off
-	for !d.done.Load() {
-		clk.enter(phaseComm)
+	clk := e.Phases() // engine sampling's time split: nil when off
+	for !e.Stopped() {
+		if clk != nil {
+			clk.Comm()
+		}
 		busy := m.receive()
 		if m.drain() {
 			busy = true
 		}
 		now := time.Now()
-		if d.passive.AllPassive() || now.Sub(m.lastFlush) >= flushEvery {
+		if m.workers.AllPassive() || now.Sub(m.lastFlush) >= flushEvery {
 			m.flush()
 			m.lastFlush = now
 		}
 		if m.rs != nil {
-			m.promise(now) // remotesafe.go
+			m.promise(now) // safe.go
 		}
-		clk.enter(phaseGVT)
+		if clk != nil {
+			clk.GVT()
+		}
 		switch {
 		case m.sync:
 			m.stepSync(now)
@@ -309,22 +314,22 @@ func (m *distributed) manage(ctx context.Context, start time.Time, sp *sampler) 
 			m.stepTermination()
 		}
 		if err := ctx.Err(); err != nil {
-			d.fail(err)
+			e.Fail(err)
 		}
-		if s.cfg.Progress != nil && m.rank == 0 && now.Sub(lastProgress) >= s.cfg.ProgressInterval {
+		if s.Cfg.Progress != nil && m.rank == 0 && now.Sub(lastProgress) >= s.Cfg.ProgressInterval {
 			lastProgress = now
-			s.cfg.Progress(Progress{Now: d.gvt.GVT(), EndTime: d.end, EventsProcessed: d.processedSoFar(), Elapsed: now.Sub(start)})
+			s.Cfg.Progress(core.Progress{Now: m.gvt.GVT(), EndTime: m.end, EventsProcessed: e.ProcessedSoFar(), Elapsed: now.Sub(start)})
 		}
-		if sp != nil {
-			sp.tick(d, now)
-		}
+		e.Tick(now)
 		// Back off when there is nothing to do, so that the workers keep the cores.
 		if busy {
 			idle = 0
 			continue
 		}
 		idle++
-		clk.enter(phaseIdle)
+		if clk != nil {
+			clk.Idle()
+		}
 		switch {
 		case idle < 64:
 			runtime.Gosched()
@@ -332,13 +337,14 @@ func (m *distributed) manage(ctx context.Context, start time.Time, sp *sampler) 
 			time.Sleep(time.Duration(min(idle-63, 50)) * 10 * time.Microsecond)
 		}
 	}
-	if d.err != nil && !m.peerFailed && m.sync {
+	err := e.Err()
+	if err != nil && !m.peerFailed && m.sync {
 		// The others meet this rank only in all-gathers: tell them there.
-		b, _ := comm.EncodeSyncReading(&comm.SyncReading{Err: fmt.Sprintf("rank %d: %v", m.rank, d.err)})
+		b, _ := comm.EncodeSyncReading(&comm.SyncReading{Err: fmt.Sprintf("rank %d: %v", m.rank, err)})
 		_, _ = m.tr.AllGather(b)
-	} else if d.err != nil && !m.peerFailed {
+	} else if err != nil && !m.peerFailed {
 		// Tell the others why this rank stops, so that they stop too and show it.
-		msg := m.codec.AppendTerminate(nil, &comm.Terminate{Err: fmt.Sprintf("rank %d: %v", m.rank, d.err)})
+		msg := m.codec.AppendTerminate(nil, &comm.Terminate{Err: fmt.Sprintf("rank %d: %v", m.rank, err)})
 		for r := range m.size {
 			if r != m.rank {
 				_ = m.send(r, msg)
@@ -348,7 +354,7 @@ func (m *distributed) manage(ctx context.Context, start time.Time, sp *sampler) 
 }
 
 // fail ends the run with err on this rank and tells the others.
-func (m *distributed) fail(err error) { m.d.fail(err) }
+func (m *Driver) fail(err error) { m.e.Fail(err) }
 
 // failReasonWait bounds how long a rank whose transport failed waits for the message that
 // tells why another rank left.
@@ -359,7 +365,7 @@ const failReasonWait = 500 * time.Millisecond
 // that rank's reason, which is the error to show.
 // The reason may still be on its way (a transport may deliver it later than the failed
 // rank's departure shows), so this waits for it up to failReasonWait.
-func (m *distributed) failComm(err error) {
+func (m *Driver) failComm(err error) {
 	deadline := time.Now().Add(failReasonWait)
 	for range 1 << 20 {
 		_, msg, ok, perr := m.tr.Poll()
@@ -376,16 +382,16 @@ func (m *distributed) failComm(err error) {
 		if k, v, derr := m.codec.Decode(msg); derr == nil && k == comm.KindTerminate {
 			if e := v.(*comm.Terminate).Err; e != "" {
 				m.peerFailed = true
-				m.d.fail(&PeerError{Msg: e})
+				m.e.Fail(&core.PeerError{Msg: e})
 				return
 			}
 		}
 	}
-	m.d.fail(err)
+	m.e.Fail(err)
 }
 
 // receive handles the messages waiting in the transport; it reports whether there were any.
-func (m *distributed) receive() bool {
+func (m *Driver) receive() bool {
 	got := false
 	for range 256 {
 		from, msg, ok, err := m.tr.Poll()
@@ -402,7 +408,7 @@ func (m *distributed) receive() bool {
 			m.fail(err)
 			return got
 		}
-		if m.d.done.Load() {
+		if m.e.Stopped() {
 			return got
 		}
 	}
@@ -410,7 +416,7 @@ func (m *distributed) receive() bool {
 }
 
 // handle acts on one message from rank from.
-func (m *distributed) handle(from int, msg []byte) error {
+func (m *Driver) handle(from int, msg []byte) error {
 	k, v, err := m.codec.Decode(msg)
 	if err != nil {
 		return fmt.Errorf("message from rank %d: %w", from, err)
@@ -424,18 +430,17 @@ func (m *distributed) handle(from int, msg []byte) error {
 			m.mattern.Received(uint8(b.Colour), len(b.Events))
 		}
 		m.sticky.Received(len(b.Events))
-		mw := m.mw
 		for i := range b.Events {
 			ev := &b.Events[i]
-			if !m.isLocal(ev.Receiver) {
+			if !m.IsLocal(ev.Receiver) {
 				return fmt.Errorf("rank %d sent an event for LP %d, which rank %d runs", from, ev.Receiver, m.owner[ev.Receiver])
 			}
-			if m.rs != nil { // remotesafe.go (not inlined: called only where it is on)
+			if m.rs != nil { // safe.go (not inlined: called only where it is on)
 				if err := m.checkPromise(from, ev); err != nil {
 					return err
 				}
 			}
-			m.d.deliverPart(mw, ev)
+			m.e.Deliver(ev)
 			*ev = event.Event{}
 		}
 		if m.rs != nil {
@@ -486,10 +491,10 @@ func (m *distributed) handle(from int, msg []byte) error {
 	case comm.KindTerminate:
 		if e := v.(*comm.Terminate).Err; e != "" {
 			m.peerFailed = true
-			m.d.fail(&PeerError{Msg: e})
+			m.e.Fail(&core.PeerError{Msg: e})
 			return nil
 		}
-		m.d.done.Store(true)
+		m.e.Stop()
 	default:
 		return fmt.Errorf("rank %d sent an unexpected %s message", from, k)
 	}
@@ -497,8 +502,8 @@ func (m *distributed) handle(from int, msg []byte) error {
 }
 
 // setGVT installs a GVT agreed on by the processes.
-func (m *distributed) setGVT(g Time) {
-	if err := m.d.gvt.SetGVT(g); err != nil {
+func (m *Driver) setGVT(g Time) {
+	if err := m.gvt.SetGVT(g); err != nil {
 		m.fail(fmt.Errorf("kernel: %w (GVT protocol bug)", err))
 	}
 	if m.rs != nil {
@@ -508,7 +513,7 @@ func (m *distributed) setGVT(g Time) {
 
 // drain moves the events the workers posted into the aggregator; it reports whether
 // there were any.
-func (m *distributed) drain() bool {
+func (m *Driver) drain() bool {
 	m.outMu.Lock()
 	out := m.out
 	m.out = m.spare[:0]
@@ -537,7 +542,7 @@ func (m *distributed) drain() bool {
 			m.mattern.Sent(e.RecvTime)
 		}
 		m.sticky.Sent(1)
-		m.mw.pool.Put(e)
+		m.e.Recycle(e)
 		out[i] = nil
 	}
 	m.spare = out[:0]
@@ -545,24 +550,24 @@ func (m *distributed) drain() bool {
 }
 
 // send sends msg to rank to, counted for settle.
-func (m *distributed) send(to int, msg []byte) error {
+func (m *Driver) send(to int, msg []byte) error {
 	m.sent[to]++
 	return m.tr.Send(to, msg)
 }
 
 // emit sends one message to rank to.
-func (m *distributed) emit(to int, msg []byte) {
+func (m *Driver) emit(to int, msg []byte) {
 	if err := m.send(to, msg); err != nil {
 		m.failComm(fmt.Errorf("send to rank %d: %w", to, err))
 	}
 }
 
 // flush sends every aggregated batch.
-func (m *distributed) flush() { m.agg.FlushAll(m.emit) }
+func (m *Driver) flush() { m.agg.FlushAll(m.emit) }
 
 // cutAt passes the cut of round: what was aggregated white goes out first, then the
 // events the workers queued go out red.
-func (m *distributed) cutAt(round uint64) {
+func (m *Driver) cutAt(round uint64) {
 	if m.mattern.Epoch() >= round {
 		return
 	}
@@ -575,21 +580,20 @@ func (m *distributed) cutAt(round uint64) {
 // read starts this rank's reading for a GVT round: a local Fujimoto round in which the
 // manager reports at once, with the white counter read at the same instant. It returns
 // the local round to wait for.
-func (m *distributed) read(round uint64) (local uint64, white int64) {
-	d := m.d
-	for !d.gvt.Start() {
+func (m *Driver) read(round uint64) (local uint64, white int64) {
+	for !m.gvt.Start() {
 		// A round of ours is still running (cannot happen: the manager waits for each).
 		runtime.Gosched()
 	}
-	local = d.gvt.Round()
+	local = m.gvt.Round()
 	white = m.mattern.WhiteCount(round)
-	d.gvt.Report(local, m.mw.tracker.Take(local, math.Inf(1)))
+	m.gvt.Report(local, m.e.TakeLocal(local))
 	return local, white
 }
 
 // beginReading takes this rank's reading for the token tok (keeping the token until the
 // local round ends; see stepGVT).
-func (m *distributed) beginReading(tok *gvt.Token) {
+func (m *Driver) beginReading(tok *gvt.Token) {
 	m.cutAt(tok.Round)
 	m.tok = tok
 	m.tokRound, m.tokWhite = m.read(tok.Round)
@@ -597,13 +601,13 @@ func (m *distributed) beginReading(tok *gvt.Token) {
 
 // stepGVT advances the asynchronous GVT protocol: rank 0 starts rounds, and a rank whose
 // reading is complete adds it to the token and passes it on.
-func (m *distributed) stepGVT(now time.Time) {
+func (m *Driver) stepGVT(now time.Time) {
 	// A round starts every GVT period, or sooner when a worker of rank 0 asked for one: a
 	// partitioned worker takes at most partAheadEvents events per GVT advance, so waiting
 	// for the period would cap it at that many per period (measured on mpirun -np 2, PHOLD
 	// with reverse computation: 3.39-3.72 M events/s waiting, 4.03-4.29 not).
 	if m.rank == 0 && !m.gvtRunning && m.tok == nil &&
-		(now.Sub(m.lastGVT) >= m.d.cfg.GVTPeriod || m.d.gvtWanted.Swap(false)) {
+		(now.Sub(m.lastGVT) >= m.cfg.GVTPeriod || m.e.GVTWanted()) {
 		m.gvtRunning = true
 		m.lastGVT = now
 		tok := m.mattern.Start()
@@ -612,7 +616,7 @@ func (m *distributed) stepGVT(now time.Time) {
 	if m.tok == nil {
 		return
 	}
-	local, ok := m.d.gvt.Result(m.tokRound)
+	local, ok := m.gvt.Result(m.tokRound)
 	if !ok {
 		return
 	}
@@ -628,7 +632,7 @@ func (m *distributed) stepGVT(now time.Time) {
 }
 
 // tqFlatRanks is the most ranks that report to rank 0 directly under TQ-GVT; above it the
-// masters form a tree (see distributed).
+// masters form a tree (see the package documentation).
 const tqFlatRanks = 16
 
 // tqEagerness bounds how often a rank whose workers want GVT ends a TQ-GVT quantum: at
@@ -637,11 +641,10 @@ const tqEagerness = 8
 
 // stepTQ advances TQ-GVT at this rank: it ends a quantum every GVT period (or sooner, when
 // its workers want GVT), and reports a quantum's reading once its local round is over.
-func (m *distributed) stepTQ(now time.Time) {
-	d := m.d
+func (m *Driver) stepTQ(now time.Time) {
 	if m.tqLocal == 0 {
 		since := now.Sub(m.lastGVT)
-		if since < d.cfg.GVTPeriod && (since < d.cfg.GVTPeriod/tqEagerness || !d.gvtWanted.Swap(false)) {
+		if since < m.cfg.GVTPeriod && (since < m.cfg.GVTPeriod/tqEagerness || !m.e.GVTWanted()) {
 			return
 		}
 		m.lastGVT = now
@@ -652,14 +655,14 @@ func (m *distributed) stepTQ(now time.Time) {
 		m.tq.End()
 		m.drain()
 		m.flush()
-		for !d.gvt.Start() {
+		for !m.gvt.Start() {
 			runtime.Gosched() // cannot happen: the manager waits for each round
 		}
-		m.tqLocal = d.gvt.Round()
-		d.gvt.Report(m.tqLocal, m.mw.tracker.Take(m.tqLocal, math.Inf(1)))
+		m.tqLocal = m.gvt.Round()
+		m.gvt.Report(m.tqLocal, m.e.TakeLocal(m.tqLocal))
 		return
 	}
-	local, ok := d.gvt.Result(m.tqLocal)
+	local, ok := m.gvt.Result(m.tqLocal)
 	if !ok {
 		return
 	}
@@ -670,7 +673,7 @@ func (m *distributed) stepTQ(now time.Time) {
 // tqReceived handles the TQ-GVT report r that rank from (this one, a member of this
 // rank's group, or at rank 0 the leader of a group) sent: a leader merges its group's, and
 // the master combines.
-func (m *distributed) tqReceived(from int, r *gvt.TQReport) {
+func (m *Driver) tqReceived(from int, r *gvt.TQReport) {
 	if m.tqFan > 0 && (from != m.rank || m.tqRelay != nil) && (m.rank != 0 || from < m.tqFan) {
 		// A report of a member of this rank's group (maybe itself): merge it.
 		merged, ok, err := m.tqRelay.Add(from-m.rank, r)
@@ -704,7 +707,7 @@ func (m *distributed) tqReceived(from int, r *gvt.TQReport) {
 }
 
 // sendTQReport sends report r to rank to, a master (rank 0) or this rank's group leader.
-func (m *distributed) sendTQReport(to int, r *gvt.TQReport) {
+func (m *Driver) sendTQReport(to int, r *gvt.TQReport) {
 	if to == m.rank {
 		to = 0 // a leader's merged report goes to the master
 	}
@@ -721,7 +724,7 @@ func (m *distributed) sendTQReport(to int, r *gvt.TQReport) {
 
 // tqForward sends the GVT message msg on down the tree: from rank 0 to every other rank
 // (no tree) or to its group and the other leaders; from a leader to its group.
-func (m *distributed) tqForward(msg []byte) {
+func (m *Driver) tqForward(msg []byte) {
 	send := func(to int) bool {
 		if err := m.send(to, msg); err != nil {
 			m.failComm(fmt.Errorf("send GVT to rank %d: %w", to, err))
@@ -754,10 +757,9 @@ func (m *distributed) tqForward(msg []byte) {
 // passive reports whether this rank has nothing to do and nothing to send: every worker
 // passive, no schedule queue holding an event below the end time, nothing posted or
 // aggregated, and no worker woke up while it looked.
-func (m *distributed) passive() bool {
-	d := m.d
-	wakes := d.passive.Wakes()
-	if !d.passive.AllPassive() {
+func (m *Driver) passive() bool {
+	wakes := m.workers.Wakes()
+	if !m.workers.AllPassive() {
 		return false
 	}
 	m.outMu.Lock()
@@ -771,15 +773,15 @@ func (m *distributed) passive() bool {
 			return false
 		}
 	}
-	if d.localWorkPart() {
+	if m.e.LocalWork() {
 		return false
 	}
-	return d.passive.Wakes() == wakes
+	return m.workers.Wakes() == wakes
 }
 
 // stepTermination passes the termination token on once this rank is passive, or ends the
 // run when a wave succeeded here.
-func (m *distributed) stepTermination() {
+func (m *Driver) stepTermination() {
 	if m.term == nil {
 		return
 	}
@@ -799,7 +801,7 @@ func (m *distributed) stepTermination() {
 				}
 			}
 		}
-		m.d.done.Store(true)
+		m.e.Stop()
 		return
 	}
 	msg := m.codec.AppendTermToken(nil, &comm.TermToken{Round: next.Round, Sent: next.Sent,
@@ -814,12 +816,11 @@ func (m *distributed) stepTermination() {
 // readings. A lap whose white counters add up to zero gives GVT; otherwise the ranks read
 // again. Termination is decided in the same all-gather: every rank passive and clean since
 // the previous lap, and as many events received as sent.
-func (m *distributed) stepSync(now time.Time) {
-	d := m.d
+func (m *Driver) stepSync(now time.Time) {
 	if m.syncLocal == 0 {
 		if !m.syncLap {
 			// A new round: wait for the period, then pass its cut.
-			if now.Sub(m.lastGVT) < d.cfg.GVTPeriod {
+			if now.Sub(m.lastGVT) < m.cfg.GVTPeriod {
 				return
 			}
 			m.lastGVT = now
@@ -830,7 +831,7 @@ func (m *distributed) stepSync(now time.Time) {
 		m.syncLocal, m.syncWhite = m.read(m.syncRound)
 		return
 	}
-	local, ok := d.gvt.Result(m.syncLocal)
+	local, ok := m.gvt.Result(m.syncLocal)
 	if !ok {
 		return
 	}
@@ -862,7 +863,7 @@ func (m *distributed) stepSync(now time.Time) {
 		}
 		if x.Err != "" {
 			m.peerFailed = true
-			m.fail(&PeerError{Msg: x.Err})
+			m.fail(&core.PeerError{Msg: x.Err})
 			return
 		}
 		white += x.White
@@ -876,68 +877,67 @@ func (m *distributed) stepSync(now time.Time) {
 		m.syncLap = false
 	}
 	if done && sent == recv {
-		d.done.Store(true)
+		m.e.Stop()
 	}
 }
 
-// gather sends every rank the final state of this rank's LPs and its statistics, installs
-// the others' LPs, and returns the totals over all ranks.
-func (m *distributed) gather(mine Stats) (Stats, error) {
-	d := m.d
-	s := d.sim
+// Gather sends every rank the final state of this rank's LPs and its statistics (mine),
+// installs the others' LPs, and returns the totals over all ranks.
+func (m *Driver) Gather(mine core.Stats) (core.Stats, error) {
+	s := m.sim
 	if m.rs != nil {
 		mine.PromisesSent = m.rs.promises
 	}
-	fr := comm.FinalRank[Stats]{Stats: mine, Peak: peakMemory(), Rounds: d.gvt.Rounds(), Sent: m.sent}
+	fr := comm.FinalRank[core.Stats]{Stats: mine, Peak: core.PeakMemory(), Rounds: m.gvt.Rounds(), Sent: m.sent}
 	var buf []byte
-	for _, id := range d.local {
-		r := &s.lps[id]
-		snap, err := comm.EncodeSnapshot(r.model.Snapshot(nil))
+	for _, id := range m.local {
+		r := &s.LPs[id]
+		snap, err := comm.EncodeSnapshot(r.Model.Snapshot(nil))
 		if err != nil {
-			return Stats{}, fmt.Errorf("encode the final state of LP %q for the other ranks: %w", r.model.Name(), err)
+			return core.Stats{}, fmt.Errorf("encode the final state of LP %q for the other ranks: %w", r.Model.Name(), err)
 		}
-		buf = s.appendDigest(buf[:0], id)
-		fr.LPs = append(fr.LPs, comm.FinalLP{ID: id, RNG: [6]uint32{r.rng.D, r.rng.V[0], r.rng.V[1], r.rng.V[2], r.rng.V[3], r.rng.V[4]},
-			Seq: r.seq, Snap: snap, Digest: slices.Clone(buf)})
+		buf = s.AppendDigest(buf[:0], id)
+		fr.LPs = append(fr.LPs, comm.FinalLP{ID: id, RNG: [6]uint32{r.RNG.D, r.RNG.V[0], r.RNG.V[1], r.RNG.V[2], r.RNG.V[3], r.RNG.V[4]},
+			Seq: r.Seq, Snap: snap, Digest: slices.Clone(buf)})
 	}
 	b, err := comm.EncodeFinalRank(&fr)
 	if err != nil {
-		return Stats{}, err
+		return core.Stats{}, err
 	}
 	all, err := m.tr.AllGather(b)
 	if err != nil {
-		return Stats{}, fmt.Errorf("gather final results: %w", err)
+		return core.Stats{}, fmt.Errorf("gather final results: %w", err)
 	}
-	var st Stats
+	var st core.Stats
 	want := make([]uint64, m.size) // messages each rank sent this one
 	for rank, rb := range all {
-		var x comm.FinalRank[Stats]
+		var x comm.FinalRank[core.Stats]
 		if err := comm.DecodeFinalRank(rb, &x); err != nil {
-			return Stats{}, fmt.Errorf("final results of rank %d: %w", rank, err)
+			return core.Stats{}, fmt.Errorf("final results of rank %d: %w", rank, err)
 		}
 		if len(x.Sent) != m.size {
-			return Stats{}, fmt.Errorf("final results of rank %d: message counts for %d ranks, not %d", rank, len(x.Sent), m.size)
+			return core.Stats{}, fmt.Errorf("final results of rank %d: message counts for %d ranks, not %d", rank, len(x.Sent), m.size)
 		}
 		want[rank] = x.Sent[m.rank]
-		st.add(&x.Stats)
+		addStats(&st, &x.Stats)
 		st.PeakMemoryBytes += x.Peak
 		st.GVTCycles = max(st.GVTCycles, x.Rounds)
 		if rank == m.rank {
 			continue
 		}
 		for _, f := range x.LPs {
-			if int(f.ID) >= len(s.lps) || int(m.owner[f.ID]) != rank {
-				return Stats{}, fmt.Errorf("rank %d sent the final state of LP %d, which it does not run", rank, f.ID)
+			if int(f.ID) >= len(s.LPs) || int(m.owner[f.ID]) != rank {
+				return core.Stats{}, fmt.Errorf("rank %d sent the final state of LP %d, which it does not run", rank, f.ID)
 			}
-			if err := s.install(f, &buf); err != nil {
-				return Stats{}, err
+			if err := install(s, f, &buf); err != nil {
+				return core.Stats{}, err
 			}
 		}
 	}
 	if err := m.settle(want); err != nil {
-		return Stats{}, err
+		return core.Stats{}, err
 	}
-	s.gvtLaps = m.laps
+	s.Laps = m.laps
 	st.StateSaving = mine.StateSaving // the same on every rank: the configurations agree
 	st.ScheduleQueues = mine.ScheduleQueues
 	if n := st.PrimaryRollbacks + st.SecondaryRollbacks; n > 0 {
@@ -955,7 +955,7 @@ const settleWait = 30 * time.Second
 // MPI_Finalize (MPICH's UCX layer warns of one left). Only control messages can be left
 // after termination, a GVT token or value or a termination token, which are dropped; an
 // event left would be a termination bug, and is an error.
-func (m *distributed) settle(want []uint64) error {
+func (m *Driver) settle(want []uint64) error {
 	deadline := time.Now().Add(settleWait)
 	for r := 0; r < m.size; {
 		if r == m.rank || m.recv[r] >= want[r] {
@@ -986,8 +986,8 @@ func (m *distributed) settle(want []uint64) error {
 	return nil
 }
 
-// add adds the counters of o to st (FinalTime: the later).
-func (st *Stats) add(o *Stats) {
+// addStats adds the counters of o to st (FinalTime: the later).
+func addStats(st, o *core.Stats) {
 	st.EventsProcessed += o.EventsProcessed
 	st.EventsCommitted += o.EventsCommitted
 	st.EventsRolledBack += o.EventsRolledBack
@@ -1008,22 +1008,22 @@ func (st *Stats) add(o *Stats) {
 	st.FinalTime = max(st.FinalTime, o.FinalTime)
 }
 
-// install sets LP f.ID's final state from another rank and checks that it restored what
+// install sets LP f.ID's final state in s from another rank and checks that it restored what
 // that rank digested.
-func (s *Simulation) install(f comm.FinalLP, buf *[]byte) error {
-	r := &s.lps[f.ID]
-	r.rng.D = f.RNG[0]
-	copy(r.rng.V[:], f.RNG[1:])
-	r.seq = f.Seq
-	snap, err := comm.DecodeSnapshot(f.Snap, r.model.Snapshot(nil))
+func install(s *core.Sim, f comm.FinalLP, buf *[]byte) error {
+	r := &s.LPs[f.ID]
+	r.RNG.D = f.RNG[0]
+	copy(r.RNG.V[:], f.RNG[1:])
+	r.Seq = f.Seq
+	snap, err := comm.DecodeSnapshot(f.Snap, r.Model.Snapshot(nil))
 	if err != nil {
-		return fmt.Errorf("decode the final state of LP %q from another rank: %w", r.model.Name(), err)
+		return fmt.Errorf("decode the final state of LP %q from another rank: %w", r.Model.Name(), err)
 	}
-	r.model.Restore(snap)
-	*buf = s.appendDigest((*buf)[:0], f.ID)
+	r.Model.Restore(snap)
+	*buf = s.AppendDigest((*buf)[:0], f.ID)
 	if !slices.Equal(*buf, f.Digest) {
 		return fmt.Errorf("the final state of LP %q does not survive the trip between processes: its Snapshot "+
-			"value must encode with msgpack (exported fields, or msgpack's Marshaler/Unmarshaler)", r.model.Name())
+			"value must encode with msgpack (exported fields, or msgpack's Marshaler/Unmarshaler)", r.Model.Name())
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package kernel
+package dist
 
 import (
 	"fmt"
@@ -41,10 +41,6 @@ import (
 
 // promiseEvery is the least time between two rounds of promises.
 const promiseEvery = 20 * time.Microsecond
-
-// remoteLowEvery is the number of loop turns after which a worker takes a snapshot again
-// though its safe bound did not change.
-const remoteLowEvery = 32
 
 // safeSnapshot is a reading of the rank's worker: its pending events' least time (and its
 // held outputs' causes'), the events it had taken in from each rank, and the rank's bound
@@ -100,8 +96,10 @@ func (l *sendLog) minAfter(k uint64) Time {
 	return l.t[l.head]
 }
 
-// remoteSafe is the state of safe events across processes at one rank.
-type remoteSafe struct {
+// RemoteSafe is the state of safe events across processes at one rank, shared by the
+// manager and the rank's one worker: the manager keeps the bounds from the promises, the
+// worker reads them (Bound, ReadBounds, ReadHanded) and publishes its snapshots (Publish).
+type RemoteSafe struct {
 	la         Time
 	rank, size int
 
@@ -116,12 +114,6 @@ type remoteSafe struct {
 	mu  sync.Mutex
 	pub safeSnapshot
 
-	// Owned by the worker: the bound it last read, the turns since its last snapshot, and
-	// the snapshot it takes.
-	seen  Time
-	turns uint32
-	ws    safeSnapshot
-
 	// Owned by the manager: the snapshot its promises carry and its copy of the latest
 	// one, the log of its sends to each rank, and per rank the ID and received count of
 	// the latest promise from it and whether one came since the last promise sent to it.
@@ -135,15 +127,10 @@ type remoteSafe struct {
 	promises   uint64 // promises sent (Stats.PromisesSent)
 }
 
-// newRemoteSafe returns the state of safe events across processes for dispatcher d of a
-// run with size ranks, or nil where they do not apply: turned off
-// (TimeWarpConfig.NoRemoteSafe), or not the partitioned engine with reverse computation
-// and one worker in the process, or no lookahead.
-func newRemoteSafe(d *timeWarpDispatcher, rank, size int) *remoteSafe {
-	if d.cfg.NoRemoteSafe || !d.reverse || len(d.workers) != 1 || !(d.sim.lookahead > 0) {
-		return nil
-	}
-	rs := &remoteSafe{la: d.sim.lookahead, rank: rank, size: size, seen: math.Inf(-1),
+// newRemoteSafe returns the state of safe events across processes at rank of size ranks,
+// with lookahead la (the engine decides where they apply: see Engine and New).
+func newRemoteSafe(la Time, rank, size int) *RemoteSafe {
+	rs := &RemoteSafe{la: la, rank: rank, size: size,
 		from: make([]atomic.Uint64, size), handed: make([]atomic.Uint64, size),
 		logs: make([]sendLog, size),
 		echo: make([]uint64, size), theirN: make([]uint64, size), answer: make([]bool, size),
@@ -153,20 +140,58 @@ func newRemoteSafe(d *timeWarpDispatcher, rank, size int) *remoteSafe {
 	}
 	rs.from[rank].Store(math.Float64bits(math.Inf(1)))
 	rs.bound.Store(math.Float64bits(math.Inf(-1)))
-	for _, s := range []*safeSnapshot{&rs.pub, &rs.ws, &rs.sent, &rs.mine} {
+	for _, s := range []*safeSnapshot{&rs.pub, &rs.sent, &rs.mine} {
 		s.n, s.b = make([]uint64, size), make([]Time, size)
 	}
 	return rs
 }
 
+// Bound returns the remote bound: the least of this rank's bounds on the other ranks, or
+// GVT when later. Everything that arrived before it was stored has been handed over.
+func (rs *RemoteSafe) Bound() Time { return rs.remoteBound() }
+
+// Ranks returns the number of ranks.
+func (rs *RemoteSafe) Ranks() int { return rs.size }
+
+// ReadBounds copies this rank's bound on each rank into b (one per rank).
+func (rs *RemoteSafe) ReadBounds(b []Time) {
+	for x := range b {
+		b[x] = rs.fromRank(x)
+	}
+}
+
+// ReadHanded copies the number of events handed over from each rank into n (one per rank).
+func (rs *RemoteSafe) ReadHanded(n []uint64) {
+	for x := range n {
+		n[x] = rs.handed[x].Load()
+	}
+}
+
+// Publish makes the worker's snapshot (the least time of its pending events and held
+// outputs' causes low, after taking in the events counted in n, with the bounds b read
+// before n) the one the manager's promises carry, unless it equals the latest. Only the
+// worker calls it.
+func (rs *RemoteSafe) Publish(low Time, n []uint64, b []Time) {
+	pub := &rs.pub // only the worker writes it
+	if pub.id != 0 && low == pub.low && slices.Equal(n, pub.n) && slices.Equal(b, pub.b) {
+		return
+	}
+	rs.mu.Lock()
+	pub.id++
+	pub.low = low
+	pub.n = append(pub.n[:0], n...)
+	pub.b = append(pub.b[:0], b...)
+	rs.mu.Unlock()
+}
+
 // remoteBound returns the remote bound (see remoteSafe.bound).
-func (rs *remoteSafe) remoteBound() Time { return math.Float64frombits(rs.bound.Load()) }
+func (rs *RemoteSafe) remoteBound() Time { return math.Float64frombits(rs.bound.Load()) }
 
 // fromRank returns this rank's bound on what rank x can still send it.
-func (rs *remoteSafe) fromRank(x int) Time { return math.Float64frombits(rs.from[x].Load()) }
+func (rs *RemoteSafe) fromRank(x int) Time { return math.Float64frombits(rs.from[x].Load()) }
 
 // raise raises the bound on rank x to b (GVT g at least) and republishes the remote bound.
-func (rs *remoteSafe) raise(x int, b, g Time) {
+func (rs *RemoteSafe) raise(x int, b, g Time) {
 	if b = max(b, g); b > rs.fromRank(x) {
 		rs.from[x].Store(math.Float64bits(b))
 	}
@@ -179,71 +204,11 @@ func (rs *remoteSafe) raise(x int, b, g Time) {
 	}
 }
 
-// remoteSafe is the worker's part of safe events across processes, called at the top of
-// its loop (partLoop): when the remote bound rose, it takes in what arrived before it and
-// raises its safe bound to it; then, and every remoteLowEvery turns, it takes a snapshot
-// (safeSnapshot) for the manager's promises.
-func (w *worker) remoteSafe() {
-	rs := w.d.dist.rs
-	if rs == nil {
-		return
-	}
-	p := w.p
-	b := rs.remoteBound()
-	if b != rs.seen {
-		rs.seen = b
-		// Everything that can still arrive is at or after b once the inbound is drained.
-		if p.inN.Load() > 0 {
-			w.drainInbound()
-		}
-		if len(p.antis) > 0 {
-			w.handleAntis()
-		}
-		// The worker is its process's only one (newRemoteSafe): nothing else can arrive.
-		if k := (event.Key{RecvTime: b}); event.KeyLess(&p.safeBound, &k) {
-			p.safeBound = k
-		}
-	} else if rs.turns++; rs.turns < remoteLowEvery {
-		return
-	}
-	rs.turns = 0
-	// The bounds, then the counts, then the inbound: every event counted, and every one
-	// that arrived before a bound read, is then in the calendar or processed.
-	s := &rs.ws
-	for x := range s.b {
-		s.b[x] = rs.fromRank(x)
-	}
-	for x := range s.n {
-		s.n[x] = rs.handed[x].Load()
-	}
-	if p.inN.Load() > 0 {
-		w.drainInbound()
-	}
-	if len(p.antis) > 0 {
-		w.handleAntis()
-	}
-	s.low = math.Inf(1)
-	if t, ok := p.cal.Min(); ok {
-		s.low = t
-	}
-	if w.d.lazy {
-		s.low = min(s.low, p.heldMin.RecvTime)
-	}
-	pub := &rs.pub // only this goroutine writes it
-	if pub.id != 0 && s.low == pub.low && slices.Equal(s.n, pub.n) && slices.Equal(s.b, pub.b) {
-		return
-	}
-	rs.mu.Lock()
-	s.id = pub.id + 1
-	pub.copyFrom(s)
-	rs.mu.Unlock()
-}
-
 // promise sends a promise to every other rank that has not had the worker's latest
 // snapshot or the answer to its own latest promise, at most every promiseEvery. What the
 // worker posted is sent first: the snapshot is older, so every event the worker posted
 // before it goes out ahead of the promise.
-func (m *distributed) promise(now time.Time) {
+func (m *Driver) promise(now time.Time) {
 	rs := m.rs
 	if now.Sub(rs.last) < promiseEvery {
 		return
@@ -296,7 +261,7 @@ func (m *distributed) promise(now time.Time) {
 
 // promised handles promise p from rank x: it raises the bound on what x can still send
 // (see remoteSafe).
-func (m *distributed) promised(x int, p *comm.Promise) error {
+func (m *Driver) promised(x int, p *comm.Promise) error {
 	rs := m.rs
 	if rs == nil {
 		return nil // off here (each rank decides alone; see newRemoteSafe)
@@ -326,7 +291,7 @@ func (m *distributed) promised(x int, p *comm.Promise) error {
 			b = min(b, s.b[z]+2*la)
 		}
 	}
-	rs.raise(x, b, m.d.gvt.GVT())
+	rs.raise(x, b, m.gvt.GVT())
 	return nil
 }
 
@@ -338,7 +303,7 @@ const maxUnanswered = 1 << 20
 // this one sent it maxUnanswered events is taken to have the feature off: its log is
 // dropped, and its promises, should any come, are ignored (deaf), as this rank's own
 // promises to it can no longer say what it sent beyond a count (their Sent is -Inf).
-func (rs *remoteSafe) sentTo(to int, t Time) {
+func (rs *RemoteSafe) sentTo(to int, t Time) {
 	l := &rs.logs[to]
 	if rs.deaf[to] {
 		l.n++
@@ -352,18 +317,18 @@ func (rs *remoteSafe) sentTo(to int, t Time) {
 }
 
 // arrived records that n events from rank from were handed over to the worker.
-func (rs *remoteSafe) arrived(from, n int) { rs.handed[from].Add(uint64(n)) }
+func (rs *RemoteSafe) arrived(from, n int) { rs.handed[from].Add(uint64(n)) }
 
 // gvtRose raises every bound to GVT g: nothing arrives below GVT.
-func (rs *remoteSafe) gvtRose(g Time) {
+func (rs *RemoteSafe) gvtRose(g Time) {
 	for x := range rs.size {
 		rs.raise(x, g, g)
 	}
 }
 
 // checkPromise fails when event ev from rank from breaks this rank's bound on that rank.
-func (m *distributed) checkPromise(from int, ev *event.Event) error {
-	if rs := m.rs; rs != nil && ev.RecvTime < min(rs.fromRank(from), m.d.end) {
+func (m *Driver) checkPromise(from int, ev *event.Event) error {
+	if rs := m.rs; rs != nil && ev.RecvTime < min(rs.fromRank(from), m.end) {
 		return fmt.Errorf("kernel: rank %d sent an event at %v below the bound %v on it (remote safe bug)", from, ev.RecvTime, rs.fromRank(from))
 	}
 	return nil

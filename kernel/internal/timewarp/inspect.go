@@ -1,16 +1,20 @@
-package kernel
+package timewarp
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/kernel/internal/core"
 	"github.com/warpedgo/warped/rng"
 )
 
-// TimeWarpInternals is what the tests see of a finished time-warp run besides its Result.
-type TimeWarpInternals struct {
-	Result
+// Hooks for the tests of package kernel, which run the engine through the public API and
+// check its internals at the end (kernel's export_test.go wraps them). They are not used
+// otherwise.
+
+// Internals is what the tests see of a finished time-warp run besides its totals.
+type Internals struct {
 	// Suppressed counts the sends that lazy cancellation suppressed.
 	Suppressed uint64
 	// LazyLPs counts the LPs that have a lazy-cancellation holder.
@@ -35,33 +39,21 @@ type TimeWarpInternals struct {
 	Debug          []string
 }
 
-// RunTimeWarpInternals builds a simulation from cfg (Type is set to time warp) and lps,
-// runs it like Simulation.Run, and reports the dispatcher's internals.
-func RunTimeWarpInternals(ctx context.Context, cfg Config, lps []LogicalProcess) (TimeWarpInternals, error) {
-	return RunTimeWarpInternalsLogMax(ctx, cfg, lps, 0)
-}
-
-// RunTimeWarpInternalsLogMax is RunTimeWarpInternals with the partitioned engine's history
-// log bound set to logMax entries (0: the default, partLogMax).
-func RunTimeWarpInternalsLogMax(ctx context.Context, cfg Config, lps []LogicalProcess, logMax int) (TimeWarpInternals, error) {
-	cfg.Type = TimeWarp
-	s, err := New(cfg, lps)
-	if err != nil {
-		return TimeWarpInternals{}, err
-	}
-	s.ran = true
+// RunInternals is Run with the partitioned engine's history log bound set to logMax
+// entries (0: the default, partLogMax), which also reports the dispatcher's internals.
+func RunInternals(ctx context.Context, s *core.Sim, logMax int) (core.Stats, Internals, error) {
 	d, err := newTimeWarp(s)
 	if err != nil {
-		return TimeWarpInternals{}, err
+		return core.Stats{}, Internals{}, err
 	}
 	if logMax > 0 {
 		d.logMax = logMax
 	}
 	st, err := d.run(ctx)
 	if err != nil {
-		return TimeWarpInternals{}, err
+		return core.Stats{}, Internals{}, err
 	}
-	in := TimeWarpInternals{Result: Result{Stats: st, Digest: s.digest()}, Suppressed: d.suppressed}
+	in := Internals{Suppressed: d.suppressed}
 	// Records in use: those created, less those waiting in the pools and the depot.
 	live := 0
 	for _, w := range d.workers {
@@ -109,34 +101,32 @@ func RunTimeWarpInternalsLogMax(ctx context.Context, cfg Config, lps []LogicalPr
 	}
 	in.LeakedEvents = live
 	in.Partitioned = d.plp != nil
-	return in, nil
+	return st, in, nil
 }
 
 // discardSink counts the sends it is given and drops them.
 type discardSink struct{ n int }
 
-func (d *discardSink) send(LPID, LPID, uint32, uint64, Time, Time, Words, any) { d.n++ }
+// Send counts a send.
+func (d *discardSink) Send(LPID, LPID, uint32, uint64, Time, Time, Words, any) { d.n++ }
 
 // HandleThenReverse handles ev on lp, as LP self of a simulation of n LPs whose generator
 // is g and whose send sequence number is seq, then undoes it exactly as the time-warp
 // dispatcher's reverse computation does (lp must implement Reverser). It returns the
 // generator and sequence number after Handle and after the rollback, and the number of
 // events Handle sent.
-func HandleThenReverse(lp LogicalProcess, self LPID, n int, g RNG, seq uint64, ev *Event) (handled, back RNG, seqHandled, seqBack uint64, sends int) {
-	sim := &Simulation{lps: make([]lpRecord, n)}
-	for i := range sim.lps {
-		sim.lps[i].model = lp
+func HandleThenReverse(lp core.LogicalProcess, self LPID, n int, g rng.XORWOW, seq uint64, ev *event.Event) (handled, back rng.XORWOW, seqHandled, seqBack uint64, sends int) {
+	sim := &core.Sim{LPs: make([]core.LPRecord, n)}
+	for i := range sim.LPs {
+		sim.LPs[i].Model = lp
 	}
-	r := &sim.lps[self]
-	r.rng, r.seq = g, seq
+	r := &sim.LPs[self]
+	r.RNG, r.Seq = g, seq
 	out := &discardSink{}
-	ctx := Context{now: ev.RecvTime, depth: ev.Depth, self: self, lp: r, out: out, sim: sim}
+	ctx := sim.NewContext(out)
+	core.Enter(&ctx, ev.RecvTime, ev.Depth, self, r)
 	lp.Handle(&ctx, ev)
-	handled, seqHandled = r.rng, r.seq
-	reverseEvent(&ctx, lp.(Reverser), ev, twUndo{draws: rng.Draws(g, r.rng), seq: seq})
-	return handled, r.rng, seqHandled, r.seq, out.n
+	handled, seqHandled = r.RNG, r.Seq
+	reverseEvent(&ctx, lp.(core.Reverser), ev, twUndo{draws: rng.Draws(g, r.RNG), seq: seq})
+	return handled, r.RNG, seqHandled, r.Seq, out.n
 }
-
-// GVTLaps returns the most laps Mattern's GVT token needed in a round that this rank
-// started (rank 0 of a run across processes; 0 otherwise).
-func (s *Simulation) GVTLaps() uint32 { return s.gvtLaps }

@@ -1,4 +1,4 @@
-package kernel
+package timewarp
 
 import (
 	"context"
@@ -14,37 +14,13 @@ import (
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/gvt"
+	"github.com/warpedgo/warped/kernel/internal/core"
+	"github.com/warpedgo/warped/kernel/internal/dist"
 	"github.com/warpedgo/warped/outputmgr"
 	"github.com/warpedgo/warped/partition"
 	"github.com/warpedgo/warped/statemgr"
 	"github.com/warpedgo/warped/termination"
 )
-
-// The time-warp dispatcher (WARPED2's design inside one process): one engine, whose
-// files each hold one part of it.
-//
-//   - timewarp.go (here): the dispatcher and its workers, the run (Init, the worker and
-//     manager goroutines, the totals), GVT rounds (Fujimoto's algorithm, package gvt:
-//     every worker reports before it takes its next events, and counts in its tracker the
-//     events it made visible since), idleness and the end, and CheckRollbacks' digests.
-//   - partitioned.go: the engine. LPs are partitioned among schedule queues; each queue
-//     is a part (partWorker): a calendar queue of its LPs' pending events, by value, and
-//     beside it the history and output logs of what was processed, its anti-message list
-//     and its inbound. Rollback, coast forward, state saving (periodic or reverse
-//     computation), cancellation (aggressive or lazy), fossil collection, the commit
-//     horizon and safe events are written there, once.
-//   - group.go: fewer schedule queues than workers. The workers of a queue share its
-//     part under its lock, taking batches of its least events and handling them outside
-//     the lock; everything else is partitioned.go's code.
-//   - offload.go: batched event handling on an offload backend (batchPart), in either
-//     arrangement.
-//   - distributed.go: runs across processes; the manager goroutine delivers the events
-//     that arrive from other ranks as a worker without a part of its own.
-//
-// CheckRollbacks keeps, for every logged event, a digest of the LP's state (model state,
-// generator and sequence number) after it and one of the sends it made. After a rollback
-// the restored state must match the digest recorded for it, and each coast-forward event
-// must reproduce its recorded digests; otherwise the run fails naming the LP and the event.
 
 // twUndo is what reverse computation records for a processed event: the number of draws
 // its handler made from the LP's generator and the LP's send sequence number before it.
@@ -71,7 +47,7 @@ type twStats struct {
 type worker struct {
 	d       *timeWarpDispatcher
 	id      int
-	ctx     Context
+	ctx     core.Context
 	pool    event.Pool
 	tracker gvt.Tracker
 	stats   twStats
@@ -125,14 +101,14 @@ func (d *timeWarpDispatcher) processedSoFar() uint64 {
 
 // timeWarpDispatcher runs the LPs optimistically on several workers.
 type timeWarpDispatcher struct {
-	sim     *Simulation
-	cfg     TimeWarpConfig
+	sim     *core.Sim
+	cfg     core.TimeWarpConfig
 	end     Time
 	workers []*worker
 	gvt     *gvt.Fujimoto
 	passive *termination.Workers
 	// gvtWanted is set by a worker every partSlowGVTEvents events in a run across processes, where rounds follow Mattern's token: rank 0
-	// then starts the next round without waiting for the GVT period (distributed.stepGVT).
+	// then starts the next round without waiting for the GVT period (dist.Driver's stepGVT).
 	gvtWanted atomic.Bool
 	done      atomic.Bool
 	errOnce   sync.Once
@@ -148,7 +124,12 @@ type timeWarpDispatcher struct {
 	// local lists the LPs this process runs (all of them in a run in one process).
 	local []LPID
 	// dist is the machinery of a run across processes, or nil.
-	dist *distributed
+	dist *dist.Driver
+	// mw is the manager's worker in a run across processes: it delivers the events that
+	// arrive from other ranks, without a schedule queue of its own (see driver.go).
+	mw *worker
+	// safeW is the worker's part of safe events across processes (remotesafe.go).
+	safeW safeWorker
 	// offload is what the workers' offloaders share (see offload.go).
 	offload offloadShared
 	// plp are the LPs' records (partitioned.go), and owner[id] is the part (schedule queue)
@@ -201,33 +182,47 @@ func checkCancellation(kind string) error {
 	return fmt.Errorf("unknown time-warp cancellation %q (want aggressive or lazy)", kind)
 }
 
-func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
-	cfg := s.cfg.TimeWarp.withDefaults()
+// Run runs the LPs of s optimistically to its end time, in this process or, with a
+// Transport of several ranks, across processes, and returns the run's totals.
+func Run(ctx context.Context, s *core.Sim) (core.Stats, error) {
+	d, err := newTimeWarp(s)
+	if err != nil {
+		return core.Stats{}, err
+	}
+	return d.run(ctx)
+}
+
+func newTimeWarp(s *core.Sim) (*timeWarpDispatcher, error) {
+	cfg := s.Cfg.TimeWarp.WithDefaults()
 	if err := checkCancellation(cfg.Cancellation); err != nil {
 		return nil, err
 	}
-	d := &timeWarpDispatcher{sim: s, cfg: cfg, end: s.cfg.MaxSimTime,
+	d := &timeWarpDispatcher{sim: s, cfg: cfg, end: s.Cfg.MaxSimTime,
 		gvt: gvt.NewFujimoto(cfg.Workers), passive: termination.NewWorkers(cfg.Workers), lazy: cfg.Cancellation == cancelLazy,
-		check: cfg.CheckRollbacks, seed: maphash.MakeSeed(), reverse: cfg.StateSaving == StateSavingReverse}
-	d.perSend = d.lazy || d.check || s.series != nil
-	parts := s.cfg.Partition
+		check: cfg.CheckRollbacks, seed: maphash.MakeSeed(), reverse: cfg.StateSaving == core.StateSavingReverse}
+	d.perSend = d.lazy || d.check || s.Series != nil
+	parts := s.Cfg.Partition
 	if parts == nil {
 		parts = partition.Blocks{}
 	}
-	if tr := s.cfg.Transport; tr != nil && tr.Size() > 1 {
-		owner, err := partition.Check(parts, len(s.lps), tr.Size())
+	if tr := s.Cfg.Transport; tr != nil && tr.Size() > 1 {
+		owner, err := partition.Check(parts, len(s.LPs), tr.Size())
 		if err != nil {
 			return nil, fmt.Errorf("partition LPs among processes: %w", err)
 		}
-		d.dist = newDistributed(d, tr, owner)
 		d.gvt = gvt.NewFujimotoLocal(cfg.Workers + 1) // the workers and the manager
 		for i, r := range owner {
 			if r == tr.Rank() {
 				d.local = append(d.local, LPID(i))
 			}
 		}
+		// Safe events across processes need the partitioned engine's one worker per process,
+		// reverse computation and a lookahead (see dist.RemoteSafe).
+		safe := !cfg.NoRemoteSafe && d.reverse && cfg.Workers == 1 && s.Lookahead > 0
+		d.dist = dist.New(s, cfg, tr, owner, d.local, d.gvt, d.passive, safe)
+		d.safeW.seen = math.Inf(-1)
 	} else {
-		d.local = make([]LPID, len(s.lps))
+		d.local = make([]LPID, len(s.LPs))
 		for i := range d.local {
 			d.local[i] = LPID(i)
 		}
@@ -237,7 +232,7 @@ func newTimeWarp(s *Simulation) (*timeWarpDispatcher, error) {
 		return nil, fmt.Errorf("partition LPs among schedule queues: %w", err)
 	}
 	d.addWorkers()
-	if err := d.initPartitioned(sched, cfg.LockType, groupLock(s.cfg.TimeWarp.LockType)); err != nil {
+	if err := d.initPartitioned(sched, cfg.LockType, groupLock(s.Cfg.TimeWarp.LockType)); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -250,8 +245,9 @@ func (d *timeWarpDispatcher) addWorkers() {
 	for w := range cfg.Workers {
 		wk := &worker{d: d, id: w, tracker: gvt.NewTracker()}
 		wk.pool.Depot = depot
-		wk.ctx = s.newContext(wk)
-		wk.ctx.cause, wk.ctx.coasting = &wk.cause, &wk.coasting // for Record (series.go)
+		wk.ctx = s.NewContext(wk)
+		f := wk.frame()
+		f.Cause, f.Coasting = &wk.cause, &wk.coasting // for Record (core's series.go)
 		if cfg.Offload != nil {
 			wk.off = newOffloader(d) // offload.go
 		}
@@ -263,8 +259,8 @@ func (d *timeWarpDispatcher) addWorkers() {
 		// without a schedule queue of its own.
 		mw := &worker{d: d, id: cfg.Workers, tracker: gvt.NewTracker()}
 		mw.pool.Depot = depot
-		mw.ctx = s.newContext(mw)
-		d.dist.mw = mw
+		mw.ctx = s.NewContext(mw)
+		d.mw = mw
 	}
 }
 
@@ -275,11 +271,11 @@ func (d *timeWarpDispatcher) fail(err error) {
 }
 
 // coreOf and setCore move an LP's kernel state to and from its saved form.
-func coreOf(r *lpRecord) statemgr.Core { return statemgr.Core{RNG: r.rng, Seq: r.seq} }
+func coreOf(r *core.LPRecord) statemgr.Core { return statemgr.Core{RNG: r.RNG, Seq: r.Seq} }
 
-func setCore(r *lpRecord, c statemgr.Core) { r.rng, r.seq = c.RNG, c.Seq }
+func setCore(r *core.LPRecord, c statemgr.Core) { r.RNG, r.Seq = c.RNG, c.Seq }
 
-func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
+func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error) {
 	if err := d.initLPs(); err != nil {
 		return st, err
 	}
@@ -289,7 +285,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 	}
 	if d.dist != nil {
 		var err error
-		if made, err = d.dist.agree(made); err != nil {
+		if made, err = d.dist.Agree(made); err != nil {
 			return st, err
 		}
 	}
@@ -308,7 +304,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 		}()
 	}
 	if d.dist != nil {
-		d.dist.manage(ctx, start, sp)
+		d.dist.Manage(ctx, start, &driverEngine{d: d, sp: sp})
 	} else {
 		// The manager waits for its next tick or for the workers to end, whichever comes
 		// first: a long GVT period must not hold the end of the run.
@@ -364,7 +360,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 	st.GVTCycles = d.gvt.Rounds()
 	st.FinalTime = d.finalTimePart()
 	if d.dist != nil {
-		return d.dist.gather(st)
+		return d.dist.Gather(st)
 	}
 	return st, nil
 }
@@ -372,17 +368,17 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st Stats, err error) {
 // arrangement describes the schedule arrangement of the run (Stats.ScheduleQueues).
 func (d *timeWarpDispatcher) arrangement() string {
 	if !d.grouped() {
-		return QueueCalendar + ", one per worker"
+		return core.QueueCalendar + ", one per worker"
 	}
-	return fmt.Sprintf("%s, %d shared by %d workers", QueueCalendar, d.cfg.Schedulers, d.cfg.Workers)
+	return fmt.Sprintf("%s, %d shared by %d workers", core.QueueCalendar, d.cfg.Schedulers, d.cfg.Workers)
 }
 
 // initLPs runs every LP's Init and saves its initial state, each part's LPs on its first
 // worker, in parallel (see initPart).
 func (d *timeWarpDispatcher) initLPs() (err error) {
 	s := d.sim
-	s.init = true
-	defer func() { s.init = false }()
+	s.InInit = true
+	defer func() { s.InInit = false }()
 	return d.initPart()
 }
 
@@ -391,18 +387,18 @@ func (d *timeWarpDispatcher) initSome(w *worker, ids []LPID) (err error) {
 	s := d.sim
 	defer func() {
 		if r := recover(); r != nil {
-			err = recoverModel(r, s, w.ctx.self, 0, true)
+			err = core.RecoverModel(r, s, w.frame().Self, 0, true)
 		}
 	}()
 	for _, i := range ids {
-		r := &s.lps[i]
-		w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = 0, 0, i, r
+		r := &s.LPs[i]
+		core.Enter(&w.ctx, 0, 0, i, r)
 		w.cause, w.coasting = event.Key{}, false
 		w.initSend = true
-		r.model.Init(&w.ctx)
+		r.Model.Init(&w.ctx)
 		w.initSend = false
-		if w.ctx.err != nil {
-			return w.ctx.err
+		if w.frame().Err != nil {
+			return w.frame().Err
 		}
 		if !d.reverse {
 			d.base[i] = w.p.save(r)
@@ -433,10 +429,10 @@ func (d *timeWarpDispatcher) manage(ctx context.Context, start time.Time, ended 
 		case <-tick.C:
 		}
 		d.gvt.Start()
-		if s.cfg.Progress != nil {
-			if now := time.Now(); now.Sub(lastProgress) >= s.cfg.ProgressInterval {
+		if s.Cfg.Progress != nil {
+			if now := time.Now(); now.Sub(lastProgress) >= s.Cfg.ProgressInterval {
 				lastProgress = now
-				s.cfg.Progress(Progress{Now: d.gvt.GVT(), EndTime: d.end, EventsProcessed: d.processedSoFar(),
+				s.Cfg.Progress(core.Progress{Now: d.gvt.GVT(), EndTime: d.end, EventsProcessed: d.processedSoFar(),
 					Elapsed: now.Sub(start)})
 			}
 		}
@@ -451,7 +447,7 @@ func (w *worker) loop() {
 	d := w.d
 	defer func() {
 		if r := recover(); r != nil {
-			d.fail(recoverModel(r, d.sim, w.ctx.self, w.ctx.now, false))
+			d.fail(core.RecoverModel(r, d.sim, w.frame().Self, w.frame().Now, false))
 		}
 	}()
 	if w.grp {
@@ -490,7 +486,7 @@ func (d *timeWarpDispatcher) idleRound() {
 }
 
 // startGVT starts a Fujimoto round now, in a run in one process; across processes, where
-// rounds follow Mattern's token (see distributed), it asks rank 0's manager for one.
+// rounds follow Mattern's token (see package dist), it asks rank 0's manager for one.
 func (d *timeWarpDispatcher) startGVT() {
 	if d.dist == nil {
 		d.gvt.Start()
@@ -524,15 +520,16 @@ func twinKey(k event.Key) event.Key {
 // number, so that Reverse sees the generator as Handle found it, calls Reverse, and resets
 // the generator and sequence number again (whatever Reverse drew). ctx's time and depth
 // must be e's.
-func reverseEvent(ctx *Context, rev Reverser, e *event.Event, u twUndo) {
-	r := ctx.lp
-	r.rng.Rewind(uint64(u.draws))
-	r.seq = u.seq
-	g := r.rng
-	ctx.reversing, ctx.drawsMade = true, u.draws
+func reverseEvent(ctx *core.Context, rev core.Reverser, e *event.Event, u twUndo) {
+	f := core.FrameOf(ctx)
+	r := f.LP
+	r.RNG.Rewind(uint64(u.draws))
+	r.Seq = u.seq
+	g := r.RNG
+	f.Reversing, f.DrawsMade = true, u.draws
 	rev.Reverse(ctx, e)
-	ctx.reversing, ctx.drawsMade = false, 0
-	r.rng, r.seq = g, u.seq
+	f.Reversing, f.DrawsMade = false, 0
+	r.RNG, r.Seq = g, u.seq
 }
 
 // reverseError describes an LP whose state after reversing its events from key k differs
@@ -540,14 +537,14 @@ func reverseEvent(ctx *Context, rev Reverser, e *event.Event, u twUndo) {
 func (d *timeWarpDispatcher) reverseError(id LPID, k event.Key) error {
 	return fmt.Errorf("time-warp check: LP %q (id %d) differs after reversing its events from time %v "+
 		"(from LP %d, sequence %d): its Reverse does not undo exactly what Handle did",
-		d.sim.nameOf(id), id, k.RecvTime, k.Sender, k.SeqSign>>1)
+		d.sim.NameOf(id), id, k.RecvTime, k.Sender, k.SeqSign>>1)
 }
 
 // restoreErrorAt is restoreError for the restored state described by at.
 func (d *timeWarpDispatcher) restoreErrorAt(id LPID, at string) error {
 	return fmt.Errorf("time-warp check: LP %q (id %d) differs after restoring %s: its Snapshot "+
 		"and Restore do not reproduce the state (do they copy all of it, sharing no memory "+
-		"with the live state?)", d.sim.nameOf(id), id, at)
+		"with the live state?)", d.sim.NameOf(id), id, at)
 }
 
 // reexecError describes an LP whose state or sends differ after re-executing its event e
@@ -556,23 +553,23 @@ func (d *timeWarpDispatcher) reexecError(id LPID, e *event.Event) error {
 	return fmt.Errorf("time-warp check: LP %q (id %d) differs after re-executing its event at "+
 		"time %v (from LP %d, sequence %d): the model is not deterministic under re-execution "+
 		"(does its handler read anything besides its state, the event and ctx.RNG()?)",
-		d.sim.nameOf(id), id, e.RecvTime, e.Sender, e.Seq)
+		d.sim.NameOf(id), id, e.RecvTime, e.Sender, e.Seq)
 }
 
 // stateDigest digests the current state of LP record r: its generator, sequence number and
 // model state (AppendState, or the canonical encoding of a snapshot into *snap, the LP's
 // scratch snapshot).
-func (w *worker) stateDigest(snap *any, r *lpRecord) uint64 {
-	b := binary.LittleEndian.AppendUint32(w.stateBytes[:0], r.rng.D)
-	for _, v := range r.rng.V {
+func (w *worker) stateDigest(snap *any, r *core.LPRecord) uint64 {
+	b := binary.LittleEndian.AppendUint32(w.stateBytes[:0], r.RNG.D)
+	for _, v := range r.RNG.V {
 		b = binary.LittleEndian.AppendUint32(b, v)
 	}
-	b = binary.LittleEndian.AppendUint64(b, r.seq)
-	if a, ok := r.model.(StateAppender); ok {
+	b = binary.LittleEndian.AppendUint64(b, r.Seq)
+	if a, ok := r.Model.(core.StateAppender); ok {
 		b = a.AppendState(b)
 	} else {
-		*snap = r.model.Snapshot(*snap)
-		b = appendValue(b, *snap)
+		*snap = r.Model.Snapshot(*snap)
+		b = core.AppendValue(b, *snap)
 	}
 	w.stateBytes = b
 	return maphash.Bytes(w.d.seed, b)
@@ -580,20 +577,20 @@ func (w *worker) stateDigest(snap *any, r *lpRecord) uint64 {
 
 // eventDigest is what CheckRollbacks records after an event: the LP's state digest and a
 // digest of the sends the handler made (w.sendBytes).
-func (w *worker) eventDigest(snap *any, r *lpRecord) twDigest {
+func (w *worker) eventDigest(snap *any, r *core.LPRecord) twDigest {
 	return twDigest{state: w.stateDigest(snap, r), sends: maphash.Bytes(w.d.seed, w.sendBytes)}
 }
 
-// send is the worker's sink with CheckRollbacks: it digests the send (appendSend), then
+// Send is the worker's sink with CheckRollbacks: it digests the Send (appendSend), then
 // passes it to the engine's sink (lazySink or partSink).
-func (w *worker) send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
+func (w *worker) Send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
 	if !w.initSend {
 		w.appendSend(to, depth, seq, at, ws, payload)
 	}
 	if w.d.lazy {
-		(*lazySink)(w).send(to, from, depth, seq, at, now, ws, payload)
+		(*lazySink)(w).Send(to, from, depth, seq, at, now, ws, payload)
 	} else {
-		(*partSink)(w).send(to, from, depth, seq, at, now, ws, payload)
+		(*partSink)(w).Send(to, from, depth, seq, at, now, ws, payload)
 	}
 }
 
@@ -606,5 +603,5 @@ func (w *worker) appendSend(to LPID, depth uint32, seq uint64, at Time, ws Words
 	for _, x := range ws {
 		b = binary.LittleEndian.AppendUint64(b, x)
 	}
-	w.sendBytes = appendValue(b, payload)
+	w.sendBytes = core.AppendValue(b, payload)
 }

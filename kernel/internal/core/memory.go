@@ -1,4 +1,4 @@
-package kernel
+package core
 
 import (
 	"bufio"
@@ -8,9 +8,9 @@ import (
 	"strconv"
 )
 
-// peakMemory returns the process's peak resident set size in bytes (Linux VmHWM), or the
+// PeakMemory returns the process's peak resident set size in bytes (Linux VmHWM), or the
 // memory the Go runtime obtained from the OS where /proc is unavailable.
-func peakMemory() uint64 {
+func PeakMemory() uint64 {
 	if f, err := os.Open("/proc/self/status"); err == nil {
 		defer f.Close()
 		sc := bufio.NewScanner(f)

@@ -1,10 +1,11 @@
-package kernel
+package timewarp
 
 import (
-	"fmt"
 	"runtime/metrics"
 	"sync/atomic"
 	"time"
+
+	"github.com/warpedgo/warped/kernel/internal/core"
 )
 
 // Engine sampling (Config.Sample): a time series of a time-warp run's progress, one row per
@@ -25,68 +26,6 @@ import (
 // The clock is read only when the phase changes. (A first version that kept the clock in a
 // local variable of the loop and marked processing before every event cost 0.3% of PHOLD's
 // instructions with sampling off; see docs/PERFORMANCE.md.)
-
-// Sample modes accepted in Config.SampleMode ("" is SampleGVT).
-const (
-	// SampleGVT takes rows as GVT rounds end: at most one set per GVT period (the manager's
-	// tick), and at least SampleInterval apart.
-	SampleGVT = "gvt"
-	// SampleRealTime takes rows every SampleInterval of wall time (default 100 ms).
-	SampleRealTime = "real-time"
-)
-
-// defaultSampleInterval is SampleInterval's default in SampleRealTime mode.
-const defaultSampleInterval = 100 * time.Millisecond
-
-// Sample is one row of engine sampling: one worker's activity since its previous row, as of
-// the worker's last report to a GVT round (or of the end of the run, in the last row). The
-// counts are differences from the worker's previous row, so a worker's rows add up to its
-// totals, and all rows to the run's Stats (in a run across processes, to this rank's part).
-type Sample struct {
-	// Elapsed is the wall-clock time since the run started.
-	Elapsed time.Duration
-	// GVT is the global virtual time when the row was taken.
-	GVT Time
-	// Rank is the process's rank in a run across processes (0 in one process).
-	Rank int
-	// Worker is the worker's index in its process, or -1 in the row of a rank's manager
-	// (runs across processes only: one per set, with the time split and zero counts).
-	Worker int
-	// Processed counts events processed (rolled back or not).
-	Processed uint64
-	// Committed is Processed less RolledBack: the net events that stand. It is negative when
-	// the worker rolled back more than it processed since its previous row.
-	Committed int64
-	// RolledBack counts processed events undone by rollbacks.
-	RolledBack uint64
-	// PrimaryRollbacks and SecondaryRollbacks count rollbacks caused by stragglers and by
-	// anti-messages.
-	PrimaryRollbacks, SecondaryRollbacks uint64
-	// AntiMessages counts anti-messages sent.
-	AntiMessages uint64
-	// SafeEvents counts events committed as they were processed (partitioned engine).
-	SafeEvents uint64
-	// PendingEvents is the number of events in the worker's calendar, and HistoryLength
-	// the length of its history log (with a shared schedule queue, the queue's; -1 in a
-	// manager's row).
-	PendingEvents, HistoryLength int
-	// MemoryBytes is the Go heap in use by the process (the same in every row of a set).
-	MemoryBytes uint64
-	// OffloadBatches counts batches run on the offload backend.
-	OffloadBatches uint64
-	// Idle, Processing, GVTTime and Comm split the wall time since the worker's previous
-	// row: waiting for work (or for GVT to let it go on), processing events (with their
-	// rollbacks and offload batches), GVT (reports to rounds, fossil collection, log
-	// compaction) and communication (taking in the events and anti-messages other workers
-	// handed over, handing over its own). In a worker's rows they add up to the run's wall
-	// time. In a rank's row (Worker -1) they split the time of the process's manager,
-	// which has no Processing: Comm is sending and receiving messages between processes,
-	// GVTTime the GVT and termination steps, Idle its back-off. A worker of a shared
-	// schedule queue counts its waits for the queue's lock as Idle.
-	Idle, Processing, GVTTime, Comm time.Duration
-	// Final marks the rows taken at the end of the run.
-	Final bool
-}
 
 // sampleCell is what a worker publishes for the sampler at each GVT report, alone on its
 // cache lines.
@@ -213,7 +152,7 @@ func countsOf(w *worker) sampleCounts {
 
 // sampler is the manager's side of engine sampling.
 type sampler struct {
-	fn         func(Sample)
+	fn         func(core.Sample)
 	realTime   bool
 	every      time.Duration
 	start      time.Time
@@ -231,18 +170,18 @@ type sampler struct {
 // newSampler returns d's sampler, or nil when sampling is off. It gives every worker its
 // sample cell, so it must be called before the workers start.
 func newSampler(d *timeWarpDispatcher, start time.Time) *sampler {
-	cfg := &d.sim.cfg
+	cfg := &d.sim.Cfg
 	if cfg.Sample == nil {
 		return nil
 	}
-	sp := &sampler{fn: cfg.Sample, realTime: cfg.SampleMode == SampleRealTime, every: cfg.SampleInterval,
+	sp := &sampler{fn: cfg.Sample, realTime: cfg.SampleMode == core.SampleRealTime, every: cfg.SampleInterval,
 		start: start, last: start, prev: make([]sampleCounts, len(d.workers)),
 		mem: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}}
 	if sp.realTime && sp.every == 0 {
-		sp.every = defaultSampleInterval
+		sp.every = core.DefaultSampleInterval
 	}
 	if d.dist != nil {
-		sp.rank = d.dist.rank
+		sp.rank = d.dist.Rank()
 	}
 	sp.mgr = phaseClock{start: start, cur: phaseIdle}
 	cells := make([]sampleCell, len(d.workers))
@@ -291,7 +230,7 @@ func (sp *sampler) emit(d *timeWarpDispatcher, now time.Time, final bool) {
 		}
 		p := sp.prev[i]
 		sp.prev[i] = c
-		sp.fn(Sample{Elapsed: now.Sub(sp.start), GVT: g, Rank: sp.rank, Worker: i,
+		sp.fn(core.Sample{Elapsed: now.Sub(sp.start), GVT: g, Rank: sp.rank, Worker: i,
 			Processed:  c.processed - p.processed,
 			Committed:  int64(c.processed-p.processed) - int64(c.rolledBack-p.rolledBack),
 			RolledBack: c.rolledBack - p.rolledBack, PrimaryRollbacks: c.primary - p.primary,
@@ -309,21 +248,10 @@ func (sp *sampler) emit(d *timeWarpDispatcher, now time.Time, final bool) {
 		sp.mgr.flush()
 		a, p := sp.mgr.acc, sp.mgrPrev
 		sp.mgrPrev = a
-		sp.fn(Sample{Elapsed: now.Sub(sp.start), GVT: g, Rank: sp.rank, Worker: -1,
+		sp.fn(core.Sample{Elapsed: now.Sub(sp.start), GVT: g, Rank: sp.rank, Worker: -1,
 			PendingEvents: -1, HistoryLength: -1, MemoryBytes: mem, Final: final,
 			Idle:    time.Duration(a[phaseIdle] - p[phaseIdle]),
 			GVTTime: time.Duration(a[phaseGVT] - p[phaseGVT]),
 			Comm:    time.Duration(a[phaseComm] - p[phaseComm])})
 	}
-}
-
-// validateSampling reports a bad sampling setting.
-func (c *Config) validateSampling() error {
-	switch {
-	case c.SampleMode != "" && c.SampleMode != SampleGVT && c.SampleMode != SampleRealTime:
-		return fmt.Errorf("unknown sample mode %q (want %s or %s)", c.SampleMode, SampleGVT, SampleRealTime)
-	case c.SampleInterval < 0:
-		return fmt.Errorf("sample interval must not be negative, got %v", c.SampleInterval)
-	}
-	return nil
 }

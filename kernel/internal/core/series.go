@@ -1,4 +1,4 @@
-package kernel
+package core
 
 import (
 	"cmp"
@@ -30,9 +30,9 @@ type SeriesPoint struct {
 	Value float64 `json:"value"`
 }
 
-// seriesRec is a recorded point, its time and the key of the event that recorded it (the
+// SeriesRec is a recorded point, its time and the key of the event that recorded it (the
 // sequential dispatcher, which never rolls back, records no key).
-type seriesRec struct {
+type SeriesRec struct {
 	k      event.Key
 	t      Time
 	series string
@@ -44,39 +44,39 @@ type seriesRec struct {
 // values of events that commit are kept: a rollback drops the values its undone events
 // recorded, so Result.Series is the sequential run's. Record in Reverse does nothing.
 func (c *Context) Record(series string, value float64) {
-	s := c.sim
-	if s.series == nil || c.reversing || (c.coasting != nil && *c.coasting) {
+	s := c.f.Sim
+	if s.Series == nil || c.f.Reversing || (c.f.Coasting != nil && *c.f.Coasting) {
 		return
 	}
 	k := event.Key{RecvTime: math.Inf(-1)} // Init: below every event, never undone
-	if !s.init && c.cause != nil {
-		k = *c.cause
+	if !s.InInit && c.f.Cause != nil {
+		k = *c.f.Cause
 	}
-	s.series[c.self] = append(s.series[c.self], seriesRec{k: k, t: c.now, series: series, value: value})
+	s.Series[c.f.Self] = append(s.Series[c.f.Self], SeriesRec{k: k, t: c.f.Now, series: series, value: value})
 }
 
-// undoSeries drops the points LP id recorded in events with keys at or after k (a rollback
+// UndoSeries drops the points LP id recorded in events with keys at or after k (a rollback
 // to k; the LP's owner calls it).
-func (s *Simulation) undoSeries(id LPID, k *event.Key) {
-	if s.series == nil {
+func (s *Sim) UndoSeries(id LPID, k *event.Key) {
+	if s.Series == nil {
 		return
 	}
-	r := s.series[id]
+	r := s.Series[id]
 	n := len(r)
 	for n > 0 && !event.KeyLess(&r[n-1].k, k) {
 		n--
 	}
 	clear(r[n:])
-	s.series[id] = r[:n]
+	s.Series[id] = r[:n]
 }
 
-// collectSeries returns every LP's points ordered by time, then LP, then recording order.
-func (s *Simulation) collectSeries() []SeriesPoint {
-	if s.series == nil {
+// CollectSeries returns every LP's points ordered by time, then LP, then recording order.
+func (s *Sim) CollectSeries() []SeriesPoint {
+	if s.Series == nil {
 		return nil
 	}
 	var out []SeriesPoint
-	for id, rs := range s.series {
+	for id, rs := range s.Series {
 		for _, r := range rs {
 			out = append(out, SeriesPoint{Time: r.t, LP: LPID(id), Series: r.series, Value: r.value})
 		}

@@ -1,4 +1,4 @@
-package kernel
+package timewarp
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/kernel/internal/core"
 	"github.com/warpedgo/warped/rng"
 )
 
@@ -69,8 +70,8 @@ type stagedSend struct {
 // keeps the sends aside (worker.stage) for the commit.
 type stager worker
 
-// send keeps a send aside.
-func (s *stager) send(to, _ LPID, depth uint32, seq uint64, at, _ Time, ws Words, payload any) {
+// Send keeps a Send aside.
+func (s *stager) Send(to, _ LPID, depth uint32, seq uint64, at, _ Time, ws Words, payload any) {
 	s.stage.sends = append(s.stage.sends, stagedSend{to: to, depth: depth, seq: seq, at: at, words: ws,
 		payload: payload})
 }
@@ -121,7 +122,7 @@ func (w *worker) groupLoop() {
 		if len(w.stage.held) > 0 && !w.commitStaged() {
 			locked = false
 			p.mu.Unlock()
-			d.fail(w.ctx.err)
+			d.fail(w.frame().Err)
 			return
 		}
 		g := w.housekeep()
@@ -212,21 +213,21 @@ func (w *worker) takeGroup(g Time) bool {
 func (w *worker) handleStaged() {
 	d, st := w.d, &w.stage
 	st.sends = st.sends[:0]
-	sink := w.ctx.out
-	w.ctx.out = (*stager)(w)
+	sink := w.frame().Out
+	w.frame().Out = (*stager)(w)
 	for i := range st.held {
 		h := &st.held[i]
 		id := h.ev.Receiver
-		r := &d.sim.lps[id]
-		w.ctx.now, w.ctx.depth, w.ctx.self, w.ctx.lp = h.ev.RecvTime, h.ev.Depth, id, r
+		r := &d.sim.LPs[id]
+		core.Enter(&w.ctx, h.ev.RecvTime, h.ev.Depth, id, r)
 		if d.perSend {
 			w.cause = event.KeyOf(&h.ev) // for Record
 		}
-		h.before, h.from = r.rng, int32(len(st.sends))
-		r.model.Handle(&w.ctx, &h.ev)
-		h.after, h.to = r.rng, int32(len(st.sends))
+		h.before, h.from = r.RNG, int32(len(st.sends))
+		r.Model.Handle(&w.ctx, &h.ev)
+		h.after, h.to = r.RNG, int32(len(st.sends))
 	}
-	w.ctx.out = sink
+	w.frame().Out = sink
 }
 
 // commitStaged commits the worker's batch under the lock, in the order taken, through
@@ -242,12 +243,12 @@ func (w *worker) commitStaged() bool {
 		if !ok {
 			continue
 		}
-		d.sim.lps[id].rng = h.before
+		d.sim.LPs[id].RNG = h.before
 		st.at = i
 		w.batch = &st.marker
 		w.processPart(&d.plp[id], id, &h.ev)
 		w.batch = nil
-		ok = w.ctx.err == nil
+		ok = w.frame().Err == nil
 	}
 	clear(st.held)
 	st.held = st.held[:0]
@@ -258,14 +259,14 @@ func (w *worker) commitStaged() bool {
 
 // replay does what Handle did for the staged event being committed: it sets the LP's
 // generator as Handle left it and sends its sends, in order, to the part's sink.
-func (w *worker) replay(r *lpRecord) {
+func (w *worker) replay(r *core.LPRecord) {
 	st := &w.stage
 	h := &st.held[st.at]
-	r.rng = h.after
-	out, from, now := w.ctx.out, h.ev.Receiver, h.ev.RecvTime
+	r.RNG = h.after
+	out, from, now := w.frame().Out, h.ev.Receiver, h.ev.RecvTime
 	for j := h.from; j < h.to; j++ {
 		s := &st.sends[j]
-		out.send(s.to, from, s.depth, s.seq, s.at, now, s.words, s.payload)
+		out.Send(s.to, from, s.depth, s.seq, s.at, now, s.words, s.payload)
 	}
 }
 

@@ -1,4 +1,4 @@
-package kernel
+package timewarp
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/kernel/internal/core"
 )
 
 // Batched event handling on an offload backend (TimeWarpConfig.Offload).
@@ -86,7 +87,7 @@ type offHeld struct {
 	ev  *event.Event
 	val event.Event
 	k   event.Key
-	bt  Batcher
+	bt  core.Batcher
 	g   int32 // its group
 	i   int32 // its element in the group's batch
 }
@@ -155,9 +156,10 @@ func (w *worker) packSubmit(sl *offSlot) bool {
 		i := gr.count
 		gr.count++
 		h.i = int32(i)
-		r := &d.sim.lps[h.id]
-		w.ctx.now, w.ctx.self, w.ctx.lp = h.ev.RecvTime, h.id, r // names the LP if the model panics
-		gr.b.Set(i, uint32(h.id), h.ev.RecvTime, r.rng, h.ev.Words)
+		r := &d.sim.LPs[h.id]
+		f := w.frame() // names the LP if the model panics
+		f.Now, f.Self, f.LP = h.ev.RecvTime, h.id, r
+		gr.b.Set(i, uint32(h.id), h.ev.RecvTime, r.RNG, h.ev.Words)
 		h.bt.PackState(gr.b.StateOf(i))
 	}
 	for g := range sl.groups[:sl.n] {
@@ -189,16 +191,17 @@ func (sl *offSlot) group(k *gpuoffload.Kernel) int {
 
 // batchKernel returns the batch kernel for event ev of LP id and the LP as a Batcher, or
 // nil when ev is to be handled by Handle. It prepares a kernel the worker has not met yet.
-func (w *worker) batchKernel(id LPID, ev *event.Event) (*gpuoffload.Kernel, Batcher) {
+func (w *worker) batchKernel(id LPID, ev *event.Event) (*gpuoffload.Kernel, core.Batcher) {
 	o, d := w.off, w.d
 	if d.offload.off.Load() {
 		return nil, nil
 	}
-	bt, ok := d.sim.lps[id].model.(Batcher)
+	bt, ok := d.sim.LPs[id].Model.(core.Batcher)
 	if !ok {
 		return nil, nil
 	}
-	w.ctx.now, w.ctx.self = ev.RecvTime, id // names the LP if the model panics
+	f := w.frame() // names the LP if the model panics
+	f.Now, f.Self = ev.RecvTime, id
 	k := bt.BatchKernel(ev)
 	if k == nil {
 		return nil, nil
@@ -276,7 +279,7 @@ func (w *worker) result(sl *offSlot, h *offHeld) (*gpuoffload.Batch, int, bool) 
 	}
 	if n := b.OutCount[i]; int(n) > b.OutSlots {
 		d.fail(fmt.Errorf("gpu offload: kernel %s gave LP %q (id %d) %d output events at time %v, "+
-			"more than its %d output slots without setting Overflow", gr.k.Name, d.sim.nameOf(h.id),
+			"more than its %d output slots without setting Overflow", gr.k.Name, d.sim.NameOf(h.id),
 			h.id, n, h.ev.RecvTime, b.OutSlots))
 		return nil, 0, false
 	}
@@ -326,7 +329,7 @@ func (w *worker) batchPart(size int, g Time) bool {
 		kern, bt := w.batchKernel(id, ev)
 		if kern == nil {
 			w.processPart(x, id, ev)
-			if w.ctx.err != nil {
+			if w.frame().Err != nil {
 				break
 			}
 			continue
@@ -342,7 +345,7 @@ func (w *worker) batchPart(size int, g Time) bool {
 	for j := range sl.held {
 		sl.held[j].ev = &sl.held[j].val
 	}
-	ok := w.ctx.err == nil && w.packSubmit(sl)
+	ok := w.frame().Err == nil && w.packSubmit(sl)
 	for g := range sl.groups[:sl.n] {
 		ok = w.wait(&sl.groups[g]) && ok
 	}
@@ -357,21 +360,21 @@ func (w *worker) batchPart(size int, g Time) bool {
 			w.batch, w.batchAt = b, i // nil: Handle
 			w.processPart(&d.plp[h.id], h.id, h.ev)
 			w.batch = nil
-			ok = w.ctx.err == nil
+			ok = w.frame().Err == nil
 		}
 	}
 	if len(sl.held) > 0 {
 		// The safe bound as it was, lowered for the events handed to other workers since
 		// (lowerSafe lowered the stand-in bound instead; keyMin has them all).
 		p.safeBound = safe
-		if c := caused(p.keyMin, d.sim.lookahead); event.KeyLess(&c, &p.safeBound) {
+		if c := caused(p.keyMin, d.sim.Lookahead); event.KeyLess(&c, &p.safeBound) {
 			p.safeBound = c
 		}
 	}
 	clear(sl.held)
 	sl.held, sl.n = sl.held[:0], 0
-	if w.ctx.err != nil {
-		d.fail(w.ctx.err)
+	if w.frame().Err != nil {
+		d.fail(w.frame().Err)
 		return false
 	}
 	return ok
@@ -409,13 +412,13 @@ func (w *worker) nextTake(lim, g Time, n int) (ev *event.Event, stop bool) {
 // applyBatched does what the model's Handle would have for element i of batch b: it sets
 // the LP's generator and state from the kernel's results and sends the element's outputs
 // (the worker's context is set up for the event, as for Handle).
-func (w *worker) applyBatched(r *lpRecord, b *gpuoffload.Batch, i int) {
+func (w *worker) applyBatched(r *core.LPRecord, b *gpuoffload.Batch, i int) {
 	if b == &w.stage.marker { // a group's staged event (group.go)
 		w.replay(r)
 		return
 	}
-	r.rng = b.Gen(i)
-	r.model.(Batcher).UnpackState(b.StateOf(i))
+	r.RNG = b.Gen(i)
+	r.Model.(core.Batcher).UnpackState(b.StateOf(i))
 	for s := range int(b.OutCount[i]) {
 		to, at, words := b.Out(i, s)
 		w.ctx.SendWords(to, at, words)

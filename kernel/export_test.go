@@ -1,0 +1,45 @@
+package kernel
+
+import (
+	"context"
+
+	"github.com/warpedgo/warped/kernel/internal/timewarp"
+)
+
+// TimeWarpInternals is what the tests see of a finished time-warp run besides its Result.
+type TimeWarpInternals struct {
+	Result
+	timewarp.Internals
+}
+
+// RunTimeWarpInternals builds a simulation from cfg (Type is set to time warp) and lps,
+// runs it like Simulation.Run, and reports the dispatcher's internals.
+func RunTimeWarpInternals(ctx context.Context, cfg Config, lps []LogicalProcess) (TimeWarpInternals, error) {
+	return RunTimeWarpInternalsLogMax(ctx, cfg, lps, 0)
+}
+
+// RunTimeWarpInternalsLogMax is RunTimeWarpInternals with the engine's history log bound
+// set to logMax entries (0: the default).
+func RunTimeWarpInternalsLogMax(ctx context.Context, cfg Config, lps []LogicalProcess, logMax int) (TimeWarpInternals, error) {
+	cfg.Type = TimeWarp
+	s, err := New(cfg, lps)
+	if err != nil {
+		return TimeWarpInternals{}, err
+	}
+	s.ran = true
+	st, in, err := timewarp.RunInternals(ctx, s.sim, logMax)
+	if err != nil {
+		return TimeWarpInternals{}, err
+	}
+	return TimeWarpInternals{Result: Result{Stats: st, Digest: s.sim.Digest()}, Internals: in}, nil
+}
+
+// HandleThenReverse handles ev on lp and undoes it as reverse computation does: see
+// timewarp.HandleThenReverse.
+func HandleThenReverse(lp LogicalProcess, self LPID, n int, g RNG, seq uint64, ev *Event) (handled, back RNG, seqHandled, seqBack uint64, sends int) {
+	return timewarp.HandleThenReverse(lp, self, n, g, seq, ev)
+}
+
+// GVTLaps returns the most laps Mattern's GVT token needed in a round that this rank
+// started (rank 0 of a run across processes; 0 otherwise).
+func (s *Simulation) GVTLaps() uint32 { return s.sim.Laps }

@@ -1,0 +1,75 @@
+package timewarp
+
+import (
+	"math"
+
+	"github.com/warpedgo/warped/event"
+)
+
+// Safe events across processes: the worker's part. The manager's part, and the argument,
+// are in package dist (safe.go): dist.RemoteSafe.
+
+// remoteLowEvery is the number of loop turns after which a worker takes a snapshot again
+// though its safe bound did not change.
+const remoteLowEvery = 32
+
+// safeWorker is the worker's own part of safe events across processes: the bound it last
+// read, the turns since its last snapshot, and the snapshot it takes (the events taken in
+// from each rank, and the rank's bound on each rank then).
+type safeWorker struct {
+	seen  Time
+	turns uint32
+	n     []uint64
+	b     []Time
+}
+
+// remoteSafe is the worker's part of safe events across processes, called at the top of
+// its loop (partLoop): when the remote bound rose, it takes in what arrived before it and
+// raises its safe bound to it; then, and every remoteLowEvery turns, it takes a snapshot
+// (dist.RemoteSafe.Publish) for the manager's promises.
+func (w *worker) remoteSafe() {
+	rs := w.d.dist.Safe()
+	if rs == nil {
+		return
+	}
+	p, sw := w.p, &w.d.safeW
+	b := rs.Bound()
+	if b != sw.seen {
+		sw.seen = b
+		// Everything that can still arrive is at or after b once the inbound is drained.
+		if p.inN.Load() > 0 {
+			w.drainInbound()
+		}
+		if len(p.antis) > 0 {
+			w.handleAntis()
+		}
+		// The worker is its process's only one (dist.New's safe): nothing else can arrive.
+		if k := (event.Key{RecvTime: b}); event.KeyLess(&p.safeBound, &k) {
+			p.safeBound = k
+		}
+	} else if sw.turns++; sw.turns < remoteLowEvery {
+		return
+	}
+	sw.turns = 0
+	// The bounds, then the counts, then the inbound: every event counted, and every one
+	// that arrived before a bound read, is then in the calendar or processed.
+	if sw.b == nil {
+		sw.b, sw.n = make([]Time, rs.Ranks()), make([]uint64, rs.Ranks())
+	}
+	rs.ReadBounds(sw.b)
+	rs.ReadHanded(sw.n)
+	if p.inN.Load() > 0 {
+		w.drainInbound()
+	}
+	if len(p.antis) > 0 {
+		w.handleAntis()
+	}
+	low := math.Inf(1)
+	if t, ok := p.cal.Min(); ok {
+		low = t
+	}
+	if w.d.lazy {
+		low = min(low, p.heldMin.RecvTime)
+	}
+	rs.Publish(low, sw.n, sw.b)
+}
