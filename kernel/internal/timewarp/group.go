@@ -27,9 +27,10 @@ import (
 // state saving, outputs and digests are the partitioned engine's. Committing and taking
 // the next batch share one critical section, so a worker takes the lock about twice per
 // batch, not per event. The LPs of a batch are handled out of key order (and another
-// worker's batch may hold an LP's straggler's sender), so nothing is safe: every event is
-// logged, and a straggler that a commit sends below a held LP's event rolls it back once
-// it is committed. An event taken for an LP another worker holds is set aside and put back
+// worker's batch may hold an LP's straggler's sender), so the partitioned engine's safe
+// bound does not hold: an event is safe only below groupBound's, and every other event is
+// logged; a straggler that a commit sends below a held LP's event rolls it back once it is
+// committed. An event taken for an LP another worker holds is set aside and put back
 // after the take; an anti-message (or a lazy re-send behind it) for such an LP waits in
 // the anti-message list until the LP is released (handleAntis).
 //
@@ -86,6 +87,10 @@ type stage struct {
 	// applyBatched to replay it.
 	at     int
 	marker gpuoffload.Batch
+	// min is the key of the batch's first (least) event while the worker holds a batch,
+	// else maxKey (written under the group's lock, read by the other members' takes);
+	// safe is the batch's safe bound (groupBound), or below every key.
+	min, safe event.Key
 }
 
 // groupLock returns the kind of lock that guards a shared schedule queue, given LockType
@@ -205,7 +210,46 @@ func (w *worker) takeGroup(g Time) bool {
 	}
 	clear(st.aside)
 	st.aside = st.aside[:0]
-	return len(st.held) > 0
+	if len(st.held) == 0 {
+		return false
+	}
+	st.min = event.KeyOf(&st.held[0].ev)
+	if p.groupSafe {
+		st.safe = w.groupBound()
+	}
+	return true
+}
+
+// groupBound returns the safe bound of the batch the worker just took (under the group's
+// lock): caused(m, lookahead), m the least key of every event of the group not committed
+// yet, the batches held (the members' first events, taken in key order), the calendar's
+// and the anti-message list's. Every event that arrives at the group's LPs from now on is
+// caused by one of these, or by an event they cause, so it is at or above the bound; so
+// is every rollback and anti-message. m never decreases, so neither do the bounds. An
+// event of the batch below the bound is therefore committed unlogged when the batch is
+// committed, as the partitioned engine commits one below its safe bound (processPart).
+// Only where the group is the process's one part (nothing arrives from other parts or
+// processes), with reverse computation and a lookahead (p.groupSafe).
+func (w *worker) groupBound() event.Key {
+	p := w.p
+	m := w.stage.min
+	for _, o := range p.members {
+		if event.KeyLess(&o.stage.min, &m) {
+			m = o.stage.min
+		}
+	}
+	if k, ok := p.cal.MinKey(); ok && event.KeyLess(&k, &m) {
+		m = k
+	}
+	for i := range p.antis {
+		if event.Before(&p.antis[i], &m) {
+			m = event.KeyOf(&p.antis[i])
+		}
+	}
+	if len(p.holding) > 0 && event.KeyLess(&p.heldMin, &m) {
+		m = p.heldMin // lazy cancellation: held outputs may yet be cancelled
+	}
+	return caused(m, w.d.sim.Lookahead)
 }
 
 // handleStaged handles the worker's batch without the lock: each event's Handle runs with
@@ -234,7 +278,11 @@ func (w *worker) handleStaged() {
 // processPart (its handler replaying each event's results: see replay). It returns false
 // when the run failed.
 func (w *worker) commitStaged() bool {
-	d, st := w.d, &w.stage
+	d, p, st := w.d, w.p, &w.stage
+	hi := p.safeHigh
+	if p.groupSafe {
+		p.safeBound = st.safe // processPart commits the events below it unlogged
+	}
 	ok := true
 	for i := range st.held {
 		h := &st.held[i]
@@ -254,6 +302,18 @@ func (w *worker) commitStaged() bool {
 	st.held = st.held[:0]
 	clear(st.sends)
 	st.sends = st.sends[:0]
+	st.min = maxKey()
+	if p.groupSafe {
+		// processPart set safeHigh to the batch's last safe event. Outside a group it
+		// stands for every safe event: nothing arrives, is cancelled or rolls back below
+		// it, which the engine checks. In a group that holds per LP only (a pending
+		// straggler for one LP may sort below another LP's safe event: groupBound), so
+		// safeHigh keeps its value and the safe events' times go to maxCommitted, which
+		// the final time reads.
+		p.maxCommitted = max(p.maxCommitted, p.safeHigh.RecvTime)
+		p.safeHigh = hi
+		p.safeBound = event.Key{RecvTime: math.Inf(-1)}
+	}
 	return ok
 }
 

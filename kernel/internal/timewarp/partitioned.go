@@ -189,6 +189,10 @@ type partWorker struct {
 
 	// mu guards the whole part when a group of workers shares it (group.go), or is nil.
 	mu sync.Locker
+	// members are the workers of the group that shares the part (group.go), or nil;
+	// groupSafe is set where their batches may hold safe events (see groupBound).
+	members   []*worker
+	groupSafe bool
 	// inMu guards in, the events other workers and the manager handed over; inN is its
 	// length, read without the lock to skip it when empty.
 	inMu  sync.Locker
@@ -420,6 +424,9 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType, groupLockTyp
 		w.p = d.parts[w.g]
 		if d.grouped() {
 			w.extra, w.grp = true, true
+			w.p.members = append(w.p.members, w)
+			w.p.groupSafe = len(d.parts) == 1 && d.dist == nil && d.reverse && d.sim.Lookahead > 0
+			w.stage.min = maxKey()
 		}
 	}
 	if d.dist == nil && !d.grouped() {
