@@ -181,7 +181,10 @@ func (w *worker) takeGroup(g Time) bool {
 	d, p, st := w.d, w.p, &w.stage
 	lim := d.limit()
 	for tries := 0; tries < 4*groupBatch && len(st.held) < groupBatch; tries++ {
-		ev, stop := w.nextTake(lim, g, len(st.held))
+		// tries, not len(st.held): after an event popped and dropped (cancelled) or set
+		// aside, the calendar's least event is not the one housekeep's expireHeld saw,
+		// so lazy cancellation's rule applies (nextTake) even before the first held one.
+		ev, stop := w.nextTake(lim, g, tries)
 		if stop {
 			break
 		}

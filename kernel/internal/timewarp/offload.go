@@ -380,8 +380,9 @@ func (w *worker) batchPart(size int, g Time) bool {
 	return ok
 }
 
-// nextTake pops the worker's least pending event for a batch that has taken n events so
-// far (batchPart, takeGroup), where partLoop would take it: stop is set when it must not
+// nextTake pops the worker's least pending event for a batch that has popped n events so
+// far (batchPart, takeGroup; dropped and set-aside ones count: after any pop, the least
+// event is no longer the one housekeep saw), where partLoop would take it: stop is set when it must not
 // (nothing below the limit lim, or beyond GVT g the ahead or log bound, or with lazy
 // cancellation a held output's cause first); ev is nil when the event popped was cancelled
 // by its anti-message, and dropped.
