@@ -408,7 +408,7 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType, groupLockTyp
 			if p.mu, err = spinlock.New(groupLockType); err != nil {
 				return err
 			}
-			p.safeBound = event.Key{RecvTime: math.Inf(-1)} // nothing is safe (see group.go)
+			p.safeBound = event.Key{RecvTime: math.Inf(-1)} // safe only below a batch's groupBound, at its commit (group.go)
 		}
 		d.parts[i] = p
 	}
