@@ -15,8 +15,9 @@
 //   - group.go: fewer schedule queues than workers. The workers of a queue share its
 //     part under its lock, taking batches of its least events and handling them outside
 //     the lock; everything else is partitioned.go's code.
-//   - offload.go: batched event handling on an offload backend (batchPart), in either
-//     arrangement.
+//   - offload.go: batched event handling on an offload backend (batchPart in the
+//     partitioned loop; a group runs its staged batches on the backend outside its lock,
+//     group.go's stageBatches).
 //   - driver.go: runs across processes, which package dist drives (dist.Driver): the
 //     engine as dist.Engine sees it, the manager's worker (mw) that delivers the events
 //     arriving from other ranks without a part of its own. remotesafe.go: the worker's

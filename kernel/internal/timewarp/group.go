@@ -15,13 +15,15 @@ import (
 // output logs, inbound and anti-message list, under the part's lock (partWorker.mu, a
 // ticket spinlock or a mutex: LockType). Everything the partitioned engine does, rollback,
 // coast forward, cancellation (aggressive or lazy), fossil collection, compaction, the
-// rollback check and batched offload, is its code, run by whichever worker of the group
-// holds the lock; only the taking and handling of events differs.
+// rollback check, is its code, run by whichever worker of the group holds the lock; only
+// the taking and handling of events differs.
 //
-// A worker takes, under the lock, a batch of up to groupBatch of the least pending events
-// of distinct LPs that no other worker of the group holds (partitioned engine's
-// timeWarpDispatcher.batched marks those), handles them without the lock, its sends and
-// generator draws kept aside (stager), and commits them under the lock in the order taken:
+// A worker takes, under the lock, a batch of up to groupBatch (or the offload's batch size,
+// when larger) of the least pending events of distinct LPs that no other worker of the
+// group holds (partitioned engine's timeWarpDispatcher.batched marks those), handles them
+// without the lock (with batched offload, those with a batch kernel on the backend:
+// stageBatches), its sends and generator draws kept aside (stager), and commits them under
+// the lock in the order taken:
 // each goes through processPart as an event handled by Handle would, its results replayed
 // (the sends to the part's sink, the generator as it was after Handle), so that logging,
 // state saving, outputs and digests are the partitioned engine's. Committing and taking
@@ -53,6 +55,7 @@ type staged struct {
 	ev            event.Event
 	before, after rng.XORWOW
 	from, to      int32
+	oh            int32 // with batched offload, its element in the worker's offSlot, or -1
 }
 
 // stagedSend is a send kept aside while a worker of a group handles an event without the
@@ -87,6 +90,9 @@ type stage struct {
 	// applyBatched to replay it.
 	at     int
 	marker gpuoffload.Batch
+	// size is the offload's batch size for the batch held (0: handled with Handle); take
+	// is how many events the worker takes at most (groupBatch, or size when larger).
+	size, take int
 	// min is the key of the batch's first (least) event while the worker holds a batch,
 	// else maxKey (written under the group's lock, read by the other members' takes);
 	// safe is the batch's safe bound (groupBound), or below every key.
@@ -131,22 +137,11 @@ func (w *worker) groupLoop() {
 			return
 		}
 		g := w.housekeep()
+		w.stage.take, w.stage.size = groupBatch, 0
 		if o := w.off; o != nil {
 			o.tick(w)
-			if size := o.size(d); size > 0 {
-				if t, ok := p.cal.Min(); ok && t < d.limit() {
-					w.setIdle(false)
-					ok := w.batchPart(size, g)
-					if p.boxed {
-						w.flushOutboxes()
-					}
-					locked = false
-					p.mu.Unlock()
-					if !ok {
-						return
-					}
-					continue
-				}
+			if w.stage.size = o.size(d); w.stage.size > groupBatch {
+				w.stage.take = w.stage.size
 			}
 		}
 		if !w.takeGroup(g) {
@@ -180,7 +175,7 @@ func (w *worker) groupLoop() {
 func (w *worker) takeGroup(g Time) bool {
 	d, p, st := w.d, w.p, &w.stage
 	lim := d.limit()
-	for tries := 0; tries < 4*groupBatch && len(st.held) < groupBatch; tries++ {
+	for tries := 0; tries < 4*st.take && len(st.held) < st.take; tries++ {
 		// tries, not len(st.held): after an event popped and dropped (cancelled) or set
 		// aside, the calendar's least event is not the one housekeep's expireHeld saw,
 		// so lazy cancellation's rule applies (nextTake) even before the first held one.
@@ -206,7 +201,7 @@ func (w *worker) takeGroup(g Time) bool {
 			break
 		}
 		d.batched[id] = true
-		st.held = append(st.held, staged{ev: *ev})
+		st.held = append(st.held, staged{ev: *ev, oh: -1})
 	}
 	for i := range st.aside {
 		p.cal.Push(&st.aside[i])
@@ -256,12 +251,19 @@ func (w *worker) groupBound() event.Key {
 }
 
 // handleStaged handles the worker's batch without the lock: each event's Handle runs with
-// its sends kept aside, and its generator is noted before and after.
+// its sends kept aside, and its generator is noted before and after. With batched offload
+// on (stage.size > 0), the events whose LPs have a batch kernel run on the backend first,
+// also without the lock (stageBatches), and their results take Handle's place
+// (applyBatched), as batchPart's do in the partitioned loop.
 func (w *worker) handleStaged() {
 	d, st := w.d, &w.stage
 	st.sends = st.sends[:0]
 	sink := w.frame().Out
 	w.frame().Out = (*stager)(w)
+	if st.size > 0 {
+		w.stageBatches()
+	}
+	sl := w.offSlot()
 	for i := range st.held {
 		h := &st.held[i]
 		id := h.ev.Receiver
@@ -271,10 +273,64 @@ func (w *worker) handleStaged() {
 			w.cause = event.KeyOf(&h.ev) // for Record
 		}
 		h.before, h.from = r.RNG, int32(len(st.sends))
-		r.Model.Handle(&w.ctx, &h.ev)
+		var b *gpuoffload.Batch
+		j := 0
+		if h.oh >= 0 {
+			var good bool
+			if b, j, good = w.result(sl, &sl.held[h.oh]); !good {
+				break // the kernel broke its contract: the run failed
+			}
+		}
+		if b != nil {
+			w.applyBatched(r, b, j)
+		} else {
+			r.Model.Handle(&w.ctx, &h.ev)
+		}
 		h.after, h.to = r.RNG, int32(len(st.sends))
 	}
+	if sl != nil {
+		clear(sl.held)
+		sl.held, sl.n = sl.held[:0], 0
+	}
 	w.frame().Out = sink
+}
+
+// offSlot returns the worker's offload slot, or nil without offload.
+func (w *worker) offSlot() *offSlot {
+	if w.off == nil {
+		return nil
+	}
+	return &w.off.slot
+}
+
+// stageBatches runs the batch kernels of the worker's staged events (batched offload in a
+// group, without the lock: their LPs are held): one batch per kernel, packed, run on the
+// backend and waited for. Each staged event records its element (oh), or -1 to be handled
+// with Handle (no kernel; or every one when the batches failed: with --gpu auto offload is
+// then off, without it the run failed).
+func (w *worker) stageBatches() {
+	st, sl := &w.stage, &w.off.slot
+	sl.held, sl.n = sl.held[:0], 0
+	for i := range st.held {
+		h := &st.held[i]
+		h.oh = -1
+		kern, bt := w.batchKernel(h.ev.Receiver, &h.ev)
+		if kern == nil {
+			continue
+		}
+		h.oh = int32(len(sl.held))
+		sl.held = append(sl.held, offHeld{id: h.ev.Receiver, ev: &h.ev, k: event.KeyOf(&h.ev), bt: bt,
+			g: int32(sl.group(kern))})
+	}
+	ok := w.packSubmit(sl)
+	for g := range sl.groups[:sl.n] {
+		ok = w.wait(&sl.groups[g]) && ok
+	}
+	if !ok {
+		for i := range st.held {
+			st.held[i].oh = -1
+		}
+	}
 }
 
 // commitStaged commits the worker's batch under the lock, in the order taken, through

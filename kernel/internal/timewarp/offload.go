@@ -317,7 +317,7 @@ func (w *worker) batchPart(size int, g Time) bool {
 		}
 		id := ev.Receiver
 		x := &d.plp[id]
-		if d.batched[id] || w.grp && w.senderWaits(id) { // held by a worker of the group, or see senderWaits
+		if d.batched[id] { // already in this batch
 			p.cal.Push(ev)
 			break
 		}
