@@ -151,9 +151,11 @@ func TestStandinFaults(t *testing.T) {
 		{"launch", `batch on ` + backend + `: cuStreamSynchronize failed: CUDA_ERROR_LAUNCH_FAILED ` +
 			`\(unspecified launch failure\)`},
 		// The launch that destroys the context fails, and so may another worker's next call
-		// (it makes the context current first): whichever the run meets first is the note.
-		{"context", `(kernel warped_phold_handle on ` + backend + `: cuLaunchKernel|` + backend +
-			`: cuCtxSetCurrent) failed: CUDA_ERROR_CONTEXT_IS_DESTROYED \(context is destroyed\)`},
+		// (it makes the context current first, or allocates its own slot's buffers):
+		// whichever the run meets first is the note.
+		{"context", `(kernel warped_phold_handle on ` + backend + `: (cuLaunchKernel|cuMemAlloc_v2|cuMemAllocHost_v2)|` +
+			backend + `: cuCtxSetCurrent) failed: CUDA_ERROR_CONTEXT_IS_DESTROYED \(context is destroyed\)` +
+			`(: allocating [0-9]+ MiB of (device|pinned host) memory)?`},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
 			// A fixed batch size: auto batches from its first probe on, 10 ms into the run.
