@@ -719,4 +719,17 @@ func TestGroupSafe(t *testing.T) {
 	r := runTW(t, kernel.Config{MaxSimTime: end, Seed: 3, Type: kernel.TimeWarp, TimeWarp: tw}, build())
 	require.Equal(t, seq.Digest, r.Digest)
 	require.Zero(t, r.SafeEvents)
+
+	// Batched offload: the staged events run on the backend outside the group's lock
+	// (stageBatches), and are committed safe as Handle's are.
+	be := cpuBackend(t)
+	for _, size := range []int{0, 16, 200} {
+		for _, workers := range []int{2, 3} {
+			tw := kernel.TimeWarpConfig{Workers: workers, Schedulers: 1, StateSaving: "reverse", Offload: be,
+				BatchSize: size, CheckRollbacks: size == 16}
+			r := runTW(t, kernel.Config{MaxSimTime: end, Seed: 3, Type: kernel.TimeWarp, TimeWarp: tw}, build())
+			require.Equal(t, seq.Digest, r.Digest, "batch size %d, %d workers", size, workers)
+			require.Positive(t, r.BatchedEvents, "batch size %d, %d workers", size, workers)
+		}
+	}
 }
