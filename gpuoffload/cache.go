@@ -45,6 +45,10 @@ func openCache() kernelCache {
 	return kernelCache{dir: filepath.Join(base, "warped", "cuda")}
 }
 
+// KernelCacheDir returns the directory where the CUDA backend keeps the kernels it
+// compiled, as the environment sets it (see the package doc), or "" when the cache is off.
+func KernelCacheDir() string { return openCache().dir }
+
 // key returns the file name of the image made from parts.
 func (kernelCache) key(parts ...string) string {
 	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))

@@ -164,6 +164,19 @@ const libcudaName = "libcuda.so.1"
 // package gpuoffload/standin, for tests.
 const cudaLibraryEnv = "WARPED_CUDA_LIBRARY"
 
+// dlopen is purego.Dlopen on one OS thread: purego asks dlerror for the reason after
+// dlopen returns, and dlerror's message is the calling thread's, so a goroutine moved to
+// another thread in between read none (the reason came out empty in about half the runs).
+func dlopen(name string, mode int) (uintptr, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h, err := purego.Dlopen(name, mode)
+	if err != nil && err.Error() == "" {
+		err = errors.New("dlopen gave no reason")
+	}
+	return h, err
+}
+
 // loadDriverOnce loads and initializes the driver at most once per process.
 var loadDriverOnce = sync.OnceValues(loadDriver)
 
@@ -173,7 +186,7 @@ func loadDriver() (*driverAPI, error) {
 	if p := os.Getenv(cudaLibraryEnv); p != "" {
 		name = p
 	}
-	h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	h, err := dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
 		if name != libcudaName {
 			return nil, fmt.Errorf("gpuoffload: no CUDA driver: %s=%s cannot be loaded (%v); "+
@@ -289,10 +302,10 @@ func loadNVRTC(candidates []string) (*nvrtcAPI, error) {
 			// NVRTC loads its builtins library by name; make the one beside it visible.
 			if m, _ := filepath.Glob(filepath.Join(filepath.Dir(p), "libnvrtc-builtins.so*")); len(m) > 0 {
 				sort.Strings(m)
-				_, _ = purego.Dlopen(m[len(m)-1], purego.RTLD_NOW|purego.RTLD_GLOBAL)
+				_, _ = dlopen(m[len(m)-1], purego.RTLD_NOW|purego.RTLD_GLOBAL)
 			}
 		}
-		h, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		h, err := dlopen(p, purego.RTLD_NOW|purego.RTLD_LOCAL)
 		if err != nil {
 			tried = append(tried, p)
 			continue

@@ -3,7 +3,12 @@
 package gpuoffload
 
 import (
+	"errors"
+	"fmt"
 	"reflect"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ebitengine/purego"
@@ -77,4 +82,25 @@ func TestCUDAUnavailableSaysWhy(t *testing.T) {
 	t.Logf("NewCUDA(0): %v", err)
 	_, err = NewCUDA(-1)
 	require.Error(t, err)
+}
+
+// TestDlopenSaysWhy checks that a library that does not load gives its reason, every time
+// and from any goroutine (dlerror is per thread: see dlopen).
+func TestDlopenSaysWhy(t *testing.T) {
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for g := range errs {
+		wg.Go(func() {
+			for range 200 {
+				if _, err := dlopen("libwarped-no-such-library.so.9", purego.RTLD_NOW|purego.RTLD_LOCAL); err == nil ||
+					!strings.Contains(err.Error(), "libwarped-no-such-library.so.9") {
+					errs[g] = fmt.Errorf("dlopen's error %v does not name the library", err)
+					return
+				}
+				runtime.Gosched()
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
 }

@@ -146,7 +146,7 @@ func (h *hostBackend) compile(name, src string) (uintptr, error) {
 		return 0, fmt.Errorf("gpuoffload: compiling %s as host C++ (%s %s): %v\n%s", name, h.cxx,
 			strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
-	lib, err := purego.Dlopen(base+".so", purego.RTLD_NOW|purego.RTLD_LOCAL)
+	lib, err := dlopen(base+".so", purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
 		return 0, fmt.Errorf("gpuoffload: loading %s: %w", base+".so", err)
 	}

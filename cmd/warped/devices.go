@@ -37,6 +37,11 @@ func devicesCommand(args []string, stdout, stderr io.Writer) int {
 	for _, d := range gpuoffload.Devices() {
 		fmt.Fprintf(stdout, "  %s\n", d)
 	}
+	if c := gpuoffload.KernelCacheDir(); c != "" {
+		fmt.Fprintf(stdout, "Compiled CUDA kernels are cached in %s (WARPED_CUDA_CACHE=DIR names another, =off turns it off)\n", c)
+	} else {
+		fmt.Fprintln(stdout, "Compiled CUDA kernels are not cached (WARPED_CUDA_CACHE=DIR turns the cache on)")
+	}
 	if *dir != "" {
 		if err := writeKernels(*dir, stdout); err != nil {
 			fmt.Fprintf(stderr, "warped devices: %v\n", err)

@@ -14,6 +14,16 @@ func TestDevicesCommand(t *testing.T) {
 	require.Contains(t, out, "cpu: ")
 	require.Contains(t, out, "cuda")
 	require.Regexp(t, `cpu: .*\[available\]`, out)
+	require.Contains(t, out, "Compiled CUDA kernels are")
+
+	t.Setenv("WARPED_CUDA_CACHE", t.TempDir())
+	code, out, errOut = warped("devices")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "Compiled CUDA kernels are cached in "+os.Getenv("WARPED_CUDA_CACHE")+" (")
+	t.Setenv("WARPED_CUDA_CACHE", "off")
+	code, out, errOut = warped("devices")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "Compiled CUDA kernels are not cached")
 
 	dir := t.TempDir()
 	code, out, errOut = warped("devices", "--write-kernels", dir)
