@@ -86,6 +86,19 @@ func runRanks(t *testing.T, ranks int, opts comm.LoopbackOptions, cfg kernel.Con
 	return res, errs
 }
 
+// requireRanksMatch checks that every rank of a run across processes succeeded and
+// committed what the sequential run want did: its digest and its number of events, and
+// that each rank's processed events are its committed and rolled-back ones.
+func requireRanksMatch(t *testing.T, want kernel.Result, res []kernel.Result, errs []error) {
+	t.Helper()
+	for r := range res {
+		require.NoError(t, errs[r], "rank %d", r)
+		require.Equal(t, want.Digest, res[r].Digest, "rank %d digest", r)
+		require.Equal(t, want.EventsCommitted, res[r].EventsCommitted, "rank %d committed", r)
+		require.Equal(t, res[r].EventsProcessed, res[r].EventsCommitted+res[r].EventsRolledBack)
+	}
+}
+
 func sequentialResult(t *testing.T, m model, seed uint64) kernel.Result {
 	t.Helper()
 	s, err := kernel.New(kernel.Config{MaxSimTime: m.end, Seed: seed}, m.build())
@@ -136,11 +149,8 @@ func TestAcrossProcessesMatchesSequential(t *testing.T) {
 							arrangement = "calendar, 2 shared by 3 workers"
 						}
 						res, errs := runRanks(t, ranks, opts, cfg, func(int) []kernel.LogicalProcess { return m.build() }, nil)
+						requireRanksMatch(t, want, res, errs)
 						for r := range ranks {
-							require.NoError(t, errs[r], "rank %d", r)
-							require.Equal(t, want.Digest, res[r].Digest, "rank %d digest", r)
-							require.Equal(t, want.EventsCommitted, res[r].EventsCommitted, "rank %d committed", r)
-							require.Equal(t, res[r].EventsProcessed, res[r].EventsCommitted+res[r].EventsRolledBack)
 							require.Contains(t, []string{kernel.StateSavingPeriodic, kernel.StateSavingReverse}, res[r].StateSaving,
 								"rank %d state saving", r)
 							require.Equal(t, arrangement, res[r].ScheduleQueues, "rank %d arrangement", r)

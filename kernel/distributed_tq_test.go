@@ -38,11 +38,7 @@ func TestTQAcrossProcessesMatchesSequential(t *testing.T) {
 						TimeWarp: kernel.TimeWarpConfig{Workers: workers, GVTMethod: kernel.GVTTQ, GVTPeriod: 200_000,
 							MaxAggregate: 1 + ranks*workers%4, CheckRollbacks: true}}
 					res, errs := runRanks(t, ranks, opts, cfg, func(int) []kernel.LogicalProcess { return m.build() }, nil)
-					for r := range ranks {
-						require.NoError(t, errs[r], "rank %d", r)
-						require.Equal(t, want.Digest, res[r].Digest, "rank %d digest", r)
-						require.Equal(t, want.EventsCommitted, res[r].EventsCommitted, "rank %d committed", r)
-					}
+					requireRanksMatch(t, want, res, errs)
 					require.Greater(t, res[0].GVTCycles, uint64(1), "GVT was agreed on at most once")
 				})
 			}

@@ -39,12 +39,7 @@ func TestRemoteSafeMatchesSequential(t *testing.T) {
 							TimeWarp: kernel.TimeWarpConfig{Workers: 1, GVTPeriod: 200_000, StateSaving: saving,
 								Cancellation: cancel, CheckRollbacks: true}}
 						res, errs := runRanks(t, ranks, opts, cfg, func(int) []kernel.LogicalProcess { return m.build() }, nil)
-						for r := range ranks {
-							require.NoError(t, errs[r], "rank %d", r)
-							require.Equal(t, want.Digest, res[r].Digest, "rank %d digest", r)
-							require.Equal(t, want.EventsCommitted, res[r].EventsCommitted, "rank %d committed", r)
-							require.Equal(t, res[r].EventsProcessed, res[r].EventsCommitted+res[r].EventsRolledBack)
-						}
+						requireRanksMatch(t, want, res, errs)
 						if saving == kernel.StateSavingPeriodic || m.name == "pcs" || m.name == "phold-zero-lookahead" {
 							require.Zero(t, res[0].SafeEvents, "safe events where the feature is off")
 							require.Zero(t, res[0].PromisesSent, "promises where the feature is off")
