@@ -55,7 +55,7 @@ type staged struct {
 	ev            event.Event
 	before, after rng.XORWOW
 	from, to      int32
-	oh            int32 // with batched offload, its element in the worker's offSlot, or -1
+	oh            int32 // with batched offload, 1 + its element in the worker's offSlot, or 0
 }
 
 // stagedSend is a send kept aside while a worker of a group handles an event without the
@@ -201,7 +201,7 @@ func (w *worker) takeGroup(g Time) bool {
 			break
 		}
 		d.batched[id] = true
-		st.held = append(st.held, staged{ev: *ev, oh: -1})
+		st.held = append(st.held, staged{ev: *ev})
 	}
 	for i := range st.aside {
 		p.cal.Push(&st.aside[i])
@@ -260,10 +260,10 @@ func (w *worker) handleStaged() {
 	st.sends = st.sends[:0]
 	sink := w.frame().Out
 	w.frame().Out = (*stager)(w)
+	var sl *offSlot
 	if st.size > 0 {
-		w.stageBatches()
+		sl = w.stageBatches()
 	}
-	sl := w.offSlot()
 	for i := range st.held {
 		h := &st.held[i]
 		id := h.ev.Receiver
@@ -275,9 +275,9 @@ func (w *worker) handleStaged() {
 		h.before, h.from = r.RNG, int32(len(st.sends))
 		var b *gpuoffload.Batch
 		j := 0
-		if h.oh >= 0 {
+		if h.oh > 0 {
 			var good bool
-			if b, j, good = w.result(sl, &sl.held[h.oh]); !good {
+			if b, j, good = w.result(sl, &sl.held[h.oh-1]); !good {
 				break // the kernel broke its contract: the run failed
 			}
 		}
@@ -295,32 +295,23 @@ func (w *worker) handleStaged() {
 	w.frame().Out = sink
 }
 
-// offSlot returns the worker's offload slot, or nil without offload.
-func (w *worker) offSlot() *offSlot {
-	if w.off == nil {
-		return nil
-	}
-	return &w.off.slot
-}
-
 // stageBatches runs the batch kernels of the worker's staged events (batched offload in a
 // group, without the lock: their LPs are held): one batch per kernel, packed, run on the
-// backend and waited for. Each staged event records its element (oh), or -1 to be handled
+// backend and waited for. Each staged event records its element (oh), or 0 to be handled
 // with Handle (no kernel; or every one when the batches failed: with --gpu auto offload is
-// then off, without it the run failed).
-func (w *worker) stageBatches() {
+// then off, without it the run failed). It returns the slot that holds the batches.
+func (w *worker) stageBatches() *offSlot {
 	st, sl := &w.stage, &w.off.slot
 	sl.held, sl.n = sl.held[:0], 0
 	for i := range st.held {
 		h := &st.held[i]
-		h.oh = -1
 		kern, bt := w.batchKernel(h.ev.Receiver, &h.ev)
 		if kern == nil {
 			continue
 		}
-		h.oh = int32(len(sl.held))
 		sl.held = append(sl.held, offHeld{id: h.ev.Receiver, ev: &h.ev, k: event.KeyOf(&h.ev), bt: bt,
 			g: int32(sl.group(kern))})
+		h.oh = int32(len(sl.held))
 	}
 	ok := w.packSubmit(sl)
 	for g := range sl.groups[:sl.n] {
@@ -328,9 +319,10 @@ func (w *worker) stageBatches() {
 	}
 	if !ok {
 		for i := range st.held {
-			st.held[i].oh = -1
+			st.held[i].oh = 0
 		}
 	}
+	return sl
 }
 
 // commitStaged commits the worker's batch under the lock, in the order taken, through

@@ -409,6 +409,7 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType, groupLockTyp
 				return err
 			}
 			p.safeBound = event.Key{RecvTime: math.Inf(-1)} // safe only below a batch's groupBound, at its commit (group.go)
+			p.groupSafe = len(d.parts) == 1 && d.dist == nil && d.reverse && d.sim.Lookahead > 0
 		}
 		d.parts[i] = p
 	}
@@ -425,7 +426,6 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType, groupLockTyp
 		if d.grouped() {
 			w.extra, w.grp = true, true
 			w.p.members = append(w.p.members, w)
-			w.p.groupSafe = len(d.parts) == 1 && d.dist == nil && d.reverse && d.sim.Lookahead > 0
 			w.stage.min = maxKey()
 		}
 	}
