@@ -364,25 +364,19 @@ func (c *cudaBackend) getFunction(m uintptr, name string) (cudaFunc, error) {
 // compileMu, so other goroutines' batches of loaded kernels go on meanwhile.
 func (c *cudaBackend) function(k *Kernel) (cudaFunc, error) {
 	key := k.Name + "\x00" + k.Source
-	c.mu.Lock()
-	f, ok := c.funcs[key]
-	c.mu.Unlock()
-	if ok {
+	if f, ok := c.loaded(key); ok {
 		return f, nil
 	}
 	c.compileMu.Lock()
 	defer c.compileMu.Unlock()
-	c.mu.Lock()
-	f, ok = c.funcs[key] // compiled while this goroutine waited for compileMu
-	c.mu.Unlock()
-	if ok {
+	if f, ok := c.loaded(key); ok { // compiled while this goroutine waited for compileMu
 		return f, nil
 	}
 	m, err := c.loadModule(k.Name+".cu", Source(k))
 	if err != nil {
 		return cudaFunc{}, fmt.Errorf("gpuoffload: kernel %s: %w", k.Name, err)
 	}
-	f, err = c.getFunction(m, k.Name)
+	f, err := c.getFunction(m, k.Name)
 	if err != nil {
 		return cudaFunc{}, fmt.Errorf("gpuoffload: kernel %s: %w", k.Name, err)
 	}
@@ -390,6 +384,14 @@ func (c *cudaBackend) function(k *Kernel) (cudaFunc, error) {
 	c.funcs[key] = f
 	c.mu.Unlock()
 	return f, nil
+}
+
+// loaded returns the kernel loaded under key, if any.
+func (c *cudaBackend) loaded(key string) (cudaFunc, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.funcs[key]
+	return f, ok
 }
 
 // launch launches f over n threads on stream with the given kernel arguments (each a

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -482,10 +481,7 @@ var localFlags = map[string]bool{"config": true, "dump-config": true, "stats-fil
 // to print when CUDA does not open; with on, CUDA not opening is an error. The backend
 // takes batches from the run's workers at once (a lane each).
 func openOffload(mode string, lps []kernel.LogicalProcess, workers int) (gpuoffload.Backend, string, error) {
-	if mode == gpuoffload.ModeAuto && !slices.ContainsFunc(lps, func(lp kernel.LogicalProcess) bool {
-		_, ok := lp.(kernel.Batcher)
-		return ok
-	}) {
+	if mode == gpuoffload.ModeAuto && !hasBatcher(lps) {
 		return nil, "", nil
 	}
 	return gpuoffload.Open(mode, gpuoffload.Options{Lanes: workers})
