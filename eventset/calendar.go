@@ -557,6 +557,44 @@ func (c *Calendar) PrefetchUpcoming(k int) {
 	}
 }
 
+// PrefetchBucket asks the processor to load the record of the bucket that a push of an
+// event at time t would go to: the first of PrefetchPush's two steps. It changes nothing.
+func (c *Calendar) PrefetchBucket(t float64) {
+	if b, ok := c.bucketOf(t); ok && c.tuned {
+		prefetch.Line(unsafe.Pointer(&c.ring[b&c.mask]))
+	}
+}
+
+// PrefetchPush asks the processor to load what a push of an event at time t would write:
+// the record it would fill and its chunk's count. It reads the bucket's record, which
+// PrefetchBucket can ask for a few pushes earlier; pushes in between may change the slot,
+// so it is a hint (a caller that knows its next pushes' times asks for them ahead). It
+// changes nothing.
+func (c *Calendar) PrefetchPush(t float64) {
+	if r, ch := c.nextRecord(t); r != nil {
+		prefetch.Line(unsafe.Pointer(r))
+		prefetch.Line(unsafe.Pointer(&ch.n))
+	}
+}
+
+// nextRecord returns the record that a push of an event at time t would fill and its
+// chunk, or nil when the push would take a new chunk or go to the far list.
+func (c *Calendar) nextRecord(t float64) (*record, *chunk) {
+	b, ok := c.bucketOf(t)
+	if !ok || !c.tuned {
+		return nil, nil
+	}
+	bk := &c.ring[b&c.mask]
+	// All chunks of a bucket but its tail are full (reserve, remove), so the next record
+	// is the tail's slot bk.n%chunkLen, unless that is 0 (a new chunk).
+	i := bk.n % chunkLen
+	if i == 0 {
+		return nil, nil
+	}
+	ch := c.chunk(bk.tail)
+	return &ch.evs[i], ch
+}
+
 // Cancel removes the held event (pushed, and neither popped nor cancelled) whose Receiver
 // is receiver and whose key (event.KeyOf) is k, and reports whether there was one. If
 // several held events match, one of them is removed. Cancel scans, but only where the

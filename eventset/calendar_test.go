@@ -30,7 +30,13 @@ func calendarWorkload(t *testing.T, seed uint64, initial, steps int, delay func(
 			e.Payload = strconv.FormatUint(seq, 10)
 		}
 		seq++
+		c.PrefetchBucket(at) // hints: change nothing
+		c.PrefetchPush(at)
+		next, _ := c.nextRecord(at)
 		c.Push(&e)
+		if next != nil {
+			require.Equal(t, e.Seq, next.seq, "nextRecord named another record than Push filled")
+		}
 		ref = append(ref, e)
 	}
 	for range initial {

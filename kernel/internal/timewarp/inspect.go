@@ -81,7 +81,7 @@ func RunInternals(ctx context.Context, s *core.Sim, logMax int) (core.Stats, Int
 				if int(d.owner[id]) != g {
 					continue
 				}
-				for i := d.plp[id].cancels; i != 0; i = p.cancels[i-1].next {
+				for i := d.plp[id].firstCancel(); i != 0; i = p.cancels[i-1].next {
 					if p.cancels[i-1].k.RecvTime < d.end {
 						in.Unsettled++
 						in.Debug = append(in.Debug, fmt.Sprintf("cancel %+v", p.cancels[i-1]))

@@ -3,6 +3,8 @@ package timewarp
 import (
 	"testing"
 	"unsafe"
+
+	"github.com/warpedgo/warped/event"
 )
 
 // TestPartLPLayout keeps the partitioned engine's LP record to one cache line.
@@ -11,3 +13,29 @@ func TestPartLPLayout(t *testing.T) {
 		t.Errorf("partLP is %d bytes, more than one 64-byte cache line", n)
 	}
 }
+
+// TestPartLPHeld: the held bit and the list of cancelled events share partLP.cancels
+// without disturbing each other.
+func TestPartLPHeld(t *testing.T) {
+	var p partWorker
+	var x partLP
+	x.setHeld(true)
+	p.cancel(&x, keyAt(1), 5)
+	p.cancel(&x, keyAt(2), 6)
+	if !x.held() || x.firstCancel() != 2 {
+		t.Fatalf("after two cancels while held: held %v, first %d; want true, 2", x.held(), x.firstCancel())
+	}
+	x.setHeld(false)
+	k := keyAt(2)
+	if !p.dropCancelled(&x, &k, 6) || x.held() || x.firstCancel() != 1 {
+		t.Fatalf("after dropping the second: held %v, first %d; want false, 1", x.held(), x.firstCancel())
+	}
+	x.setHeld(true)
+	k = keyAt(1)
+	if !p.dropCancelled(&x, &k, 5) || !x.held() || x.firstCancel() != 0 {
+		t.Fatalf("after dropping both while held: held %v, first %d; want true, 0", x.held(), x.firstCancel())
+	}
+}
+
+// keyAt returns the key of a positive event at time t.
+func keyAt(t Time) event.Key { return event.Key{RecvTime: t, SeqSign: 1} }

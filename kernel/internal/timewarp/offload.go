@@ -317,7 +317,7 @@ func (w *worker) batchPart(size int, g Time) bool {
 		}
 		id := ev.Receiver
 		x := &d.plp[id]
-		if d.batched[id] { // already in this batch
+		if x.held() { // already in this batch
 			p.cal.Push(ev)
 			break
 		}
@@ -339,7 +339,7 @@ func (w *worker) batchPart(size int, g Time) bool {
 			safe = p.safeBound
 			p.safeBound = event.Key{RecvTime: math.Inf(-1)}
 		}
-		d.batched[id] = true
+		x.setHeld(true)
 		sl.held = append(sl.held, offHeld{id: id, val: *ev, k: event.KeyOf(ev), bt: bt, g: int32(sl.group(kern))})
 	}
 	for j := range sl.held {
@@ -351,7 +351,7 @@ func (w *worker) batchPart(size int, g Time) bool {
 	}
 	for j := range sl.held {
 		h := &sl.held[j]
-		d.batched[h.id] = false
+		d.plp[h.id].setHeld(false)
 		if !ok {
 			continue
 		}
@@ -400,7 +400,7 @@ func (w *worker) nextTake(lim, g Time, n int) (ev *event.Event, stop bool) {
 		}
 	}
 	ev = p.cal.Pop()
-	if x := &d.plp[ev.Receiver]; x.cancels != 0 {
+	if x := &d.plp[ev.Receiver]; x.firstCancel() != 0 {
 		// First: put back or set aside, a cancelled event would take a stamp after its
 		// cancellation's (see cancelled).
 		if k := event.KeyOf(ev); p.dropCancelled(x, &k, p.cal.PoppedStamp()) {

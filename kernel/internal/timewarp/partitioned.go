@@ -116,8 +116,33 @@ type partLP struct {
 	count      uint32
 	// cancels lists the LP's pending events that an anti-message cancelled and that still
 	// wait in the calendar: 1 + the index of the first in its worker's partWorker.cancels,
-	// or 0 for none.
+	// or 0 for none, in its low 31 bits (firstCancel). Its top bit (heldBit) says whether
+	// the LP has an event in a worker's batch (batched offload's, or a group's: held),
+	// which the taking of an event checks: here, on the line the take reads anyway, rather
+	// than in an array of flags of its own, whose lines the workers of a group wrote in
+	// turn (10% of PHOLD's run with two workers on one queue went to those misses).
 	cancels uint32
+}
+
+// heldBit is the bit of partLP.cancels that says the LP is held.
+const heldBit = 1 << 31
+
+// firstCancel returns 1 + the index of the first of the LP's cancelled events in its
+// worker's partWorker.cancels, or 0 for none.
+func (x *partLP) firstCancel() uint32 { return x.cancels &^ heldBit }
+
+// held reports whether the LP has an event in a worker's batch (batchPart's, or a
+// group's: takeGroup), owned by that worker until the batch is committed. Read and
+// written by the LP's worker, or in a group under its lock.
+func (x *partLP) held() bool { return x.cancels&heldBit != 0 }
+
+// setHeld marks the LP held or not (see held).
+func (x *partLP) setHeld(h bool) {
+	if h {
+		x.cancels |= heldBit
+	} else {
+		x.cancels &^= heldBit
+	}
 }
 
 // cancelled is a pending event cancelled by its anti-message, in its LP's list
@@ -381,9 +406,6 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType, groupLockTyp
 	if d.lazy {
 		d.plazy, d.listed = make([]*outputmgr.Lazy, n), make([]bool, n)
 	}
-	if d.cfg.Offload != nil || d.grouped() {
-		d.batched = make([]bool, n)
-	}
 	for j, id := range d.local {
 		d.owner[id] = int32(sched[j])
 		d.plp[id].last, d.plp[id].anchor = -1, -1
@@ -626,7 +648,7 @@ func (w *worker) step(ev *event.Event) {
 	d := w.d
 	id := ev.Receiver
 	x := &d.plp[id]
-	if x.cancels != 0 {
+	if x.firstCancel() != 0 {
 		if k := event.KeyOf(ev); w.p.dropCancelled(x, &k, w.p.cal.PoppedStamp()) {
 			return
 		}
@@ -652,10 +674,13 @@ func (p *partWorker) cancel(x *partLP, k event.Key, before uint64) {
 		p.cancelFree = p.cancels[i].next
 	} else {
 		i = uint32(len(p.cancels))
+		if i+1 >= heldBit {
+			panic("timewarp: more than 2^31 cancelled events wait at once")
+		}
 		p.cancels = append(p.cancels, cancelled{})
 	}
-	p.cancels[i] = cancelled{k: k, before: before, next: x.cancels}
-	x.cancels = i + 1
+	p.cancels[i] = cancelled{k: k, before: before, next: x.firstCancel()}
+	x.cancels = x.cancels&heldBit | (i + 1)
 }
 
 // dropCancelled reports whether the event with key k and calendar stamp stamp just taken
@@ -664,7 +689,7 @@ func (p *partWorker) cancel(x *partLP, k event.Key, before uint64) {
 // own is the earliest that came after it was pushed.
 func (p *partWorker) dropCancelled(x *partLP, k *event.Key, stamp uint64) bool {
 	var best, bestPrev, prev uint32 // 1-based; 0: none
-	for i := x.cancels; i != 0; i = p.cancels[i-1].next {
+	for i := x.firstCancel(); i != 0; i = p.cancels[i-1].next {
 		c := &p.cancels[i-1]
 		if c.k == *k && stamp <= c.before && (best == 0 || c.before < p.cancels[best-1].before) {
 			best, bestPrev = i, prev
@@ -676,7 +701,7 @@ func (p *partWorker) dropCancelled(x *partLP, k *event.Key, stamp uint64) bool {
 	}
 	next := p.cancels[best-1].next
 	if bestPrev == 0 {
-		x.cancels = next
+		x.cancels = x.cancels&heldBit | next
 	} else {
 		p.cancels[bestPrev-1].next = next
 	}
@@ -1330,7 +1355,7 @@ func (w *worker) expireHeld() {
 	kept := p.holding[:0]
 	for _, id := range p.holding {
 		lz := d.plazy[id]
-		if d.batched != nil && d.batched[id] && w.grp {
+		if w.grp && d.plp[id].held() {
 			// Another worker of the group may be handling the cause: its commit decides
 			// (expired now, a regenerated send with other contents could overtake the
 			// anti-message, which waits for its receiver: see senderWaits).

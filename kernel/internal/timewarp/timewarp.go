@@ -162,9 +162,6 @@ type timeWarpDispatcher struct {
 	// Record reads the cause): the partitioned engine's workers note each event's key (the
 	// cause of its sends) and digest its sends.
 	perSend bool
-	// batched[id] says whether LP id has an event in its worker's batch (the partitioned
-	// engine with Offload; owned by the LP's worker).
-	batched []bool
 }
 
 // Cancellation kinds accepted in TimeWarpConfig.Cancellation ("" is aggressive).
