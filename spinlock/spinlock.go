@@ -1,15 +1,18 @@
 // Package spinlock provides the locks that guard data shared by the time-warp workers
-// (schedule queues and the structures beside them): Ticket, a FIFO-fair ticket spinlock,
-// and New, which builds a lock by its configuration name ("ticket" or "mutex").
+// (schedule queues and the structures beside them): Ticket, a FIFO-fair ticket spinlock;
+// Mutex, a sync.Mutex that polls for a while before it parks; and New, which builds a
+// lock by its configuration name ("ticket" or "mutex").
 //
 // Ticket is padded so that it has a cache line to itself. Waiters yield the processor
 // (the next in line after a short spin), so it tolerates more goroutines than cores, but
 // it is at its best when lock holders are not descheduled (workers at most GOMAXPROCS).
 // Its strength is a bounded, first-come first-served wait; its cost is a cache-line
-// hand-off on every contended acquisition. sync.Mutex is the alternative: unfair (a
-// releasing goroutine may take it straight back, and waiters are parked), which gives it
-// the higher throughput under contention (see BenchmarkLocks in package ltsf, which
-// measures both around a schedule queue's hold operation).
+// hand-off on every contended acquisition, and a hand-over to a waiter whose thread is
+// not running stalls everyone. Mutex is the alternative: unfair (a releasing goroutine
+// may take it straight back, and a waiter parks after polling for a while), which gives
+// it the higher throughput under contention (see BenchmarkLocks in package ltsf, which
+// measures both around a schedule queue's hold operation) and keeps it working when the
+// machine has other work to run.
 package spinlock
 
 import (
@@ -17,6 +20,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // ticketSpins is how many times Lock polls before it starts yielding the processor.
@@ -55,6 +59,8 @@ func (l *Ticket) Lock() {
 		// Only the next in line spins, and only briefly; the others yield at once.
 		if t-s > 1 || i >= ticketSpins {
 			runtime.Gosched()
+		} else {
+			pause()
 		}
 	}
 }
@@ -67,13 +73,57 @@ func (l *Ticket) Unlock() { l.serving.Add(1) }
 func Kinds() []string { return []string{"ticket", "mutex"} }
 
 // New returns a new unlocked lock of the named kind: "ticket" (*Ticket) or "mutex"
-// (*sync.Mutex).
+// (*Mutex).
 func New(kind string) (sync.Locker, error) {
 	switch kind {
 	case "ticket":
 		return new(Ticket), nil
 	case "mutex":
-		return new(sync.Mutex), nil
+		return new(Mutex), nil
 	}
 	return nil, fmt.Errorf("unknown lock type %q (want ticket or mutex)", kind)
 }
+
+// mutexSpin is how long Mutex.Lock polls for the lock before it parks.
+const mutexSpin = 50 * time.Microsecond
+
+// Mutex is a sync.Mutex whose Lock first polls for the lock, for up to mutexSpin, and
+// only then parks the goroutine as sync.Mutex does. sync.Mutex alone parks its waiter
+// after well under a microsecond; waking a parked goroutine costs microseconds, which a
+// lock held for a few microseconds at a time (workers sharing a schedule queue, each
+// taking a batch) then pays on nearly every hand-over. Polling, the waiter takes the lock
+// as it is released; parking after mutexSpin, it keeps sync.Mutex's behaviour where the
+// holder is held up, and it yields the processor now and then while it polls, so that
+// goroutines beyond GOMAXPROCS, the holder among them, get to run. Unlike Ticket it is
+// not fair: the releasing goroutine may take it straight back, so a waiter whose thread
+// the operating system has descheduled holds up no one.
+type Mutex struct{ mu sync.Mutex }
+
+var _ sync.Locker = (*Mutex)(nil)
+
+// Lock acquires the lock.
+func (m *Mutex) Lock() {
+	if m.mu.TryLock() {
+		return
+	}
+	start := time.Now()
+	for i := 1; ; i++ {
+		pause()
+		if m.mu.TryLock() {
+			return
+		}
+		if i%mutexPolls == 0 {
+			if time.Since(start) > mutexSpin {
+				break
+			}
+			runtime.Gosched()
+		}
+	}
+	m.mu.Lock()
+}
+
+// mutexPolls is how many times Mutex.Lock polls between its looks at the clock.
+const mutexPolls = 256
+
+// Unlock releases the lock.
+func (m *Mutex) Unlock() { m.mu.Unlock() }

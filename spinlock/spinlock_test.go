@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
@@ -87,9 +88,36 @@ func TestNew(t *testing.T) {
 	require.IsType(t, &Ticket{}, l)
 	l, err = New("mutex")
 	require.NoError(t, err)
-	require.IsType(t, &sync.Mutex{}, l)
+	require.IsType(t, &Mutex{}, l)
 	l, err = New("spin")
 	require.Nil(t, l)
 	require.EqualError(t, err, `unknown lock type "spin" (want ticket or mutex)`)
 	require.Equal(t, []string{"ticket", "mutex"}, Kinds())
+}
+
+// TestMutexLongHold: a waiter that has polled for longer than mutexSpin parks, and still
+// gets the lock when it is released.
+func TestMutexLongHold(t *testing.T) {
+	var m Mutex
+	m.Lock()
+	asked := make(chan struct{})
+	got := make(chan struct{})
+	go func() {
+		close(asked)
+		m.Lock()
+		close(got)
+		m.Unlock()
+	}()
+	<-asked
+	for start := time.Now(); time.Since(start) < 4*mutexSpin; { // a hold past the waiter's polling
+		runtime.Gosched()
+	}
+	select {
+	case <-got:
+		t.Fatal("Lock succeeded while the lock was held")
+	default:
+	}
+	m.Unlock()
+	<-got
+	require.True(t, m.mu.TryLock(), "the lock was not released by the waiter")
 }

@@ -20,15 +20,14 @@ import (
 // rollback check, is its code, run by whichever worker of the group holds the lock; only
 // the taking and handling of events differs.
 //
-// A worker takes, under the lock, a batch of up to groupBatch (or the offload's batch size,
-// when larger) of the least pending events of distinct LPs that no other worker of the
-// group holds (partLP.held marks those), handles them
-// without the lock (with batched offload, those with a batch kernel on the backend:
-// stageBatches), its sends and generator draws kept aside (stager), and commits them under
-// the lock in the order taken:
-// each goes through processPart as an event handled by Handle would, its results replayed
-// (the sends to the part's sink, the generator as it was after Handle), so that logging,
-// state saving, outputs and digests are the partitioned engine's. Committing and taking
+// A worker takes, under the lock, a batch of up to groupBatch or groupSafeBatch (or the
+// offload's batch size, when larger) of the least pending events of distinct LPs that no
+// other worker of the group holds (partLP.held marks those), handles them without the
+// lock (with batched offload, those with a batch kernel on the backend: stageBatches), its
+// sends and generator draws kept aside (stager), and commits them under the lock in the
+// order taken: each goes through processPart as an event handled by Handle would, its
+// results replayed (the sends to the part's sink, the generator as it was after Handle),
+// so that logging, state saving, outputs and digests are the partitioned engine's. Committing and taking
 // the next batch share one critical section, so a worker takes the lock about twice per
 // batch, not per event. The LPs of a batch are handled out of key order (and another
 // worker's batch may hold an LP's straggler's sender), so the partitioned engine's safe
@@ -47,8 +46,15 @@ import (
 // own), so a group fossil collects below GVT's time, as across processes.
 
 // groupBatch is the number of events a worker of a group takes under its group's lock at
-// once.
-const groupBatch = 32
+// once, and groupSafeBatch the number where the group commits events unlogged
+// (partWorker.groupSafe). Larger batches hand the lock over less often, but set more
+// events aside (their LPs are held): on the 2-vCPU machine of docs/PERFORMANCE.md, PHOLD
+// with 2 workers on a queue ran 5 – 6% faster with 128 than with 32 (nearly every event
+// safe), PCS (none) 18% slower.
+const (
+	groupBatch     = 32
+	groupSafeBatch = 128
+)
 
 // staged is an event a worker of a group has taken and handled without the lock, with
 // what committing it needs: the LP's generator before and after Handle and the range of
@@ -93,7 +99,8 @@ type stage struct {
 	at     int
 	marker gpuoffload.Batch
 	// size is the offload's batch size for the batch held (0: handled with Handle); take
-	// is how many events the worker takes at most (groupBatch, or size when larger).
+	// is how many events the worker takes at most (groupBatch or groupSafeBatch, or size
+	// when larger).
 	size, take int
 	// min is the key of the batch's first (least) event while the worker holds a batch,
 	// else maxKey (written under the group's lock, read by the other members' takes);
@@ -102,11 +109,14 @@ type stage struct {
 }
 
 // groupLock returns the kind of lock that guards a shared schedule queue, given LockType
-// as configured: that kind, or a mutex when none is given. A worker holds it for a whole
-// batch's commit and take, several microseconds, longer than the ticket lock's spin: its
-// waiter then yields on every poll, and each hand-over waits for the scheduler (PHOLD, 2
-// workers sharing a queue on a loaded 2-core machine: 1.0 M events/s with the ticket lock,
-// 3.0 with a mutex, medians of 5 interleaved runs).
+// as configured: that kind, or a mutex when none is given (spinlock.Mutex, which polls
+// for a while before it parks). A worker holds it for a whole batch's commit and take,
+// some microseconds. PHOLD, 2 workers sharing a queue on the 2-vCPU machine (medians of
+// interleaved runs against the sequential dispatcher): the ticket lock 1.05, the mutex
+// 0.95 on an idle machine; with one other busy thread, the ticket lock 0.34 and the mutex
+// 0.61. A FIFO hand-over waits for a waiter whose thread the operating system has
+// descheduled; the mutex lets whoever runs take it. (sync.Mutex alone, which parks its
+// waiter at once and wakes it at every hand-over, read 0.53 on the idle machine.)
 func groupLock(configured string) string {
 	if configured == "" {
 		return "mutex"
@@ -140,9 +150,12 @@ func (w *worker) groupLoop() {
 		}
 		g := w.housekeep()
 		w.stage.take, w.stage.size = groupBatch, 0
+		if p.groupSafe {
+			w.stage.take = groupSafeBatch
+		}
 		if o := w.off; o != nil {
 			o.tick(w)
-			if w.stage.size = o.size(d); w.stage.size > groupBatch {
+			if w.stage.size = o.size(d); w.stage.size > w.stage.take {
 				w.stage.take = w.stage.size
 			}
 		}
@@ -170,7 +183,7 @@ func (w *worker) groupLoop() {
 	}
 }
 
-// takeGroup takes the worker's next batch (under the group's lock): up to groupBatch of
+// takeGroup takes the worker's next batch (under the group's lock): up to stage.take of
 // the least pending events, as partLoop would take them, of LPs that no worker holds. An
 // event of a held LP is set aside and put back afterwards; a straggler is rolled back
 // (step) and ends the batch. It reports whether it took any.
