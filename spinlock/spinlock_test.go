@@ -1,6 +1,7 @@
 package spinlock
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -18,10 +19,17 @@ func TestLocksMutualExclusion(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		iters = 1000
 	}
+	locks := map[string]func() sync.Locker{"mutex-parking": func() sync.Locker { return NewMutex(false) }}
 	for _, kind := range Kinds() {
-		t.Run(kind, func(t *testing.T) {
+		locks[kind] = func() sync.Locker {
 			l, err := New(kind)
 			require.NoError(t, err)
+			return l
+		}
+	}
+	for kind, newLock := range locks {
+		t.Run(kind, func(t *testing.T) {
+			l := newLock()
 			counter := 0
 			inside := 0 // goroutines inside the critical section
 			var start, done sync.WaitGroup
@@ -98,7 +106,13 @@ func TestNew(t *testing.T) {
 // TestMutexLongHold: a waiter that has polled for longer than mutexSpin parks, and still
 // gets the lock when it is released.
 func TestMutexLongHold(t *testing.T) {
-	var m Mutex
+	for _, poll := range []bool{true, false} {
+		t.Run(fmt.Sprint("poll=", poll), func(t *testing.T) { testMutexLongHold(t, NewMutex(poll)) })
+	}
+}
+
+// testMutexLongHold is TestMutexLongHold for one Mutex.
+func testMutexLongHold(t *testing.T, m *Mutex) {
 	m.Lock()
 	asked := make(chan struct{})
 	got := make(chan struct{})

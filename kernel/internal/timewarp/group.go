@@ -3,6 +3,7 @@ package timewarp
 import (
 	"math"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/warpedgo/warped/event"
@@ -10,6 +11,7 @@ import (
 	"github.com/warpedgo/warped/internal/prefetch"
 	"github.com/warpedgo/warped/kernel/internal/core"
 	"github.com/warpedgo/warped/rng"
+	"github.com/warpedgo/warped/spinlock"
 )
 
 // Shared schedule queues (fewer schedule queues than workers): a group of workers shares
@@ -122,6 +124,16 @@ func groupLock(configured string) string {
 		return "mutex"
 	}
 	return configured
+}
+
+// newGroupLock returns a new lock of the given kind (groupLock's) for a shared schedule
+// queue: a mutex that polls before it parks while every worker can have a processor, one
+// that parks at once where they outnumber GOMAXPROCS (see spinlock.Mutex).
+func (d *timeWarpDispatcher) newGroupLock(kind string) (sync.Locker, error) {
+	if kind == "mutex" {
+		return spinlock.NewMutex(d.cfg.Workers <= runtime.GOMAXPROCS(0)), nil
+	}
+	return spinlock.New(kind)
 }
 
 // grouped reports whether workers share schedule queues (group.go).

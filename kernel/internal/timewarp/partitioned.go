@@ -427,7 +427,7 @@ func (d *timeWarpDispatcher) initPartitioned(sched []int, lockType, groupLockTyp
 			p.gvtMask = partSlowGVTEvents - 1
 		}
 		if d.grouped() {
-			if p.mu, err = spinlock.New(groupLockType); err != nil {
+			if p.mu, err = d.newGroupLock(groupLockType); err != nil {
 				return err
 			}
 			p.safeBound = event.Key{RecvTime: math.Inf(-1)} // safe only below a batch's groupBound, at its commit (group.go)
