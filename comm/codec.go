@@ -522,6 +522,11 @@ func (c *Codec) Decode(msg []byte) (Kind, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	if k == KindEvents {
+		if b, ok := c.decodeBatchFast(msg[1:]); ok {
+			return k, b, nil
+		}
+	}
 	c.cur = msg[1:]
 	c.r.Reset(c.cur)
 	c.dec.ResetReader(&c.r)
@@ -595,6 +600,188 @@ func (c *Codec) time(what string) (float64, error) {
 		return 0, fmt.Errorf("%s: %w", what, err)
 	}
 	return v, nil
+}
+
+// decodeBatchFast decodes the body of a KindEvents message (after the kind byte) by
+// reading its bytes directly, for the common case that decodeBatch, with the msgpack
+// decoder's call per value, spent most of its time on: events without payloads, their
+// values in the forms AppendBatch writes (unsigned integers for counts and numbers,
+// integers or float64 for times). On anything else, or anything wrong, it reports false,
+// and Decode decodes the message with decodeBatch, which then says what is wrong. It
+// decodes exactly what decodeBatch would: FuzzDecode compares the two.
+func (c *Codec) decodeBatchFast(body []byte) (*Batch, bool) {
+	r := fastReader{b: body, ok: true}
+	if r.arrayLen() != 2 {
+		return nil, false
+	}
+	colour := r.uint()
+	n := r.arrayLen()
+	if !r.ok || n > len(r.b)/(eventFields+1) {
+		return nil, false
+	}
+	b := &c.batch
+	clear(b.Events) // drop old payloads
+	b.Events = slices.Grow(b.Events[:0], n)[:n]
+	b.Colour = colour
+	for i := range b.Events {
+		e := &b.Events[i]
+		fields := r.arrayLen()
+		flags := r.uint()
+		want := eventFields
+		if flags&flagWords != 0 {
+			want += 4
+		}
+		if flags > flagsAll || flags&flagPayload != 0 || fields != want {
+			return nil, false
+		}
+		e.Anti, e.Payload = flags&flagAnti != 0, nil
+		e.RecvTime = r.time()
+		e.SendTime = r.time()
+		e.Seq = r.uint()
+		depth, sender, receiver := r.uint(), r.uint(), r.uint()
+		if depth > math.MaxUint32 || sender > math.MaxUint32 || receiver > math.MaxUint32 {
+			return nil, false
+		}
+		e.Depth, e.Sender, e.Receiver = uint32(depth), event.LPID(sender), event.LPID(receiver)
+		e.Words = event.Words{}
+		if flags&flagWords != 0 {
+			for w := range e.Words {
+				e.Words[w] = r.uint()
+			}
+		}
+	}
+	if !r.ok || r.pos != len(r.b) {
+		return nil, false
+	}
+	return b, true
+}
+
+// fastReader reads msgpack values from b at pos, for decodeBatchFast: a value in any
+// other form than those it reads, or past the end, sets ok false (and reads as 0).
+type fastReader struct {
+	b   []byte
+	pos int
+	ok  bool
+}
+
+// bytes returns the next n bytes, or nil (and ok false) when fewer remain.
+func (r *fastReader) bytes(n int) []byte {
+	if !r.ok || len(r.b)-r.pos < n {
+		r.ok = false
+		return nil
+	}
+	p := r.b[r.pos : r.pos+n]
+	r.pos += n
+	return p
+}
+
+// code returns the next byte, or 0 (and ok false) past the end.
+func (r *fastReader) code() byte {
+	if p := r.bytes(1); p != nil {
+		return p[0]
+	}
+	return 0
+}
+
+// arrayLen reads an array header.
+func (r *fastReader) arrayLen() int {
+	switch c := r.code(); {
+	case c >= 0x90 && c <= 0x9f:
+		return int(c & 0x0f)
+	case c == 0xdc:
+		if p := r.bytes(2); p != nil {
+			return int(binary.BigEndian.Uint16(p))
+		}
+	case c == 0xdd:
+		if p := r.bytes(4); p != nil {
+			return int(binary.BigEndian.Uint32(p))
+		}
+	default:
+		r.ok = false
+	}
+	return 0
+}
+
+// uint reads an unsigned integer (a positive fixint or uint 8 to 64).
+func (r *fastReader) uint() uint64 {
+	c := r.code()
+	if c < 0x80 {
+		return uint64(c)
+	}
+	switch c {
+	case 0xcc:
+		if p := r.bytes(1); p != nil {
+			return uint64(p[0])
+		}
+	case 0xcd:
+		if p := r.bytes(2); p != nil {
+			return uint64(binary.BigEndian.Uint16(p))
+		}
+	case 0xce:
+		if p := r.bytes(4); p != nil {
+			return uint64(binary.BigEndian.Uint32(p))
+		}
+	case 0xcf:
+		if p := r.bytes(8); p != nil {
+			return binary.BigEndian.Uint64(p)
+		}
+	default:
+		r.ok = false
+	}
+	return 0
+}
+
+// time reads a time: a float64, or an integer, converted as the msgpack decoder's
+// DecodeFloat64 converts it (through int64).
+func (r *fastReader) time() float64 {
+	c := r.code()
+	switch {
+	case c < 0x80:
+		return float64(c)
+	case c >= 0xe0: // negative fixint
+		return float64(int8(c))
+	}
+	switch c {
+	case 0xcb:
+		if p := r.bytes(8); p != nil {
+			return math.Float64frombits(binary.BigEndian.Uint64(p))
+		}
+	case 0xcc:
+		if p := r.bytes(1); p != nil {
+			return float64(p[0])
+		}
+	case 0xcd:
+		if p := r.bytes(2); p != nil {
+			return float64(binary.BigEndian.Uint16(p))
+		}
+	case 0xce:
+		if p := r.bytes(4); p != nil {
+			return float64(binary.BigEndian.Uint32(p))
+		}
+	case 0xcf:
+		if p := r.bytes(8); p != nil {
+			return float64(int64(binary.BigEndian.Uint64(p)))
+		}
+	case 0xd0:
+		if p := r.bytes(1); p != nil {
+			return float64(int8(p[0]))
+		}
+	case 0xd1:
+		if p := r.bytes(2); p != nil {
+			return float64(int16(binary.BigEndian.Uint16(p)))
+		}
+	case 0xd2:
+		if p := r.bytes(4); p != nil {
+			return float64(int32(binary.BigEndian.Uint32(p)))
+		}
+	case 0xd3:
+		if p := r.bytes(8); p != nil {
+			return float64(int64(binary.BigEndian.Uint64(p)))
+		}
+	default:
+		r.ok = false
+	}
+	return 0
 }
 
 func (c *Codec) decodeBatch() (*Batch, error) {
@@ -993,7 +1180,8 @@ func checkValues(b []byte, count int) (int, error) {
 	return pos, nil
 }
 
-// Primitive msgpack encoders, appending to a byte slice. The decoder side is msgpack's.
+// Primitive msgpack encoders, appending to a byte slice. The decoder side is msgpack's
+// (and decodeBatchFast's fastReader, for batches).
 
 func appendUint(b []byte, v uint64) []byte {
 	switch {

@@ -453,9 +453,20 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add([]byte{})
 	f.Add([]byte{byte(KindEvents), 0x92, 0x00, 0xdd, 0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{byte(KindEvents), 0x92, 0x01, 0x91, 0x97, 0x01, 0xcb, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0, 0xd0, 0xff,
+		0xcf, 0x80, 0, 0, 0, 0, 0, 0, 0, 0x05, 0xce, 0xff, 0xff, 0xff, 0xff, 0x7f}) // every form decodeBatchFast reads
 	dec1 := NewCodec(reg)
 	dec2 := NewCodec(reg)
+	fast, slow := NewCodec(reg), NewCodec(reg)
 	f.Fuzz(func(t *testing.T, msg []byte) {
+		if len(msg) > 0 && Kind(msg[0]) == KindEvents {
+			// The fast path decodes exactly what the msgpack decoder does, where it decodes.
+			if b, ok := fast.decodeBatchFast(msg[1:]); ok {
+				want, err := slow.decodeBatchSlow(msg)
+				require.NoError(t, err, "decodeBatchFast decoded what decodeBatch refuses")
+				sameBits(t, want, b)
+			}
+		}
 		k, v, err := dec1.Decode(msg)
 		if err != nil {
 			require.Nil(t, v)
@@ -509,4 +520,52 @@ func BenchmarkCodecBatch256(b *testing.B) {
 			b.ReportMetric(float64(len(buf))/float64(len(evs)), "bytes/event")
 		})
 	}
+}
+
+// decodeBatchSlow decodes a KindEvents message with the msgpack decoder alone
+// (decodeBatch), as Decode does where decodeBatchFast declines.
+func (c *Codec) decodeBatchSlow(msg []byte) (*Batch, error) {
+	c.cur = msg[1:]
+	c.r.Reset(c.cur)
+	c.dec.ResetReader(&c.r)
+	b, err := c.decodeBatch()
+	if err == nil && c.r.Len() != 0 {
+		err = fmt.Errorf("%d trailing bytes", c.r.Len())
+	}
+	return b, err
+}
+
+// TestCodecFastAndSlowAgree decodes every batch of allMessages and a batch with every
+// value form the fast path reads both ways (decodeBatchFast, decodeBatchSlow).
+func TestCodecFastAndSlowAgree(t *testing.T) {
+	reg := testRegistry(t)
+	enc, fast, slow := NewCodec(reg), NewCodec(reg), NewCodec(reg)
+	evs := []event.Event{{RecvTime: 1.5, SendTime: -1, Seq: 1 << 63, Depth: 5, Sender: math.MaxUint32, Receiver: 127},
+		{RecvTime: 300, SendTime: 70000, Seq: 255, Depth: 65535, Sender: 1 << 20, Receiver: 0, Anti: true},
+		{RecvTime: -200, SendTime: -40000, Seq: 1 << 40, Words: event.Words{1, 1 << 9, 1 << 17, 1 << 33}},
+		{RecvTime: 1 << 40, SendTime: -(1 << 40), Seq: 3}, {RecvTime: math.Inf(1), SendTime: math.NaN()}}
+	msgs := [][]byte{}
+	for _, m := range allMessages() {
+		if b, ok := m.(*Batch); ok {
+			msg, err := enc.AppendMessage(nil, b)
+			require.NoError(t, err)
+			msgs = append(msgs, msg)
+		}
+	}
+	msg, err := enc.AppendBatch(nil, &Batch{Events: evs, Colour: 1 << 35})
+	require.NoError(t, err)
+	msgs = append(msgs, msg)
+	decoded := 0
+	for _, m := range msgs {
+		want, err := slow.decodeBatchSlow(m)
+		require.NoError(t, err)
+		if b, ok := fast.decodeBatchFast(m[1:]); ok {
+			sameBits(t, want, b)
+			decoded++
+		}
+	}
+	require.NotZero(t, decoded, "the fast path decoded none")
+	b, ok := fast.decodeBatchFast(msg[1:])
+	require.True(t, ok, "the fast path declined a batch without payloads")
+	sameBits(t, evs, b.Events)
 }
