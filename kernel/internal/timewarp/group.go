@@ -25,19 +25,20 @@ import (
 // A worker takes, under the lock, a batch of up to groupBatch or groupSafeBatch (or the
 // offload's batch size, when larger) of the least pending events of distinct LPs that no
 // other worker of the group holds (partLP.held marks those), handles them without the
-// lock (with batched offload, those with a batch kernel on the backend: stageBatches), its
-// sends and generator draws kept aside (stager), and commits them under the lock in the
-// order taken: each goes through processPart as an event handled by Handle would, its
+// lock (with batched offload, those with a batch kernel on the backend: stageBatches),
+// its sends and generator draws kept aside (stager), and commits them under the lock in
+// the order taken: each goes through processPart as an event handled by Handle would, its
 // results replayed (the sends to the part's sink, the generator as it was after Handle),
-// so that logging, state saving, outputs and digests are the partitioned engine's. Committing and taking
-// the next batch share one critical section, so a worker takes the lock about twice per
-// batch, not per event. The LPs of a batch are handled out of key order (and another
-// worker's batch may hold an LP's straggler's sender), so the partitioned engine's safe
-// bound does not hold: an event is safe only below groupBound's, and every other event is
-// logged; a straggler that a commit sends below a held LP's event rolls it back once it is
-// committed. An event taken for an LP another worker holds is set aside and put back
-// after the take; an anti-message (or a lazy re-send behind it) for such an LP waits in
-// the anti-message list until the LP is released (handleAntis).
+// so that logging, state saving, outputs and digests are the partitioned engine's.
+// Committing and taking the next batch share one critical section, so a worker takes the
+// lock about twice per batch, not per event. The LPs of a batch are handled out of key
+// order (and another worker's batch may hold an LP's straggler's sender), so the
+// partitioned engine's safe bound does not hold: an event is safe only below
+// groupBound's, and every other event is logged; a straggler that a commit sends below a
+// held LP's event rolls it back once it is committed. An event taken for an LP another
+// worker holds is set aside and put back after the take; an anti-message (or a lazy
+// re-send behind it) for such an LP waits in the anti-message list until the LP is
+// released (handleAntis).
 //
 // GVT: every worker reports to Fujimoto's rounds itself, under the lock and holding no
 // batch (it commits its batch first), with the part's calendar and waiting anti-messages
@@ -114,11 +115,12 @@ type stage struct {
 // as configured: that kind, or a mutex when none is given (spinlock.Mutex, which polls
 // for a while before it parks). A worker holds it for a whole batch's commit and take,
 // some microseconds. PHOLD, 2 workers sharing a queue on the 2-vCPU machine (medians of
-// interleaved runs against the sequential dispatcher): the ticket lock 1.05, the mutex
-// 0.95 on an idle machine; with one other busy thread, the ticket lock 0.34 and the mutex
-// 0.61. A FIFO hand-over waits for a waiter whose thread the operating system has
-// descheduled; the mutex lets whoever runs take it. (sync.Mutex alone, which parks its
-// waiter at once and wakes it at every hand-over, read 0.53 on the idle machine.)
+// interleaved runs against the sequential dispatcher): the ticket lock 0.97 – 1.05, the
+// mutex 0.95 – 1.05 on an idle machine; with one other busy thread, the ticket lock 0.34 –
+// 0.42 and the mutex 0.60 – 0.65. A FIFO hand-over waits for a waiter whose thread the
+// operating system has descheduled; the mutex lets whoever runs take it. (sync.Mutex
+// alone, which parks its waiter at once and wakes it at every hand-over, read 0.53 – 0.66
+// on the idle machine.)
 func groupLock(configured string) string {
 	if configured == "" {
 		return "mutex"
@@ -430,13 +432,13 @@ func (w *worker) commitStaged() bool {
 // waiting for those lines: PHOLD, 2 workers on one queue).
 func (w *worker) prefetchPushes(i int) {
 	st, cal := &w.stage, &w.p.cal
-	if j := i + commitAhead; j < len(st.held) {
+	from, to := i+commitAhead, i+commitAhead+1
+	if i == 0 { // and the first events', which no event before asked for
+		from = 0
+	}
+	for j := from; j < min(to, len(st.held)); j++ {
 		h := &st.held[j]
 		for k := h.from; k < h.to; k++ {
-			cal.PrefetchBucket(st.sends[k].at)
-		}
-	} else if i == 0 { // a short batch: ask for all buckets at once
-		for k := range st.sends {
 			cal.PrefetchBucket(st.sends[k].at)
 		}
 	}
