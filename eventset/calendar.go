@@ -588,7 +588,7 @@ func (c *Calendar) nextRecord(t float64) (*record, *chunk) {
 	// All chunks of a bucket but its tail are full (reserve, remove), so the next record
 	// is the tail's slot bk.n%chunkLen, unless that is 0 (a new chunk).
 	i := bk.n % chunkLen
-	if i == 0 {
+	if i == 0 || bk.tail == 0 {
 		return nil, nil
 	}
 	ch := c.chunk(bk.tail)
