@@ -705,21 +705,103 @@ func (c *Calendar) bucketOf(t float64) (int64, bool) {
 // advance closes the current bucket and opens the next non-empty one. The window must
 // hold events.
 func (c *Calendar) advance() {
+	if c.next() {
+		c.open()
+	}
+}
+
+// next closes the current bucket and makes the next non-empty one current, and reports
+// whether it is still to be opened: false when a tuning on the way opened the least
+// bucket instead. The window must hold events.
+func (c *Calendar) next() bool {
 	c.closeCurrent()
 	for {
 		c.cur++
 		if c.cur-c.base >= (c.mask+1)/2 {
 			if c.drifted() {
 				c.tune() // opens the least bucket
-				return
+				return false
 			}
 			c.slide()
 		}
 		if c.ring[c.cur&c.mask].n > 0 {
-			c.open()
-			return
+			return true
 		}
 	}
+}
+
+// TakeBucket moves out the held events of the current bucket, or, when it has none left,
+// of the next non-empty one, without sorting them: it appends each to dst, and its stamp
+// (see PoppedStamp) to stamps. Every event it takes sorts before every event it leaves
+// (the bucket's events are the least held, and its late events are taken with it), but
+// in no particular order among themselves; a taker that needs no order (the workers of a
+// shared queue handle a batch out of key order) saves the sort that Pop's opening of the
+// bucket costs. It takes nothing, returning dst and stamps as they were, when the
+// calendar is not tuned, when the events left are all in the far list, when the bucket
+// holds more than max events, or when it reaches up to time until or past it (Pop then
+// finds the least event as it does).
+func (c *Calendar) TakeBucket(dst []event.Event, stamps []uint64, max int, until float64) ([]event.Event, []uint64) {
+	if !c.tuned || c.n == 0 {
+		return dst, stamps
+	}
+	c.found = nil
+	if c.head == len(c.order) && len(c.late) == 0 && len(c.after) == 0 {
+		if c.inRing == 0 {
+			return dst, stamps
+		}
+		if c.next() {
+			bk := &c.ring[c.cur&c.mask]
+			if bk.n > max || c.bucketEnd() > until {
+				c.open() // for Pop
+				return dst, stamps
+			}
+			k := len(dst)
+			for ch := c.at(bk.head); ch != nil; ch = c.at(ch.next) {
+				for i := range ch.n {
+					dst, stamps = c.takeRecord(dst, stamps, &ch.evs[i])
+				}
+			}
+			// Open, with nothing left to take: the chunks keep the records until the
+			// bucket closes, as an opened bucket's taken records.
+			c.order, c.head, c.isOpen = c.order[:0], 0, true
+			c.tookOut(len(dst) - k)
+			return dst, stamps
+		}
+	}
+	if n := len(c.order) - c.head + len(c.late) + len(c.after); n > max || c.bucketEnd() > until {
+		return dst, stamps
+	}
+	k := len(dst)
+	for _, s := range c.order[c.head:] {
+		dst, stamps = c.takeRecord(dst, stamps, s.e)
+	}
+	for _, s := range c.late {
+		dst, stamps = c.takeRecord(dst, stamps, s.e)
+	}
+	for _, s := range c.after {
+		dst, stamps = c.takeRecord(dst, stamps, s.e)
+	}
+	c.order, c.head, c.late, c.after = c.order[:0], 0, c.late[:0], c.after[:0]
+	c.tookOut(len(dst) - k)
+	return dst, stamps
+}
+
+// bucketEnd returns the time at which the current bucket ends: its events, and its late
+// ones, are before it.
+func (c *Calendar) bucketEnd() float64 { return c.origin + float64(c.cur+1)*c.width }
+
+// takeRecord appends the event of record r to dst and its stamp to stamps.
+func (c *Calendar) takeRecord(dst []event.Event, stamps []uint64, r *record) ([]event.Event, []uint64) {
+	dst = append(dst, event.Event{})
+	c.load(&dst[len(dst)-1], r)
+	return dst, append(stamps, r.stamp48())
+}
+
+// tookOut counts k events taken from the current bucket.
+func (c *Calendar) tookOut(k int) {
+	c.n -= k
+	c.inRing -= k
+	c.taken += k
 }
 
 // closeCurrent empties the current bucket, if it is open: all its events have been taken.

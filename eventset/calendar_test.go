@@ -803,3 +803,88 @@ func TestCalendarStamps(t *testing.T) {
 	}
 	require.Greater(t, c.Stamp(), uint64(1<<32))
 }
+
+// TestCalendarTakeBucket mixes pushes (into the future and into the past of events taken),
+// pops and TakeBucket, against a reference: every event a TakeBucket takes sorts before
+// every event left, its stamp is its push's, and every event comes out once.
+func TestCalendarTakeBucket(t *testing.T) {
+	for seed := range uint64(6) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		var c Calendar
+		type held struct {
+			e     event.Event
+			stamp uint64
+		}
+		var ref []held
+		seq := uint64(0)
+		now := 0.0
+		push := func(at float64) {
+			e := event.Event{RecvTime: at, SendTime: now, Seq: seq, Receiver: uint32(r.IntN(50)),
+				Words: event.Words{seq}}
+			if seq%5 == 0 {
+				e.Payload = strconv.FormatUint(seq, 10)
+			}
+			seq++
+			c.Push(&e)
+			ref = append(ref, held{e, c.Stamp()})
+		}
+		for range 2000 {
+			push(r.ExpFloat64() * 10)
+		}
+		var dst []event.Event
+		var stamps []uint64
+		took := 0
+		for step := 0; len(ref) > 0; step++ {
+			slices.SortFunc(ref, func(a, b held) int { return event.Compare(&a.e, &b.e) })
+			switch {
+			case r.IntN(3) == 0:
+				p := c.Pop()
+				require.NotNil(t, p)
+				require.Equal(t, ref[0].e, *p, "seed %d step %d", seed, step)
+				require.Equal(t, ref[0].stamp, c.PoppedStamp())
+				now = p.RecvTime
+				ref = ref[1:]
+			default:
+				until := math.Inf(1)
+				if r.IntN(4) == 0 {
+					until = now + r.Float64()*5
+				}
+				dst, stamps = c.TakeBucket(dst[:0], stamps[:0], 64+r.IntN(64), until)
+				for i := range dst {
+					require.Less(t, dst[i].RecvTime, until, "taken at or past until")
+				}
+				took += len(dst)
+				require.Len(t, stamps, len(dst))
+				byKey := func(a, b int) int { return event.Compare(&dst[a], &dst[b]) }
+				idx := make([]int, len(dst))
+				for i := range idx {
+					idx[i] = i
+				}
+				slices.SortFunc(idx, byKey)
+				for j, i := range idx {
+					require.Equal(t, ref[j].e, dst[i], "seed %d step %d: not the least events held", seed, step)
+					require.Equal(t, ref[j].stamp, stamps[i], "seed %d step %d: stamp", seed, step)
+				}
+				if len(dst) > 0 {
+					now = dst[idx[len(idx)-1]].RecvTime
+				}
+				ref = ref[len(dst):]
+			}
+			require.Equal(t, len(ref), c.Len())
+			for range r.IntN(4) { // the future, and now and then the past of what was taken
+				at := now + r.ExpFloat64()*10
+				if r.IntN(8) == 0 {
+					at = now - r.Float64()
+				}
+				push(at)
+				if len(ref) > 6000 {
+					break
+				}
+			}
+			if step > 20000 {
+				break
+			}
+		}
+		require.NotZero(t, took, "seed %d: TakeBucket took nothing", seed)
+	}
+}

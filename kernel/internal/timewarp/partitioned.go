@@ -116,20 +116,26 @@ type partLP struct {
 	count      uint32
 	// cancels lists the LP's pending events that an anti-message cancelled and that still
 	// wait in the calendar: 1 + the index of the first in its worker's partWorker.cancels,
-	// or 0 for none, in its low 31 bits (firstCancel). Its top bit (heldBit) says whether
+	// or 0 for none, in its low 30 bits (firstCancel). Its top bit (heldBit) says whether
 	// the LP has an event in a worker's batch (batched offload's, or a group's: held),
 	// which the taking of an event checks: here, on the line the take reads anyway, rather
 	// than in an array of flags of its own, whose lines the workers of a group wrote in
-	// turn (10% of PHOLD's run with two workers on one queue went to those misses).
+	// turn (10% of PHOLD's run with two workers on one queue went to those misses). The
+	// next bit (seenBit) marks the LP while a group's bulk take looks for LPs it took two
+	// events of (takeBuckets).
 	cancels uint32
 }
 
-// heldBit is the bit of partLP.cancels that says the LP is held.
-const heldBit = 1 << 31
+// heldBit and seenBit are the bits of partLP.cancels that say the LP is held, and seen by
+// a bulk take (see partLP.cancels).
+const (
+	heldBit = 1 << 31
+	seenBit = 1 << 30
+)
 
 // firstCancel returns 1 + the index of the first of the LP's cancelled events in its
 // worker's partWorker.cancels, or 0 for none.
-func (x *partLP) firstCancel() uint32 { return x.cancels &^ heldBit }
+func (x *partLP) firstCancel() uint32 { return x.cancels &^ (heldBit | seenBit) }
 
 // held reports whether the LP has an event in a worker's batch (batchPart's, or a
 // group's: takeGroup), owned by that worker until the batch is committed. Read and
@@ -654,15 +660,21 @@ func (w *worker) step(ev *event.Event) {
 		}
 	}
 	if event.Before(ev, &x.lastKey) {
-		w.stats.primary++
-		// The rollback puts events back and may send anti-messages to this worker's LPs:
-		// those go first, then the least event is taken again. (When the rollback check
-		// fails, the run ends.)
-		w.partRollback(x, id, event.KeyOf(ev), false)
-		w.p.cal.Push(ev)
+		w.straggler(x, id, ev)
 		return
 	}
 	w.processPart(x, id, ev)
+}
+
+// straggler rolls LP id (record x) back for ev, an event just taken that sorts before the
+// LP's last logged one, and puts ev back.
+func (w *worker) straggler(x *partLP, id LPID, ev *event.Event) {
+	w.stats.primary++
+	// The rollback puts events back and may send anti-messages to this worker's LPs:
+	// those go first, then the least event is taken again. (When the rollback check
+	// fails, the run ends.)
+	w.partRollback(x, id, event.KeyOf(ev), false)
+	w.p.cal.Push(ev)
 }
 
 // cancel records that the pending event with key k of LP record x was cancelled, as of
@@ -674,13 +686,13 @@ func (p *partWorker) cancel(x *partLP, k event.Key, before uint64) {
 		p.cancelFree = p.cancels[i].next
 	} else {
 		i = uint32(len(p.cancels))
-		if i+1 >= heldBit {
-			panic("timewarp: more than 2^31 cancelled events wait at once")
+		if i+1 >= seenBit {
+			panic("timewarp: more than 2^30 cancelled events wait at once")
 		}
 		p.cancels = append(p.cancels, cancelled{})
 	}
 	p.cancels[i] = cancelled{k: k, before: before, next: x.firstCancel()}
-	x.cancels = x.cancels&heldBit | (i + 1)
+	x.cancels = x.cancels&(heldBit|seenBit) | (i + 1)
 }
 
 // dropCancelled reports whether the event with key k and calendar stamp stamp just taken
@@ -701,7 +713,7 @@ func (p *partWorker) dropCancelled(x *partLP, k *event.Key, stamp uint64) bool {
 	}
 	next := p.cancels[best-1].next
 	if bestPrev == 0 {
-		x.cancels = x.cancels&heldBit | next
+		x.cancels = x.cancels&(heldBit|seenBit) | next
 	} else {
 		p.cancels[bestPrev-1].next = next
 	}
