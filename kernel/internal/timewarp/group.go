@@ -25,20 +25,21 @@ import (
 //
 // A worker takes, under the lock, a batch of up to groupBatch or groupSafeBatch (or the
 // offload's batch size, when larger) of the least pending events of distinct LPs that no
-// other worker of the group holds (partLP.held marks those), handles them without the
-// lock (with batched offload, those with a batch kernel on the backend: stageBatches),
-// its sends and generator draws kept aside (stager), and commits them under the lock in
-// the order taken: each goes through processPart as an event handled by Handle would, its
-// results replayed (the sends to the part's sink, the generator as it was after Handle),
-// so that logging, state saving, outputs and digests are the partitioned engine's.
-// Committing and taking the next batch share one critical section, so a worker takes the
-// lock about twice per batch, not per event. The LPs of a batch are handled out of key
-// order (and another worker's batch may hold an LP's straggler's sender), so the
-// partitioned engine's safe bound does not hold: an event is safe only below
-// groupBound's, and every other event is logged; a straggler that a commit sends below a
-// held LP's event rolls it back once it is committed. An event taken for an LP another
-// worker holds is set aside and put back after the take; an anti-message (or a lazy
-// re-send behind it) for such an LP waits in the anti-message list until the LP is
+// other worker of the group holds (partLP.held marks those; where the group commits
+// unlogged, whole calendar buckets at a time, unsorted: takeBuckets), handles them
+// without the lock (with batched offload, those with a batch kernel on the backend:
+// stageBatches), its sends and generator draws kept aside (stager), and commits them
+// under the lock in the order taken: each goes through processPart as an event handled by
+// Handle would, its results replayed (the sends to the part's sink, the generator as it
+// was after Handle), so that logging, state saving, outputs and digests are the
+// partitioned engine's. Committing and taking the next batch share one critical section,
+// so a worker takes the lock about twice per batch, not per event. The LPs of a batch are
+// handled out of key order (and another worker's batch may hold an LP's straggler's
+// sender), so the partitioned engine's safe bound does not hold: an event is safe only
+// below groupBound's, and every other event is logged; a straggler that a commit sends
+// below a held LP's event rolls it back once it is committed. An event taken for an LP
+// another worker holds is set aside and put back after the take; an anti-message (or a
+// lazy re-send behind it) for such an LP waits in the anti-message list until the LP is
 // released (handleAntis).
 //
 // GVT: every worker reports to Fujimoto's rounds itself, under the lock and holding no
