@@ -230,15 +230,9 @@ func (w *worker) takeGroup(g Time) bool {
 			st.aside = append(st.aside, *ev)
 			continue
 		}
-		if len(st.held) == 0 {
-			w.setIdle(false)
+		if w.admit(x, id, ev) {
+			break // a straggler
 		}
-		p.ahead++
-		if event.Before(ev, &x.lastKey) {
-			w.step(ev) // a straggler: rolled back, and put back
-			break
-		}
-		w.hold(x, ev)
 	}
 	for i := range st.aside {
 		p.cal.Push(&st.aside[i])
@@ -258,6 +252,22 @@ func (w *worker) takeGroup(g Time) bool {
 		st.safe = w.groupBound()
 	}
 	return true
+}
+
+// admit adds ev, an event just taken for LP id (record x), which no worker holds, to the
+// worker's batch; or, when it sorts before the LP's last logged event, rolls the LP back
+// and puts ev back (straggler), and reports true: the take ends there.
+func (w *worker) admit(x *partLP, id LPID, ev *event.Event) bool {
+	if len(w.stage.held) == 0 {
+		w.setIdle(false)
+	}
+	w.p.ahead++
+	if event.Before(ev, &x.lastKey) {
+		w.straggler(x, id, ev)
+		return true
+	}
+	w.hold(x, ev)
+	return false
 }
 
 // hold adds ev, an event taken for LP record x, to the worker's batch, and marks the LP held.
@@ -330,16 +340,7 @@ func (w *worker) takeBuckets(lim, g Time) bool {
 				st.aside = append(st.aside, *ev)
 				continue
 			}
-			if len(st.held) == 0 {
-				w.setIdle(false)
-			}
-			p.ahead++
-			if event.Before(ev, &x.lastKey) {
-				w.straggler(x, id, ev)
-				stop = true
-				continue
-			}
-			w.hold(x, ev)
+			stop = w.admit(x, id, ev)
 		}
 		if stop {
 			return false
