@@ -306,8 +306,8 @@ const bucketMost = 1024
 func (w *worker) takeBuckets(lim, g Time) bool {
 	d, p, st := w.d, w.p, &w.stage
 	for first := true; len(st.held) < st.take; first = false {
-		until := lim // past the ahead bound, only events up to GVT (nextTake)
-		if p.ahead >= partAheadEvents || p.hist.Len() >= d.logMax {
+		until := lim // past the ahead bound, only events up to GVT (pastLimit)
+		if w.aheadFull() {
 			until = min(lim, g)
 		}
 		st.bulk, st.stamps = p.cal.TakeBucket(st.bulk[:0], st.stamps[:0], bucketMost, until)
@@ -318,13 +318,7 @@ func (w *worker) takeBuckets(lim, g Time) bool {
 			w.sortBulk()
 		}
 		stop := false
-		for i := range min(takeAhead, len(st.bulk)) {
-			prefetch.Line(unsafe.Pointer(&d.plp[st.bulk[i].Receiver]))
-		}
-		for i := range st.bulk {
-			if j := i + takeAhead; j < len(st.bulk) {
-				prefetch.Line(unsafe.Pointer(&d.plp[st.bulk[j].Receiver]))
-			}
+		for i := range st.bulk { // twice has read every LP record: no prefetching
 			ev := &st.bulk[i]
 			id := ev.Receiver
 			x := &d.plp[id]
@@ -335,8 +329,7 @@ func (w *worker) takeBuckets(lim, g Time) bool {
 					continue
 				}
 			}
-			if stop || ev.RecvTime >= lim || ev.RecvTime > g && (p.ahead >= partAheadEvents || p.hist.Len() >= d.logMax) ||
-				x.held() || w.senderWaits(id) {
+			if stop || w.pastLimit(ev.RecvTime, lim, g) || x.held() || w.senderWaits(id) {
 				st.aside = append(st.aside, *ev)
 				continue
 			}

@@ -389,7 +389,7 @@ func (w *worker) batchPart(size int, g Time) bool {
 func (w *worker) nextTake(lim, g Time, n int) (ev *event.Event, stop bool) {
 	d, p := w.d, w.p
 	t, ok := p.cal.Min()
-	if !ok || t >= lim || (t > g && (p.ahead >= partAheadEvents || p.hist.Len() >= d.logMax)) {
+	if !ok || w.pastLimit(t, lim, g) {
 		return nil, true
 	}
 	if len(p.holding) > 0 && n > 0 {

@@ -575,7 +575,7 @@ func (w *worker) partLoop() {
 	for !d.done.Load() {
 		g := w.housekeep()
 		t, ok := p.cal.Min()
-		if !ok || t >= d.limit() || (t > g && (p.ahead >= partAheadEvents || p.hist.Len() >= d.logMax)) {
+		if !ok || w.pastLimit(t, d.limit(), g) {
 			w.mark(phaseIdle)
 			w.goIdle(ok && t < d.end)
 			d.idleRound()
@@ -636,6 +636,17 @@ func (w *worker) prefetchPart() {
 		prefetch.Line(unsafe.Pointer(h))
 		prefetch.Line(unsafe.Pointer(&h.Saved))
 	}
+}
+
+// pastLimit reports whether an event at time t is past what the worker may take now: at
+// or past lim (the end time, or the optimism window's limit), or past GVT g while the
+// worker is ahead (aheadFull).
+func (w *worker) pastLimit(t, lim, g Time) bool { return t >= lim || t > g && w.aheadFull() }
+
+// aheadFull reports whether the worker has taken partAheadEvents since the last GVT
+// round, or its history log is full: it then takes no event past GVT.
+func (w *worker) aheadFull() bool {
+	return w.p.ahead >= partAheadEvents || w.p.hist.Len() >= w.d.logMax
 }
 
 // goIdle hands over the buffered events and marks the worker idle; work says whether it
