@@ -560,9 +560,22 @@ func (c *Calendar) PrefetchUpcoming(k int) {
 // PrefetchBucket asks the processor to load the record of the bucket that a push of an
 // event at time t would go to: the first of PrefetchPush's two steps. It changes nothing.
 func (c *Calendar) PrefetchBucket(t float64) {
-	if b, ok := c.bucketOf(t); ok && c.tuned {
-		prefetch.Line(unsafe.Pointer(&c.ring[b&c.mask]))
+	if bk := c.pushBucket(t); bk != nil {
+		prefetch.Line(unsafe.Pointer(bk))
 	}
+}
+
+// pushBucket returns the bucket of the window that a push of an event at time t would go
+// to, or nil for the far list.
+func (c *Calendar) pushBucket(t float64) *bucket {
+	if !c.tuned {
+		return nil
+	}
+	b, ok := c.bucketOf(t)
+	if !ok {
+		return nil
+	}
+	return &c.ring[b&c.mask]
 }
 
 // PrefetchPush asks the processor to load what a push of an event at time t would write:
@@ -580,11 +593,10 @@ func (c *Calendar) PrefetchPush(t float64) {
 // nextRecord returns the record that a push of an event at time t would fill and its
 // chunk, or nil when the push would take a new chunk or go to the far list.
 func (c *Calendar) nextRecord(t float64) (*record, *chunk) {
-	b, ok := c.bucketOf(t)
-	if !ok || !c.tuned {
+	bk := c.pushBucket(t)
+	if bk == nil {
 		return nil, nil
 	}
-	bk := &c.ring[b&c.mask]
 	// All chunks of a bucket but its tail are full (reserve, remove), so the next record
 	// is the tail's slot bk.n%chunkLen, unless that is 0 (a new chunk).
 	i := bk.n % chunkLen
