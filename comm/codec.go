@@ -683,104 +683,67 @@ func (r *fastReader) code() byte {
 	return 0
 }
 
+// body reads the n (1, 2, 4 or 8) bytes after a code as a big-endian number, or 0 (and ok
+// false) when fewer remain.
+func (r *fastReader) body(n int) uint64 {
+	p := r.bytes(n)
+	switch len(p) {
+	case 1:
+		return uint64(p[0])
+	case 2:
+		return uint64(binary.BigEndian.Uint16(p))
+	case 4:
+		return uint64(binary.BigEndian.Uint32(p))
+	case 8:
+		return binary.BigEndian.Uint64(p)
+	}
+	return 0
+}
+
 // arrayLen reads an array header.
 func (r *fastReader) arrayLen() int {
 	switch c := r.code(); {
 	case c >= 0x90 && c <= 0x9f:
 		return int(c & 0x0f)
 	case c == 0xdc:
-		if p := r.bytes(2); p != nil {
-			return int(binary.BigEndian.Uint16(p))
-		}
+		return int(r.body(2))
 	case c == 0xdd:
-		if p := r.bytes(4); p != nil {
-			return int(binary.BigEndian.Uint32(p))
-		}
-	default:
-		r.ok = false
+		return int(r.body(4))
 	}
+	r.ok = false
 	return 0
 }
 
-// uint reads an unsigned integer (a positive fixint or uint 8 to 64).
+// uint reads an unsigned integer (a positive fixint or uint 8 to 64: 0xcc to 0xcf).
 func (r *fastReader) uint() uint64 {
-	c := r.code()
-	if c < 0x80 {
+	switch c := r.code(); {
+	case c < 0x80:
 		return uint64(c)
+	case c >= 0xcc && c <= 0xcf:
+		return r.body(1 << (c - 0xcc))
 	}
-	switch c {
-	case 0xcc:
-		if p := r.bytes(1); p != nil {
-			return uint64(p[0])
-		}
-	case 0xcd:
-		if p := r.bytes(2); p != nil {
-			return uint64(binary.BigEndian.Uint16(p))
-		}
-	case 0xce:
-		if p := r.bytes(4); p != nil {
-			return uint64(binary.BigEndian.Uint32(p))
-		}
-	case 0xcf:
-		if p := r.bytes(8); p != nil {
-			return binary.BigEndian.Uint64(p)
-		}
-	default:
-		r.ok = false
-	}
+	r.ok = false
 	return 0
 }
 
 // time reads a time: a float64, or an integer, converted as the msgpack decoder's
 // DecodeFloat64 converts it (through int64).
 func (r *fastReader) time() float64 {
-	c := r.code()
-	switch {
+	switch c := r.code(); {
 	case c < 0x80:
 		return float64(c)
 	case c >= 0xe0: // negative fixint
 		return float64(int8(c))
+	case c == 0xcb:
+		return math.Float64frombits(r.body(8))
+	case c >= 0xcc && c <= 0xcf: // uint 8 to 64
+		return float64(int64(r.body(1 << (c - 0xcc))))
+	case c >= 0xd0 && c <= 0xd3: // int 8 to 64, sign-extended
+		n := 1 << (c - 0xd0)
+		shift := 64 - 8*n
+		return float64(int64(r.body(n)<<shift) >> shift)
 	}
-	switch c {
-	case 0xcb:
-		if p := r.bytes(8); p != nil {
-			return math.Float64frombits(binary.BigEndian.Uint64(p))
-		}
-	case 0xcc:
-		if p := r.bytes(1); p != nil {
-			return float64(p[0])
-		}
-	case 0xcd:
-		if p := r.bytes(2); p != nil {
-			return float64(binary.BigEndian.Uint16(p))
-		}
-	case 0xce:
-		if p := r.bytes(4); p != nil {
-			return float64(binary.BigEndian.Uint32(p))
-		}
-	case 0xcf:
-		if p := r.bytes(8); p != nil {
-			return float64(int64(binary.BigEndian.Uint64(p)))
-		}
-	case 0xd0:
-		if p := r.bytes(1); p != nil {
-			return float64(int8(p[0]))
-		}
-	case 0xd1:
-		if p := r.bytes(2); p != nil {
-			return float64(int16(binary.BigEndian.Uint16(p)))
-		}
-	case 0xd2:
-		if p := r.bytes(4); p != nil {
-			return float64(int32(binary.BigEndian.Uint32(p)))
-		}
-	case 0xd3:
-		if p := r.bytes(8); p != nil {
-			return float64(int64(binary.BigEndian.Uint64(p)))
-		}
-	default:
-		r.ok = false
-	}
+	r.ok = false
 	return 0
 }
 
