@@ -17,29 +17,27 @@ import (
 
 // Batched event handling on an offload backend (TimeWarpConfig.Offload).
 //
-// A worker with batching on takes up to its batch size of entries from its schedule queue
-// at once (distinct LPs: a queue holds one entry per LP) and claims each LP exactly as the
-// unbatched loop does (claim: stragglers and anti-messages roll the LP back first). An
-// event whose LP implements Batcher and has a kernel for it is held, with its LP; any other
-// event is processed at once with Handle and its LP released. The held events are packed
-// into one gpuoffload.Batch per kernel (LP id, time, payload words, the LP's generator and
-// PackState's words) and submitted to the backend. While the batch runs, the worker fills
-// and submits the next one in its other slot, then waits for the first and commits it:
-// each element, in the order taken, goes through processWith, which applies the kernel's
-// result (generator, UnpackState, and its outputs sent through the Context like Handle's
-// sends) where process would call Handle, so state saving, reverse-computation records,
-// sequence numbers, output queues, lazy cancellation and CheckRollbacks' digests are the
-// same as for an event handled by Handle. An element that overflowed its output slots, or
-// whose batch failed, is processed with Handle instead (the LP's state is untouched until
-// then). Each LP is released once its event is committed. Rollback and coast forward always
-// use Handle (the kernel is Handle's twin, see Batcher).
+// A worker with batching on takes up to its batch size of its least events at once
+// (batchPart, in the partitioned loop; in a group, its staged batch: stageBatches in
+// group.go), of distinct LPs, rolling a straggler's LP back as the loop does. An event
+// whose LP implements Batcher and has a kernel for it is held; any other is processed at
+// once with Handle (in a group, handled with Handle outside the lock). The held events are
+// packed into one gpuoffload.Batch per kernel (LP id, time, payload words, the LP's
+// generator and PackState's words), submitted to the backend, and waited for; each result
+// is then committed in the order taken through processPart, with applyBatched in Handle's
+// place (generator, UnpackState, and the outputs sent through the Context like Handle's
+// sends), so state saving, reverse-computation records, sequence numbers, output logs,
+// lazy cancellation and CheckRollbacks' digests are the same as for an event handled by
+// Handle. An element that overflowed its output slots (Overflow set), or whose batch
+// failed, is processed with Handle instead (the LP's state is untouched until then); one
+// with more outputs than its slots that did not set Overflow fails the run. Rollback and
+// coast forward always use Handle (the kernel is Handle's twin, see Batcher).
 //
-// Holding LPs across a GVT report would hide their events from it, so a worker finishes its
-// batch in flight before it reports, and reports only while it owns no LP, as in the
-// unbatched loop. The backend accepts gpuoffload.MaxInFlight batches at once from all the
-// workers together; a worker that finds them taken waits for its own batches and then
-// runs the batch synchronously (it never blocks for a slot while holding one, so the
-// workers cannot deadlock).
+// A batch is complete before the worker reports to a GVT round, so no held event escapes
+// a report. The backend accepts gpuoffload.MaxInFlight batches at once for each worker's
+// lane (gpuoffload.Options.Lanes); a worker that finds them taken waits for its own
+// batches and then runs the batch synchronously (it never blocks for a slot while holding
+// one, so the workers cannot deadlock).
 //
 // The batch size is fixed (BatchSize) or tuned by each worker on its own (gpuoffload.Tuner), and
 // with OffloadAuto the tuner may turn batching off while it does not pay. A backend error
