@@ -12,7 +12,7 @@ import (
 
 // TestSampleRowsAddUp checks that the engine samples of a time-warp run add up to its
 // totals, in both engines and both modes, and that sampling leaves the results alone; and
-// that a worker's time split covers the run (the partitioned engine's; zero in the other).
+// that a worker's time split covers the run (the engine's; zero in the other).
 func TestSampleRowsAddUp(t *testing.T) {
 	build := zeroLookaheadPHOLD(t, 64, 8)
 	const end = 60

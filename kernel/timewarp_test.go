@@ -134,7 +134,7 @@ func TestDeterminismMatrix(t *testing.T) {
 	}
 }
 
-// TestDeterminismMatrixCalendar is the determinism oracle for the partitioned engine
+// TestDeterminismMatrixCalendar is the determinism oracle for the engine
 // (QueueType calendar, one schedule queue per worker): workers 1 to 8, both inbound lock
 // types, every state-saving period and reverse computation, with and without an optimism
 // window, aggressive and lazy cancellation, with and without the rollback check and
@@ -178,7 +178,6 @@ func TestDeterminismMatrixCalendar(t *testing.T) {
 						tw.StateSavingPeriod, tw.OptimismWindow, tw.Cancellation, tw.CheckRollbacks, tw.Offload != nil)
 					t.Run(name, func(t *testing.T) {
 						r := runTW(t, kernel.Config{MaxSimTime: m.end, Seed: 5, Type: kernel.TimeWarp, TimeWarp: tw}, m.build())
-						require.True(t, r.Partitioned, "not run by the partitioned engine")
 						require.Equal(t, "calendar, one per worker", r.ScheduleQueues)
 						require.Equal(t, seq.Digest, r.Digest)
 						require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
@@ -189,7 +188,7 @@ func TestDeterminismMatrixCalendar(t *testing.T) {
 	}
 }
 
-// TestCalendarInitSendsAcrossWorkers checks the partitioned engine's parallel Init: initial
+// TestCalendarInitSendsAcrossWorkers checks the engine's parallel Init: initial
 // events for another worker's LPs (here the last LP of each worker's block sends to the
 // next worker's first) reach them, and the run matches the sequential one.
 func TestCalendarInitSendsAcrossWorkers(t *testing.T) {
@@ -204,13 +203,12 @@ func TestCalendarInitSendsAcrossWorkers(t *testing.T) {
 	for _, workers := range []int{2, 3} {
 		r := runTW(t, kernel.Config{MaxSimTime: 30, Seed: 2, Type: kernel.TimeWarp,
 			TimeWarp: kernel.TimeWarpConfig{Workers: workers}}, build())
-		require.True(t, r.Partitioned)
 		require.Equal(t, seq.Digest, r.Digest, "workers %d", workers)
 		require.Equal(t, seq.EventsCommitted, r.EventsCommitted, "workers %d", workers)
 	}
 }
 
-// TestCalendarRollbacksHappen is TestRollbacksHappen for the partitioned engine.
+// TestCalendarRollbacksHappen is TestRollbacksHappen for the engine.
 func TestCalendarRollbacksHappen(t *testing.T) {
 	build := zeroLookaheadPHOLD(t, 64, 8)
 	seq := run(t, kernel.Config{MaxSimTime: 20, Seed: 9}, build())
@@ -219,7 +217,6 @@ func TestCalendarRollbacksHappen(t *testing.T) {
 		for attempt := 0; attempt < 5 && (rolled == 0 || anti == 0 || second == 0 || (coast == 0 && ss == "periodic")); attempt++ {
 			r := runTW(t, kernel.Config{MaxSimTime: 20, Seed: 9, Type: kernel.TimeWarp,
 				TimeWarp: kernel.TimeWarpConfig{Workers: 8, StateSavingPeriod: 4, StateSaving: ss}}, build())
-			require.True(t, r.Partitioned)
 			require.Equal(t, seq.Digest, r.Digest)
 			rolled += r.EventsRolledBack
 			anti += r.AntiMessagesSent
@@ -235,7 +232,7 @@ func TestCalendarRollbacksHappen(t *testing.T) {
 	}
 }
 
-// TestCalendarLogCompaction runs the partitioned engine with its history log bounded to a
+// TestCalendarLogCompaction runs the engine with its history log bounded to a
 // few dozen entries, so that full logs are compacted again and again (compactPart drops
 // rolled-back and committed entries from anywhere in the log and renumbers the rest), on
 // models with rollbacks, under both state-saving kinds: the result must stay the
@@ -257,7 +254,6 @@ func TestCalendarLogCompaction(t *testing.T) {
 						in, err := kernel.RunTimeWarpInternalsLogMax(context.Background(), cfg, m.build(), 48)
 						require.NoError(t, err)
 						requireSettled(t, in, false, 0)
-						require.True(t, in.Partitioned)
 						require.Equal(t, seq.Digest, in.Digest)
 						require.Equal(t, seq.EventsCommitted, in.EventsCommitted)
 						require.NotZero(t, in.Compactions, "the log was never compacted")

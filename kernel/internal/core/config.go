@@ -39,7 +39,7 @@ const (
 	StateSavingReverse = "reverse"
 )
 
-// QueueCalendar is the QueueType of the partitioned engine: each worker takes its own LPs'
+// QueueCalendar is the QueueType of the engine: each worker takes its own LPs'
 // events from one calendar queue (see the package documentation).
 const QueueCalendar = "calendar"
 
@@ -57,7 +57,7 @@ type TimeWarpConfig struct {
 	Schedulers int
 	// QueueType is the schedule queue: calendar (the default and only kind). Each schedule
 	// queue is a calendar queue of its LPs' pending events with the history and output
-	// logs beside it (see partitioned.go). The LTSF queues of package ltsf (heap, splay,
+	// logs beside it (see package timewarp, engine.go). The LTSF queues of package ltsf (heap, splay,
 	// ladder, parallel-heap) are no longer schedule arrangements: naming one is an error
 	// that says so (docs/DECISIONS.md, "Shared schedule queues as groups").
 	QueueType string
@@ -96,7 +96,7 @@ type TimeWarpConfig struct {
 	// GVT + OptimismWindow (bounded time warp).
 	OptimismWindow Time
 	// GVTPeriod is how often a GVT round starts (default 2 ms); rounds also start as soon
-	// as every worker is idle. Across processes a worker of the partitioned engine waits
+	// as every worker is idle. Across processes a worker of the engine waits
 	// for GVT after 4096 events, so rounds must come often: PHOLD under mpirun -np 2
 	// measured 0.8 M events/s at 10 ms and 3.5 – 3.9 at 2 ms.
 	GVTPeriod time.Duration
@@ -112,7 +112,7 @@ type TimeWarpConfig struct {
 	// also sent when the workers go idle and at least every 200 microseconds.
 	MaxAggregate int
 	// NoRemoteSafe turns off safe events across processes (runs across processes only):
-	// by default, with the partitioned engine, reverse computation, one worker per process
+	// by default, with the engine, reverse computation, one worker per process
 	// and a lookahead, each process promises the others a lower bound on the events it will
 	// still send them (Stats.PromisesSent), and a worker commits the events below every
 	// other process's promise as it processes them, unlogged (Stats.SafeEvents), as in one

@@ -43,7 +43,7 @@ type Sample struct {
 	PrimaryRollbacks, SecondaryRollbacks uint64
 	// AntiMessages counts anti-messages sent.
 	AntiMessages uint64
-	// SafeEvents counts events committed as they were processed (partitioned engine).
+	// SafeEvents counts events committed as they were processed (engine).
 	SafeEvents uint64
 	// PendingEvents is the number of events in the worker's calendar, and HistoryLength
 	// the length of its history log (with a shared schedule queue, the queue's; -1 in a

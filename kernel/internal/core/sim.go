@@ -73,7 +73,7 @@ type Stats struct {
 	CoastForwardEvents uint64 `json:"coast_forward_events"`
 	// SafeEvents counts events committed as they were processed, without being logged for
 	// rollback, because no event could arrive below them any more (reverse computation
-	// with the partitioned engine, in one process or with one worker per process; see the
+	// with the engine, in one process or with one worker per process; see the
 	// Lookahead interface and docs/DECISIONS.md).
 	SafeEvents uint64 `json:"safe_events"`
 	// PromisesSent counts the promises sent to other processes: lower bounds on the events

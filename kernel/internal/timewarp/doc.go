@@ -6,17 +6,24 @@
 //     manager goroutines, the totals), GVT rounds (Fujimoto's algorithm, package gvt:
 //     every worker reports before it takes its next events, and counts in its tracker the
 //     events it made visible since), idleness and the end, and CheckRollbacks' digests.
-//   - partitioned.go: the engine. LPs are partitioned among schedule queues; each queue
-//     is a part (partWorker): a calendar queue of its LPs' pending events, by value, and
-//     beside it the history and output logs of what was processed, its anti-message list
-//     and its inbound. Rollback, coast forward, state saving (periodic or reverse
-//     computation), cancellation (aggressive or lazy), fossil collection, the commit
-//     horizon and safe events are written there, once.
-//   - group.go: fewer schedule queues than workers. The workers of a queue share its
-//     part under its lock, taking batches of its least events and handling them outside
-//     the lock; everything else is partitioned.go's code.
-//   - offload.go: batched event handling on an offload backend (batchPart in the
-//     partitioned loop; a group runs its staged batches on the backend outside its lock,
+//   - engine.go: the engine's records and their owners, its bounds, and its set-up. LPs are
+//     partitioned among schedule queues; each is a queue: a calendar queue of its LPs'
+//     pending events, by value, and beside it the history and output logs of what was
+//     processed, its anti-message list and its inbound. Each mechanism is written once,
+//     in a file of its own:
+//   - loop.go: a worker's loop over its own queue (soloLoop) and housekeep, the checks
+//     it makes before it takes events;
+//   - process.go: processing an event (safe or logged), state saving, the engine's sink;
+//   - handover.go: events between workers (outboxes, inbounds);
+//   - cancel.go: anti-messages and the cancellation of pending events;
+//   - rollback.go: rollback and coast forward; lazy.go: lazy cancellation;
+//   - fossil.go: fossil collection, commit and compaction of the history log;
+//   - horizon.go: a worker's GVT report, the commit horizon and the safe bounds.
+//   - group.go: fewer schedule queues than workers. The workers of a queue share it
+//     under its lock, taking batches of its least events and handling them outside
+//     the lock; everything else is the engine's code above.
+//   - offload.go: batched event handling on an offload backend (processBatch in a
+//     worker's own loop; a group runs its staged batches on the backend outside its lock,
 //     group.go's stageBatches).
 //   - driver.go: runs across processes, which package dist drives (dist.Driver): the
 //     engine as dist.Engine sees it, the manager's worker (mw) that delivers the events

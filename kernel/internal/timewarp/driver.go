@@ -17,7 +17,7 @@ type driverEngine struct {
 }
 
 // Deliver hands e, from another rank, to the worker of its LP, as the manager's worker.
-func (e *driverEngine) Deliver(ev *event.Event) { e.d.deliverPart(e.d.mw, ev) }
+func (e *driverEngine) Deliver(ev *event.Event) { e.d.deliver(e.d.mw, ev) }
 
 // Recycle puts the record of a posted event into the manager's worker's pool.
 func (e *driverEngine) Recycle(ev *event.Event) { e.d.mw.pool.Put(ev) }
@@ -25,8 +25,8 @@ func (e *driverEngine) Recycle(ev *event.Event) { e.d.mw.pool.Put(ev) }
 // TakeLocal returns the manager's report to local GVT round r.
 func (e *driverEngine) TakeLocal(r uint64) Time { return e.d.mw.tracker.Take(r, math.Inf(1)) }
 
-// LocalWork reports whether a worker holds or was handed events (see localWorkPart).
-func (e *driverEngine) LocalWork() bool { return e.d.localWorkPart() }
+// LocalWork reports whether a worker holds or was handed events (see localWork).
+func (e *driverEngine) LocalWork() bool { return e.d.localWork() }
 
 // ProcessedSoFar returns the events processed as of the workers' last GVT rounds.
 func (e *driverEngine) ProcessedSoFar() uint64 { return e.d.processedSoFar() }

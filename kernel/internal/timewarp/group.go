@@ -16,26 +16,26 @@ import (
 )
 
 // Shared schedule queues (fewer schedule queues than workers): a group of workers shares
-// one part of the partitioned engine, its calendar (the group's LTSF queue), history and
-// output logs, inbound and anti-message list, under the part's lock (partWorker.mu, a
-// ticket spinlock or a mutex: LockType). Everything the partitioned engine does, rollback,
+// one queue of the engine, its calendar (the group's LTSF queue), history and
+// output logs, inbound and anti-message list, under the queue's lock (queue.mu, a
+// ticket spinlock or a mutex: LockType). Everything the engine does, rollback,
 // coast forward, cancellation (aggressive or lazy), fossil collection, compaction, the
 // rollback check, is its code, run by whichever worker of the group holds the lock; only
 // the taking and handling of events differs.
 //
 // A worker takes, under the lock, a batch of up to groupBatch or groupSafeBatch (or the
 // offload's batch size, when larger) of the least pending events of distinct LPs that no
-// other worker of the group holds (partLP.held marks those; where the group commits
+// other worker of the group holds (lpState.held marks those; where the group commits
 // unlogged, whole calendar buckets at a time, unsorted: takeBuckets), handles them
 // without the lock (with batched offload, those with a batch kernel on the backend:
 // stageBatches), its sends and generator draws kept aside (stager), and commits them
-// under the lock in the order taken: each goes through processPart as an event handled by
-// Handle would, its results replayed (the sends to the part's sink, the generator as it
+// under the lock in the order taken: each goes through process as an event handled by
+// Handle would, its results replayed (the sends to the queue's sink, the generator as it
 // was after Handle), so that logging, state saving, outputs and digests are the
-// partitioned engine's. Committing and taking the next batch share one critical section,
+// engine's. Committing and taking the next batch share one critical section,
 // so a worker takes the lock about twice per batch, not per event. The LPs of a batch are
 // handled out of key order (and another worker's batch may hold an LP's straggler's
-// sender), so the partitioned engine's safe bound does not hold: an event is safe only
+// sender), so the engine's safe bound does not hold: an event is safe only
 // below groupBound's, and every other event is logged; a straggler that a commit sends
 // below a held LP's event rolls it back once it is committed. An event taken for an LP
 // another worker holds is set aside and put back after the take; an anti-message (or a
@@ -43,16 +43,16 @@ import (
 // released (handleAntis).
 //
 // GVT: every worker reports to Fujimoto's rounds itself, under the lock and holding no
-// batch (it commits its batch first), with the part's calendar and waiting anti-messages
+// batch (it commits its batch first), with the queue's calendar and waiting anti-messages
 // as its queue. A held event was in the calendar when its taker reported, or was put there
 // later by a worker whose tracker counts it, so Fujimoto's argument holds as for one
 // shared queue. The commit horizon's keys need every worker's pushes into its own calendar
-// in its report, which the partitioned engine does not track (its own calendar is its
+// in its report, which the engine does not track (its own calendar is its
 // own), so a group fossil collects below GVT's time, as across processes.
 
 // groupBatch is the number of events a worker of a group takes under its group's lock at
 // once, and groupSafeBatch the number where the group commits events unlogged
-// (partWorker.groupSafe). Larger batches hand the lock over less often, but set more
+// (queue.groupSafe). Larger batches hand the lock over less often, but set more
 // events aside (their LPs are held): on the 2-vCPU machine of docs/PERFORMANCE.md, PHOLD
 // with 2 workers on a queue ran 5 – 6% faster with 128 than with 32 (nearly every event
 // safe), PCS (none) 18% slower.
@@ -150,28 +150,28 @@ func (d *timeWarpDispatcher) grouped() bool { return d.cfg.Schedulers < d.cfg.Wo
 
 // groupLoop is a worker goroutine of a group (see the comment at the top of group.go).
 func (w *worker) groupLoop() {
-	d, p := w.d, w.p
+	d, q := w.d, w.q
 	locked := false
 	defer func() {
 		if locked { // a model panic while the lock was held (coast forward, Reverse)
-			p.mu.Unlock()
+			q.mu.Unlock()
 		}
 	}()
 	idle := 0
 	for !d.done.Load() {
 		w.mark(phaseIdle) // waiting for the lock counts as idle (engine sampling's time split)
-		p.mu.Lock()
+		q.mu.Lock()
 		w.mark(phaseProcess)
 		locked = true
 		if len(w.stage.held) > 0 && !w.commitStaged() {
 			locked = false
-			p.mu.Unlock()
+			q.mu.Unlock()
 			d.fail(w.frame().Err)
 			return
 		}
 		g := w.housekeep()
 		w.stage.take, w.stage.size = groupBatch, 0
-		if p.groupSafe {
+		if q.groupSafe {
 			w.stage.take = groupSafeBatch
 		}
 		if o := w.off; o != nil {
@@ -181,37 +181,37 @@ func (w *worker) groupLoop() {
 			}
 		}
 		if !w.takeGroup(g) {
-			t, ok := p.cal.Min()
+			t, ok := q.cal.Min()
 			w.mark(phaseIdle)
 			w.goIdle(ok && t < d.end)
 			locked = false
-			p.mu.Unlock()
+			q.mu.Unlock()
 			d.idleRound()
 			if idle++; d.dist != nil || idle > idleSpin {
-				yieldThread() // see partLoop
+				yieldThread() // see soloLoop
 			}
 			runtime.Gosched()
 			w.mark(phaseProcess)
 			continue
 		}
 		idle = 0
-		if p.boxed {
+		if q.boxed {
 			w.flushOutboxes()
 		}
 		locked = false
-		p.mu.Unlock()
+		q.mu.Unlock()
 		w.handleStaged()
 	}
 }
 
 // takeGroup takes the worker's next batch (under the group's lock): up to stage.take of
-// the least pending events, as partLoop would take them, of LPs that no worker holds. An
+// the least pending events, as soloLoop would take them, of LPs that no worker holds. An
 // event of a held LP is set aside and put back afterwards; a straggler is rolled back
 // (step) and ends the batch. It reports whether it took any.
 func (w *worker) takeGroup(g Time) bool {
-	d, p, st := w.d, w.p, &w.stage
+	d, q, st := w.d, w.q, &w.stage
 	lim := d.limit()
-	ordered := !p.groupSafe || d.lazy || w.takeBuckets(lim, g)
+	ordered := !q.groupSafe || d.lazy || w.takeBuckets(lim, g)
 	for tries := 0; ordered && tries < 4*st.take && len(st.held) < st.take; tries++ {
 		// tries, not len(st.held): after an event popped and dropped (cancelled) or set
 		// aside, the calendar's least event is not the one housekeep's expireHeld saw,
@@ -225,7 +225,7 @@ func (w *worker) takeGroup(g Time) bool {
 		}
 		w.prefetchTake()
 		id := ev.Receiver
-		x := &d.plp[id]
+		x := &d.lps[id]
 		if x.held() || w.senderWaits(id) {
 			st.aside = append(st.aside, *ev)
 			continue
@@ -235,7 +235,7 @@ func (w *worker) takeGroup(g Time) bool {
 		}
 	}
 	for i := range st.aside {
-		p.cal.Push(&st.aside[i])
+		q.cal.Push(&st.aside[i])
 	}
 	clear(st.aside)
 	st.aside = st.aside[:0]
@@ -248,7 +248,7 @@ func (w *worker) takeGroup(g Time) bool {
 			st.min = event.KeyOf(&st.held[i].ev)
 		}
 	}
-	if p.groupSafe {
+	if q.groupSafe {
 		st.safe = w.groupBound()
 	}
 	return true
@@ -257,11 +257,11 @@ func (w *worker) takeGroup(g Time) bool {
 // admit adds ev, an event just taken for LP id (record x), which no worker holds, to the
 // worker's batch; or, when it sorts before the LP's last logged event, rolls the LP back
 // and puts ev back (straggler), and reports true: the take ends there.
-func (w *worker) admit(x *partLP, id LPID, ev *event.Event) bool {
+func (w *worker) admit(x *lpState, id LPID, ev *event.Event) bool {
 	if len(w.stage.held) == 0 {
 		w.setIdle(false)
 	}
-	w.p.ahead++
+	w.q.ahead++
 	if event.Before(ev, &x.lastKey) {
 		w.straggler(x, id, ev)
 		return true
@@ -271,7 +271,7 @@ func (w *worker) admit(x *partLP, id LPID, ev *event.Event) bool {
 }
 
 // hold adds ev, an event taken for LP record x, to the worker's batch, and marks the LP held.
-func (w *worker) hold(x *partLP, ev *event.Event) {
+func (w *worker) hold(x *lpState, ev *event.Event) {
 	st := &w.stage
 	x.setHeld(true)
 	// Not append(…, staged{ev: *ev}): that builds the element on the stack and copies it
@@ -304,13 +304,13 @@ const bucketMost = 1024
 // the take, the rest of its bucket put back. It reports whether the calendar gave it
 // nothing (TakeBucket declined: takeGroup then takes in order).
 func (w *worker) takeBuckets(lim, g Time) bool {
-	d, p, st := w.d, w.p, &w.stage
+	d, q, st := w.d, w.q, &w.stage
 	for first := true; len(st.held) < st.take; first = false {
 		until := lim // past the ahead bound, only events up to GVT (pastLimit)
 		if w.aheadFull() {
 			until = min(lim, g)
 		}
-		st.bulk, st.stamps = p.cal.TakeBucket(st.bulk[:0], st.stamps[:0], bucketMost, until)
+		st.bulk, st.stamps = q.cal.TakeBucket(st.bulk[:0], st.stamps[:0], bucketMost, until)
 		if len(st.bulk) == 0 {
 			return first
 		}
@@ -321,11 +321,11 @@ func (w *worker) takeBuckets(lim, g Time) bool {
 		for i := range st.bulk { // twice has read every LP record: no prefetching
 			ev := &st.bulk[i]
 			id := ev.Receiver
-			x := &d.plp[id]
+			x := &d.lps[id]
 			// First: put back, a cancelled event would take a stamp after its
 			// cancellation's (as in nextTake).
 			if x.firstCancel() != 0 {
-				if k := event.KeyOf(ev); p.dropCancelled(x, &k, st.stamps[i]) {
+				if k := event.KeyOf(ev); q.dropCancelled(x, &k, st.stamps[i]) {
 					continue
 				}
 			}
@@ -348,14 +348,14 @@ func (w *worker) twice() bool {
 	d, st := w.d, &w.stage
 	dup := false
 	for i := range st.bulk {
-		x := &d.plp[st.bulk[i].Receiver]
+		x := &d.lps[st.bulk[i].Receiver]
 		if x.cancels&seenBit != 0 {
 			dup = true
 		}
 		x.cancels |= seenBit
 	}
 	for i := range st.bulk {
-		d.plp[st.bulk[i].Receiver].cancels &^= seenBit
+		d.lps[st.bulk[i].Receiver].cancels &^= seenBit
 	}
 	return dup
 }
@@ -379,13 +379,13 @@ func (w *worker) sortBulk() {
 
 // prefetchTake asks the processor for what takeGroup touches next, so that the misses
 // overlap the takes before: the calendar record of the event takeAhead places on, and the
-// partLP record of the one half as far (its record asked for that many takes before). A
+// lpState record of the one half as far (its record asked for that many takes before). A
 // take costs a few tens of nanoseconds under the group's lock, a miss about a hundred.
 func (w *worker) prefetchTake() {
-	p := w.p
-	p.cal.PrefetchUpcoming(takeAhead)
-	if id, ok := p.cal.Upcoming(takeAhead / 2); ok {
-		prefetch.Line(unsafe.Pointer(&w.d.plp[id]))
+	q := w.q
+	q.cal.PrefetchUpcoming(takeAhead)
+	if id, ok := q.cal.Upcoming(takeAhead / 2); ok {
+		prefetch.Line(unsafe.Pointer(&w.d.lps[id]))
 	}
 }
 
@@ -399,27 +399,27 @@ const takeAhead = 8
 // caused by one of these, or by an event they cause, so it is at or above the bound; so
 // is every rollback and anti-message. m never decreases, so neither do the bounds. An
 // event of the batch below the bound is therefore committed unlogged when the batch is
-// committed, as the partitioned engine commits one below its safe bound (processPart).
-// Only where the group is the process's one part (nothing arrives from other parts or
-// processes), with reverse computation and a lookahead (p.groupSafe).
+// committed, as the engine commits one below its safe bound (process).
+// Only where the group is the process's one queue (nothing arrives from other queues or
+// processes), with reverse computation and a lookahead (q.groupSafe).
 func (w *worker) groupBound() event.Key {
-	p := w.p
+	q := w.q
 	m := w.stage.min
-	for _, o := range p.members {
+	for _, o := range q.members {
 		if event.KeyLess(&o.stage.min, &m) {
 			m = o.stage.min
 		}
 	}
-	if k, ok := p.cal.MinKey(); ok && event.KeyLess(&k, &m) {
+	if k, ok := q.cal.MinKey(); ok && event.KeyLess(&k, &m) {
 		m = k
 	}
-	for i := range p.antis {
-		if event.Before(&p.antis[i], &m) {
-			m = event.KeyOf(&p.antis[i])
+	for i := range q.antis {
+		if event.Before(&q.antis[i], &m) {
+			m = event.KeyOf(&q.antis[i])
 		}
 	}
-	if len(p.holding) > 0 && event.KeyLess(&p.heldMin, &m) {
-		m = p.heldMin // lazy cancellation: held outputs may yet be cancelled
+	if len(q.holding) > 0 && event.KeyLess(&q.heldMin, &m) {
+		m = q.heldMin // lazy cancellation: held outputs may yet be cancelled
 	}
 	return caused(m, w.d.sim.Lookahead)
 }
@@ -428,7 +428,7 @@ func (w *worker) groupBound() event.Key {
 // its sends kept aside, and its generator is noted before and after. With batched offload
 // on (stage.size > 0), the events whose LPs have a batch kernel run on the backend first,
 // also without the lock (stageBatches), and their results take Handle's place
-// (applyBatched), as batchPart's do in the partitioned loop.
+// (applyBatched), as processBatch's do in the partitioned loop.
 func (w *worker) handleStaged() {
 	d, st := w.d, &w.stage
 	st.sends = st.sends[:0]
@@ -500,19 +500,19 @@ func (w *worker) stageBatches() *offSlot {
 }
 
 // commitStaged commits the worker's batch under the lock, in the order taken, through
-// processPart (its handler replaying each event's results: see replay). It returns false
+// process (its handler replaying each event's results: see replay). It returns false
 // when the run failed.
 func (w *worker) commitStaged() bool {
-	d, p, st := w.d, w.p, &w.stage
-	hi := p.safeHigh
-	if p.groupSafe {
-		p.safeBound = st.safe // processPart commits the events below it unlogged
+	d, q, st := w.d, w.q, &w.stage
+	hi := q.safeHigh
+	if q.groupSafe {
+		q.safeBound = st.safe // process commits the events below it unlogged
 	}
 	ok := true
 	for i := range st.held {
 		h := &st.held[i]
 		id := h.ev.Receiver
-		d.plp[id].setHeld(false)
+		d.lps[id].setHeld(false)
 		if !ok {
 			continue
 		}
@@ -520,11 +520,11 @@ func (w *worker) commitStaged() bool {
 		w.prefetchPushes(i)
 		st.at = i
 		w.batch = &st.marker
-		w.processPart(&d.plp[id], id, &h.ev)
+		w.process(&d.lps[id], id, &h.ev)
 		w.batch = nil
 		ok = w.frame().Err == nil
-		if p.groupSafe {
-			p.maxCommitted = max(p.maxCommitted, p.safeHigh.RecvTime) // a bulk take's batch is in no order
+		if q.groupSafe {
+			q.maxCommitted = max(q.maxCommitted, q.safeHigh.RecvTime) // a bulk take's batch is in no order
 		}
 	}
 	clear(st.held)
@@ -532,15 +532,15 @@ func (w *worker) commitStaged() bool {
 	clear(st.sends)
 	st.sends = st.sends[:0]
 	st.min = maxKey()
-	if p.groupSafe {
-		// processPart set safeHigh to each safe event in turn. Outside a group it stands
+	if q.groupSafe {
+		// process set safeHigh to each safe event in turn. Outside a group it stands
 		// for every safe event: nothing arrives, is cancelled or rolls back below it,
 		// which the engine checks. In a group that holds per LP only (a pending straggler
 		// for one LP may sort below another LP's safe event: groupBound), so safeHigh
 		// keeps its value and the safe events' times went to maxCommitted, which the
 		// final time reads.
-		p.safeHigh = hi
-		p.safeBound = event.Key{RecvTime: math.Inf(-1)}
+		q.safeHigh = hi
+		q.safeBound = event.Key{RecvTime: math.Inf(-1)}
 	}
 	return ok
 }
@@ -552,7 +552,7 @@ func (w *worker) commitStaged() bool {
 // overlap the commits before (the pushes were a fifth of a group's run, most of it
 // waiting for those lines: PHOLD, 2 workers on one queue).
 func (w *worker) prefetchPushes(i int) {
-	st, cal := &w.stage, &w.p.cal
+	st, cal := &w.stage, &w.q.cal
 	from, to := i+commitAhead, i+commitAhead+1
 	if i == 0 { // and the first events', which no event before asked for
 		from = 0
@@ -576,7 +576,7 @@ func (w *worker) prefetchPushes(i int) {
 const commitAhead = 8
 
 // replay does what Handle did for the staged event being committed: it sets the LP's
-// generator as Handle left it and sends its sends, in order, to the part's sink.
+// generator as Handle left it and sends its sends, in order, to the queue's sink.
 func (w *worker) replay(r *core.LPRecord) {
 	st := &w.stage
 	h := &st.held[st.at]
@@ -591,7 +591,7 @@ func (w *worker) replay(r *core.LPRecord) {
 // waiting reports whether a group's anti-message list entry a must wait (handleAntis): its
 // LP is held by a worker of the group, or an earlier entry for its LP waits.
 func (w *worker) waiting(a *event.Event) bool {
-	if w.d.plp[a.Receiver].held() {
+	if w.d.lps[a.Receiver].held() {
 		return true
 	}
 	for i := range w.stage.keep {
@@ -608,9 +608,9 @@ func (w *worker) waiting(a *event.Event) bool {
 // handled, and be cancelled in the twin's place (see cancelled); outside a group, an
 // anti-message is handled before the next event.
 func (w *worker) senderWaits(id LPID) bool {
-	p := w.p
-	for i := range p.antis {
-		if p.antis[i].Sender == id && p.antis[i].Anti {
+	q := w.q
+	for i := range q.antis {
+		if q.antis[i].Sender == id && q.antis[i].Anti {
 			return true
 		}
 	}
@@ -619,9 +619,9 @@ func (w *worker) senderWaits(id LPID) bool {
 
 // antisMin lowers head to the least receive time among the entries of the anti-message
 // list (a group's entries that wait for their LPs; GVT reports cover them).
-func (p *partWorker) antisMin(head Time) Time {
-	for i := range p.antis {
-		head = math.Min(head, p.antis[i].RecvTime)
+func (q *queue) antisMin(head Time) Time {
+	for i := range q.antis {
+		head = math.Min(head, q.antis[i].RecvTime)
 	}
 	return head
 }
@@ -630,20 +630,20 @@ func (p *partWorker) antisMin(head Time) Time {
 // worker holds, and every later entry for that LP, stays in the list, in order, until the
 // LP is released.
 func (w *worker) handleAntisGroup() {
-	p, st := w.p, &w.stage
-	for i := 0; i < len(p.antis); i++ {
-		a := p.antis[i]
+	q, st := w.q, &w.stage
+	for i := 0; i < len(q.antis); i++ {
+		a := q.antis[i]
 		switch {
 		case w.waiting(&a):
 			st.keep = append(st.keep, a)
 		case a.Anti:
 			w.handleAnti(&a)
 		default:
-			p.cal.Push(&a) // a lazy re-send behind the anti-message of what it replaces
+			q.cal.Push(&a) // a lazy re-send behind the anti-message of what it replaces
 		}
 	}
-	clear(p.antis)
-	p.antis = append(p.antis[:0], st.keep...)
+	clear(q.antis)
+	q.antis = append(q.antis[:0], st.keep...)
 	clear(st.keep)
 	st.keep = st.keep[:0]
 }

@@ -27,9 +27,7 @@ type Internals struct {
 	// LeakedEvents is the number of event records handed out by the workers' pools minus
 	// those the LPs still reference (pending or processed); 0 unless a record leaked.
 	LeakedEvents int
-	// Partitioned tells whether the run used the partitioned engine (QueueType calendar).
-	Partitioned bool
-	// Compactions counts the partitioned engine's history log compactions.
+	// Compactions counts the engine's history log compactions.
 	Compactions int
 	// CompactPeak is the longest history log compacted.
 	CompactPeak int
@@ -39,8 +37,8 @@ type Internals struct {
 	Debug          []string
 }
 
-// RunInternals is Run with the partitioned engine's history log bound set to logMax
-// entries (0: the default, partLogMax), which also reports the dispatcher's internals.
+// RunInternals is Run with the engine's history log bound set to logMax
+// entries (0: the default, logMaxDefault), which also reports the dispatcher's internals.
 func RunInternals(ctx context.Context, s *core.Sim, logMax int) (core.Stats, Internals, error) {
 	d, err := newTimeWarp(s)
 	if err != nil {
@@ -60,14 +58,14 @@ func RunInternals(ctx context.Context, s *core.Sim, logMax int) (core.Stats, Int
 		live += w.pool.Allocated() - w.pool.Free()
 	}
 	live -= d.workers[0].pool.Depot.Len()
-	for g, p := range d.parts {
+	for g, q := range d.queues {
 		{
-			// The partitioned engine keeps events by value; at the end nothing below the
+			// The engine keeps events by value; at the end nothing below the
 			// end time may wait between workers or for handling. (Events at or after it
 			// may: a worker that saw the run end does not take in what another handed
 			// over after its last look, and the sequential run leaves them pending too.)
-			waiting := [][]event.Event{p.antis, p.in}
-			waiting = append(waiting, p.outbox...)
+			waiting := [][]event.Event{q.antis, q.in}
+			waiting = append(waiting, q.outbox...)
 			for _, evs := range waiting {
 				for i := range evs {
 					if evs[i].RecvTime < d.end {
@@ -81,26 +79,25 @@ func RunInternals(ctx context.Context, s *core.Sim, logMax int) (core.Stats, Int
 				if int(d.owner[id]) != g {
 					continue
 				}
-				for i := d.plp[id].firstCancel(); i != 0; i = p.cancels[i-1].next {
-					if p.cancels[i-1].k.RecvTime < d.end {
+				for i := d.lps[id].firstCancel(); i != 0; i = q.cancels[i-1].next {
+					if q.cancels[i-1].k.RecvTime < d.end {
 						in.Unsettled++
-						in.Debug = append(in.Debug, fmt.Sprintf("cancel %+v", p.cancels[i-1]))
+						in.Debug = append(in.Debug, fmt.Sprintf("cancel %+v", q.cancels[i-1]))
 					}
 				}
 			}
-			in.Compactions += p.compactions
-			in.CompactPeak = max(in.CompactPeak, p.compactPeak)
-			in.CommittedAtGVT += p.atGVT
+			in.Compactions += q.compactions
+			in.CompactPeak = max(in.CompactPeak, q.compactPeak)
+			in.CommittedAtGVT += q.atGVT
 		}
 	}
-	for _, l := range d.plazy {
+	for _, l := range d.lazies {
 		if l != nil {
 			in.LazyLPs++
 			in.Held += l.Len()
 		}
 	}
 	in.LeakedEvents = live
-	in.Partitioned = d.plp != nil
 	return st, in, nil
 }
 

@@ -18,13 +18,13 @@ import (
 // Batched event handling on an offload backend (TimeWarpConfig.Offload).
 //
 // A worker with batching on takes up to its batch size of its least events at once
-// (batchPart, in the partitioned loop; in a group, its staged batch: stageBatches in
+// (processBatch, in the partitioned loop; in a group, its staged batch: stageBatches in
 // group.go), of distinct LPs, rolling a straggler's LP back as the loop does. An event
 // whose LP implements Batcher and has a kernel for it is held; any other is processed at
 // once with Handle (in a group, handled with Handle outside the lock). The held events are
 // packed into one gpuoffload.Batch per kernel (LP id, time, payload words, the LP's
 // generator and PackState's words), submitted to the backend, and waited for; each result
-// is then committed in the order taken through processPart, with applyBatched in Handle's
+// is then committed in the order taken through process, with applyBatched in Handle's
 // place (generator, UnpackState, and the outputs sent through the Context like Handle's
 // sends), so state saving, reverse-computation records, sequence numbers, output logs,
 // lazy cancellation and CheckRollbacks' digests are the same as for an event handled by
@@ -63,7 +63,7 @@ type offloader struct {
 	tune   gpuoffload.Tuner
 	// ticks counts the steps since the tuner last looked at the clock.
 	ticks int
-	// slot is the batch being formed, run and committed (batchPart).
+	// slot is the batch being formed, run and committed (processBatch).
 	slot offSlot
 	// ready are the kernels this worker has prepared.
 	ready []*gpuoffload.Kernel
@@ -285,13 +285,13 @@ func (w *worker) result(sl *offSlot, h *offHeld) (*gpuoffload.Batch, int, bool) 
 	return b, i, true
 }
 
-// batchPart is a step of the partitioned engine's loop with batching on (size > 0 the batch
+// processBatch is a step of the engine's loop with batching on (size > 0 the batch
 // size; g is GVT): it takes up to size of the worker's least events (cancelled ones count),
 // as the loop takes one, stopping early at an event of an LP that already has one in the
 // batch, and at a straggler, which it rolls back (step). Of the events taken, those of LPs
 // with a batch kernel are held, the others processed at once with Handle; the held ones are
-// packed into one batch per kernel, run on the backend, and committed through processPart
-// in the order taken. A batch is complete when batchPart returns, so no held event escapes
+// packed into one batch per kernel, run on the backend, and committed through process
+// in the order taken. A batch is complete when processBatch returns, so no held event escapes
 // a GVT report.
 //
 // Once an event is held, the events after it are processed out of key order: those
@@ -299,8 +299,8 @@ func (w *worker) result(sl *offSlot, h *offHeld) (*gpuoffload.Batch, int, bool) 
 // taken before the events that the first one sends. So none of them is safe (see
 // updateSafe): each is logged, and a straggler that the batch sends below one rolls it back.
 // It returns false when the run failed.
-func (w *worker) batchPart(size int, g Time) bool {
-	o, d, p := w.off, w.d, w.p
+func (w *worker) processBatch(size int, g Time) bool {
+	o, d, q := w.off, w.d, w.q
 	sl := &o.slot
 	sl.held, sl.n = sl.held[:0], 0
 	lim := d.limit()
@@ -314,19 +314,19 @@ func (w *worker) batchPart(size int, g Time) bool {
 			continue // cancelled, and dropped
 		}
 		id := ev.Receiver
-		x := &d.plp[id]
+		x := &d.lps[id]
 		if x.held() { // already in this batch
-			p.cal.Push(ev)
+			q.cal.Push(ev)
 			break
 		}
-		p.ahead++
+		q.ahead++
 		if event.Before(ev, &x.lastKey) {
 			w.step(ev) // a straggler: the rollback's anti-messages go first
 			break
 		}
 		kern, bt := w.batchKernel(id, ev)
 		if kern == nil {
-			w.processPart(x, id, ev)
+			w.process(x, id, ev)
 			if w.frame().Err != nil {
 				break
 			}
@@ -334,8 +334,8 @@ func (w *worker) batchPart(size int, g Time) bool {
 		}
 		if len(sl.held) == 0 {
 			// From here on, events are processed out of key order: none is safe.
-			safe = p.safeBound
-			p.safeBound = event.Key{RecvTime: math.Inf(-1)}
+			safe = q.safeBound
+			q.safeBound = event.Key{RecvTime: math.Inf(-1)}
 		}
 		x.setHeld(true)
 		sl.held = append(sl.held, offHeld{id: id, val: *ev, k: event.KeyOf(ev), bt: bt, g: int32(sl.group(kern))})
@@ -349,14 +349,14 @@ func (w *worker) batchPart(size int, g Time) bool {
 	}
 	for j := range sl.held {
 		h := &sl.held[j]
-		d.plp[h.id].setHeld(false)
+		d.lps[h.id].setHeld(false)
 		if !ok {
 			continue
 		}
 		b, i, good := w.result(sl, h)
 		if ok = good; ok {
 			w.batch, w.batchAt = b, i // nil: Handle
-			w.processPart(&d.plp[h.id], h.id, h.ev)
+			w.process(&d.lps[h.id], h.id, h.ev)
 			w.batch = nil
 			ok = w.frame().Err == nil
 		}
@@ -364,9 +364,9 @@ func (w *worker) batchPart(size int, g Time) bool {
 	if len(sl.held) > 0 {
 		// The safe bound as it was, lowered for the events handed to other workers since
 		// (lowerSafe lowered the stand-in bound instead; keyMin has them all).
-		p.safeBound = safe
-		if c := caused(p.keyMin, d.sim.Lookahead); event.KeyLess(&c, &p.safeBound) {
-			p.safeBound = c
+		q.safeBound = safe
+		if c := caused(q.keyMin, d.sim.Lookahead); event.KeyLess(&c, &q.safeBound) {
+			q.safeBound = c
 		}
 	}
 	clear(sl.held)
@@ -379,29 +379,29 @@ func (w *worker) batchPart(size int, g Time) bool {
 }
 
 // nextTake pops the worker's least pending event for a batch that has popped n events so
-// far (batchPart, takeGroup; dropped and set-aside ones count: after any pop, the least
-// event is no longer the one housekeep saw), where partLoop would take it: stop is set when it must not
+// far (processBatch, takeGroup; dropped and set-aside ones count: after any pop, the least
+// event is no longer the one housekeep saw), where soloLoop would take it: stop is set when it must not
 // (nothing below the limit lim, or beyond GVT g the ahead or log bound, or with lazy
 // cancellation a held output's cause first); ev is nil when the event popped was cancelled
 // by its anti-message, and dropped.
 func (w *worker) nextTake(lim, g Time, n int) (ev *event.Event, stop bool) {
-	d, p := w.d, w.p
-	t, ok := p.cal.Min()
+	d, q := w.d, w.q
+	t, ok := q.cal.Min()
 	if !ok || w.pastLimit(t, lim, g) {
 		return nil, true
 	}
-	if len(p.holding) > 0 && n > 0 {
+	if len(q.holding) > 0 && n > 0 {
 		// Lazy cancellation: no event may be processed after a held output's cause
-		// before expireHeld has seen it (see the package comment of partitioned.go).
-		if mk, _ := p.cal.MinKey(); event.KeyLess(&p.heldMin, &mk) {
+		// before expireHeld has seen it (see lazy.go and the comment at the top of engine.go).
+		if mk, _ := q.cal.MinKey(); event.KeyLess(&q.heldMin, &mk) {
 			return nil, true
 		}
 	}
-	ev = p.cal.Pop()
-	if x := &d.plp[ev.Receiver]; x.firstCancel() != 0 {
+	ev = q.cal.Pop()
+	if x := &d.lps[ev.Receiver]; x.firstCancel() != 0 {
 		// First: put back or set aside, a cancelled event would take a stamp after its
 		// cancellation's (see cancelled).
-		if k := event.KeyOf(ev); p.dropCancelled(x, &k, p.cal.PoppedStamp()) {
+		if k := event.KeyOf(ev); q.dropCancelled(x, &k, q.cal.PoppedStamp()) {
 			return nil, false
 		}
 	}

@@ -24,7 +24,7 @@ type safeWorker struct {
 }
 
 // remoteSafe is the worker's part of safe events across processes, called at the top of
-// its loop (partLoop): when the remote bound rose, it takes in what arrived before it and
+// its loop (soloLoop): when the remote bound rose, it takes in what arrived before it and
 // raises its safe bound to it; then, and every remoteLowEvery turns, it takes a snapshot
 // (dist.RemoteSafe.Publish) for the manager's promises.
 func (w *worker) remoteSafe() {
@@ -32,20 +32,20 @@ func (w *worker) remoteSafe() {
 	if rs == nil {
 		return
 	}
-	p, sw := w.p, &w.d.safeW
+	q, sw := w.q, &w.d.safeW
 	b := rs.Bound()
 	if b != sw.seen {
 		sw.seen = b
 		// Everything that can still arrive is at or after b once the inbound is drained.
-		if p.inN.Load() > 0 {
+		if q.inN.Load() > 0 {
 			w.drainInbound()
 		}
-		if len(p.antis) > 0 {
+		if len(q.antis) > 0 {
 			w.handleAntis()
 		}
 		// The worker is its process's only one (dist.New's safe): nothing else can arrive.
-		if k := (event.Key{RecvTime: b}); event.KeyLess(&p.safeBound, &k) {
-			p.safeBound = k
+		if k := (event.Key{RecvTime: b}); event.KeyLess(&q.safeBound, &k) {
+			q.safeBound = k
 		}
 	} else if sw.turns++; sw.turns < remoteLowEvery {
 		return
@@ -58,18 +58,18 @@ func (w *worker) remoteSafe() {
 	}
 	rs.ReadBounds(sw.b)
 	rs.ReadHanded(sw.n)
-	if p.inN.Load() > 0 {
+	if q.inN.Load() > 0 {
 		w.drainInbound()
 	}
-	if len(p.antis) > 0 {
+	if len(q.antis) > 0 {
 		w.handleAntis()
 	}
 	low := math.Inf(1)
-	if t, ok := p.cal.Min(); ok {
+	if t, ok := q.cal.Min(); ok {
 		low = t
 	}
 	if w.d.lazy {
-		low = min(low, p.heldMin.RecvTime)
+		low = min(low, q.heldMin.RecvTime)
 	}
 	rs.Publish(low, sw.n, sw.b)
 }

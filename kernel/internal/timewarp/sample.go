@@ -11,14 +11,14 @@ import (
 // Engine sampling (Config.Sample): a time series of a time-warp run's progress, one row per
 // worker at each GVT round (or each interval of wall time).
 //
-// Workers pay nothing per event: when a worker reports to a GVT round (reportPart,
+// Workers pay nothing per event: when a worker reports to a GVT round (report,
 // reportGVT), which it does anyway, it copies its counters into a sampleCell of atomics of
 // its own, and only when sampling is on. The dispatcher's manager goroutine reads the
 // cells and calls Config.Sample; at the end of the run it takes a last row per worker from
 // the workers' own counters, so the rows of a worker add up to its totals.
 //
 // The time split (Sample.Idle, Processing, GVTTime, Comm) comes from a phaseClock per
-// worker of the partitioned engine, and one for the manager of a run across processes. A
+// worker of the engine, and one for the manager of a run across processes. A
 // worker's phase is processing but in the parts of its loop that it marks (worker.mark):
 // each such part enters its phase and goes back to processing at its end. No mark sits on
 // the path of an event that the loop takes with nothing else to do, and a mark tests the
@@ -84,7 +84,7 @@ func (c *phaseClock) flush() {
 	c.since = now
 }
 
-// mark enters phase ph of the worker's time split (the partitioned engine's loop; nothing
+// mark enters phase ph of the worker's time split (the engine's loop; nothing
 // when sampling is off).
 func (w *worker) mark(ph int) {
 	if c := w.cell; c != nil && c.clock.cur != ph {
@@ -113,8 +113,8 @@ func (w *worker) publish() {
 	if w.off != nil {
 		c.batches.Store(w.off.batches)
 	}
-	c.pending.Store(int64(w.p.cal.Len()))
-	c.history.Store(int64(w.p.hist.Len()))
+	c.pending.Store(int64(w.q.cal.Len()))
+	c.history.Store(int64(w.q.hist.Len()))
 	c.clock.flush()
 	for i := range c.phases {
 		c.phases[i].Store(c.clock.acc[i])
@@ -137,7 +137,7 @@ func (c *sampleCell) load() sampleCounts {
 func countsOf(w *worker) sampleCounts {
 	c := sampleCounts{processed: w.stats.processed, rolledBack: w.stats.rolledBack,
 		primary: w.stats.primary, secondary: w.stats.secondary, anti: w.stats.antiSent,
-		safe: w.stats.safe, pending: int64(w.p.cal.Len()), history: int64(w.p.hist.Len())}
+		safe: w.stats.safe, pending: int64(w.q.cal.Len()), history: int64(w.q.hist.Len())}
 	if w.off != nil {
 		c.batches = w.off.batches
 	}

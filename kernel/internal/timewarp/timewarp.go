@@ -40,7 +40,7 @@ type twStats struct {
 	processed, rolledBack, coastForward   uint64
 	primary, secondary, antiSent, annihil uint64
 	suppressed                            uint64 // lazy cancellation: regenerated sends not sent
-	safe                                  uint64 // committed as processed (partitioned engine)
+	safe                                  uint64 // committed as processed (engine)
 }
 
 // worker is one worker goroutine's own state.
@@ -56,8 +56,8 @@ type worker struct {
 	cause    event.Key
 	coasting bool
 	initSend bool
-	// unlogged marks the partitioned engine's processing of a safe event (see
-	// partWorker.safeBound), whose sends are not recorded as outputs.
+	// unlogged marks the engine's processing of a safe event (see
+	// queue.safeBound), whose sends are not recorded as outputs.
 	unlogged bool
 	idle     bool
 	// cancels receives the clashes of Regenerated (lazy cancellation).
@@ -66,17 +66,17 @@ type worker struct {
 	sendBytes, stateBytes []byte
 	// off is the worker's batched event handling (TimeWarpConfig.Offload; see offload.go),
 	// or nil; batch and batchAt are the batch and element whose results the partitioned
-	// engine applies in place of Handle (set while batchPart commits; batch is nil otherwise).
+	// engine applies in place of Handle (set while processBatch commits; batch is nil otherwise).
 	off     *offloader
 	batch   *gpuoffload.Batch
 	batchAt int
-	// extra is set when the partitioned engine's loop has more to do than take events: lazy
+	// extra is set when the engine's loop has more to do than take events: lazy
 	// cancellation or offload (one test an event instead of two).
 	extra bool
-	// p is the worker's part of the partitioned engine (partitioned.go), or nil; g is its
-	// index in timeWarpDispatcher.parts. grp is set when the part is shared by a group of
+	// q is the worker's schedule queue (engine.go), or nil; g is its
+	// index in timeWarpDispatcher.queues. grp is set when the queue is shared by a group of
 	// workers (group.go), and stage is then its batch.
-	p     *partWorker
+	q     *queue
 	g     int
 	grp   bool
 	stage stage
@@ -107,7 +107,7 @@ type timeWarpDispatcher struct {
 	workers []*worker
 	gvt     *gvt.Fujimoto
 	passive *termination.Workers
-	// gvtWanted is set by a worker every partSlowGVTEvents events in a run across processes, where rounds follow Mattern's token: rank 0
+	// gvtWanted is set by a worker every slowGVTEvents events in a run across processes, where rounds follow Mattern's token: rank 0
 	// then starts the next round without waiting for the GVT period (dist.Driver's stepGVT).
 	gvtWanted atomic.Bool
 	done      atomic.Bool
@@ -132,34 +132,34 @@ type timeWarpDispatcher struct {
 	safeW safeWorker
 	// offload is what the workers' offloaders share (see offload.go).
 	offload offloadShared
-	// plp are the LPs' records (partitioned.go), and owner[id] is the part (schedule queue)
+	// lps are the LPs' records (engine.go), and owner[id] is the schedule queue
 	// that runs LP id.
-	plp   []partLP
+	lps   []lpState
 	owner []int32
-	// parts are the partitioned engine's parts, one per schedule queue (owner indexes
-	// them); worker i runs part i modulo their number (several workers share one when
+	// queues are the schedule queues (owner indexes
+	// them); worker i runs queue i modulo their number (several workers share one when
 	// there are fewer schedule queues than workers: group.go).
-	parts []*partWorker
-	// Periodic state saving in the partitioned engine: base[id] is LP id's newest saved
+	queues []*queue
+	// Periodic state saving in the engine: base[id] is LP id's newest saved
 	// state that is no longer in a log entry, spill[id] its committed events after base that
-	// coast forward may need (see fossilPart), period the state saving period.
+	// coast forward may need (see collectFossils), period the state saving period.
 	base   []*statemgr.Saved
 	spill  [][]event.Event
 	period uint32
-	// logMax is the partitioned engine's bound on a worker's history log, partLogMax (tests
+	// logMax is the engine's bound on a worker's history log, logMaxDefault (tests
 	// set it lower to exercise compaction).
 	logMax int
-	// hz is the partitioned engine's commit horizon in a run in one process, or nil.
+	// hz is the engine's commit horizon in a run in one process, or nil.
 	hz *horizon
-	// ck is the partitioned engine's CheckRollbacks record (check only).
-	ck partCheck
-	// plazy[id] holds LP id's rolled-back outputs in the partitioned engine (lazy
+	// ck is the engine's CheckRollbacks record (check only).
+	ck rollbackCheck
+	// lazies[id] holds LP id's rolled-back outputs in the engine (lazy
 	// cancellation only; owned by the LP's worker), and listed[id] says whether LP id is in
-	// its worker's holding list (partWorker.holding).
-	plazy  []*outputmgr.Lazy
+	// its worker's holding list (queue.holding).
+	lazies []*outputmgr.Lazy
 	listed []bool
 	// perSend is set with lazy cancellation, CheckRollbacks or Config.RecordSeries (whose
-	// Record reads the cause): the partitioned engine's workers note each event's key (the
+	// Record reads the cause): the engine's workers note each event's key (the
 	// cause of its sends) and digest its sends.
 	perSend bool
 }
@@ -213,7 +213,7 @@ func newTimeWarp(s *core.Sim) (*timeWarpDispatcher, error) {
 				d.local = append(d.local, LPID(i))
 			}
 		}
-		// Safe events across processes need the partitioned engine's one worker per process,
+		// Safe events across processes need the engine's one worker per process,
 		// reverse computation and a lookahead (see dist.RemoteSafe).
 		safe := !cfg.NoRemoteSafe && d.reverse && cfg.Workers == 1 && s.Lookahead > 0
 		d.dist = dist.New(s, cfg, tr, owner, d.local, d.gvt, d.passive, safe)
@@ -229,7 +229,7 @@ func newTimeWarp(s *core.Sim) (*timeWarpDispatcher, error) {
 		return nil, fmt.Errorf("partition LPs among schedule queues: %w", err)
 	}
 	d.addWorkers()
-	if err := d.initPartitioned(sched, cfg.LockType, groupLock(s.Cfg.TimeWarp.LockType)); err != nil {
+	if err := d.initQueues(sched, cfg.LockType, groupLock(s.Cfg.TimeWarp.LockType)); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -277,7 +277,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 		return st, err
 	}
 	made := 0
-	for _, p := range d.parts {
+	for _, p := range d.queues {
 		made += p.cal.Len()
 	}
 	if d.dist != nil {
@@ -319,7 +319,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 	if sp != nil {
 		sp.final(d)
 	}
-	for i, l := range d.plazy {
+	for i, l := range d.lazies {
 		if l != nil && l.Len() > 0 {
 			// Cannot happen (see the package comment): an LP holding outputs keeps GVT
 			// below the end time.
@@ -339,8 +339,8 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 		st.SuppressedSends += x.suppressed
 		st.CancelledEvents += x.annihil
 		st.PeakPendingEvents += w.pool.Allocated()
-		if w.id < len(d.parts) { // the first worker of each part
-			st.PeakPendingEvents += w.p.cal.Peak()
+		if w.id < len(d.queues) { // the first worker of each queue
+			st.PeakPendingEvents += w.q.cal.Peak()
 		}
 		if o := w.off; o != nil {
 			st.BatchedEvents += o.batched
@@ -355,7 +355,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 		st.AverageRollbackLength = float64(st.EventsRolledBack) / float64(n)
 	}
 	st.GVTCycles = d.gvt.Rounds()
-	st.FinalTime = d.finalTimePart()
+	st.FinalTime = d.finalTime()
 	if d.dist != nil {
 		return d.dist.Gather(st)
 	}
@@ -370,13 +370,13 @@ func (d *timeWarpDispatcher) arrangement() string {
 	return fmt.Sprintf("%s, %d shared by %d workers", core.QueueCalendar, d.cfg.Schedulers, d.cfg.Workers)
 }
 
-// initLPs runs every LP's Init and saves its initial state, each part's LPs on its first
-// worker, in parallel (see initPart).
+// initLPs runs every LP's Init and saves its initial state, each queue's LPs on its first
+// worker, in parallel (see initEach).
 func (d *timeWarpDispatcher) initLPs() (err error) {
 	s := d.sim
 	s.InInit = true
 	defer func() { s.InInit = false }()
-	return d.initPart()
+	return d.initEach()
 }
 
 // initSome runs Init for the LPs ids on worker w and saves their initial states.
@@ -398,7 +398,7 @@ func (d *timeWarpDispatcher) initSome(w *worker, ids []LPID) (err error) {
 			return w.frame().Err
 		}
 		if !d.reverse {
-			d.base[i] = w.p.save(r)
+			d.base[i] = w.q.save(r)
 		}
 		if d.check {
 			d.ck.base[i] = w.stateDigest(&d.ck.snap[i], r)
@@ -451,7 +451,7 @@ func (w *worker) loop() {
 		w.groupLoop() // group.go
 		return
 	}
-	w.partLoop()
+	w.soloLoop()
 }
 
 // setIdle keeps the count of idle workers; when all are idle a GVT round starts at once,
@@ -493,7 +493,7 @@ func (d *timeWarpDispatcher) startGVT() {
 }
 
 // limit is the time at and above which no event may be processed now (small enough to be
-// inlined: the partitioned engine calls it for every event).
+// inlined: the engine calls it for every event).
 func (d *timeWarpDispatcher) limit() Time {
 	if d.cfg.OptimismWindow > 0 {
 		return d.windowLimit()
@@ -579,7 +579,7 @@ func (w *worker) eventDigest(snap *any, r *core.LPRecord) twDigest {
 }
 
 // Send is the worker's sink with CheckRollbacks: it digests the Send (appendSend), then
-// passes it to the engine's sink (lazySink or partSink).
+// passes it to the engine's sink (lazySink or sink).
 func (w *worker) Send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
 	if !w.initSend {
 		w.appendSend(to, depth, seq, at, ws, payload)
@@ -587,7 +587,7 @@ func (w *worker) Send(to, from LPID, depth uint32, seq uint64, at, now Time, ws 
 	if w.d.lazy {
 		(*lazySink)(w).Send(to, from, depth, seq, at, now, ws, payload)
 	} else {
-		(*partSink)(w).Send(to, from, depth, seq, at, now, ws, payload)
+		(*sink)(w).Send(to, from, depth, seq, at, now, ws, payload)
 	}
 }
 

@@ -1,0 +1,202 @@
+package timewarp
+
+import (
+	"runtime"
+	"unsafe"
+
+	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/internal/prefetch"
+	"github.com/warpedgo/warped/kernel/internal/core"
+)
+
+// housekeep does what a worker of the engine does before it takes events: it
+// takes in what other workers handed over, handles anti-messages, settles held outputs,
+// reports to a running GVT round, collects fossils below the commit horizon and compacts a
+// full log. It returns GVT. (A worker of a group calls it under its group's lock.)
+func (w *worker) housekeep() Time {
+	d, q := w.d, w.q
+	if q.inN.Load() > 0 {
+		w.mark(phaseComm)
+		w.drainInbound()
+		w.mark(phaseProcess)
+	}
+	if len(q.antis) > 0 {
+		w.mark(phaseComm)
+		w.handleAntis()
+		w.mark(phaseProcess)
+	}
+	if d.dist != nil && d.dist.Safe() != nil {
+		w.remoteSafe() // remotesafe.go
+	}
+	if w.extra && d.lazy {
+		w.settleHeld()
+	}
+	if r := d.gvt.Round(); w.tracker.Due(r) {
+		w.mark(phaseGVT)
+		w.report(r)
+		w.mark(phaseProcess)
+	}
+	g := d.gvt.GVT()
+	if d.hz == nil {
+		if g > q.fossilKey.RecvTime {
+			w.mark(phaseGVT)
+			w.collectFossils(event.Key{RecvTime: g}) // below every event at g
+			w.mark(phaseProcess)
+		}
+	} else if r := d.hz.round.Load(); r != q.horizonSeen {
+		// Every round publishes a horizon, which is at least its GVT; GVT may come from
+		// a round whose horizon is not out yet.
+		w.mark(phaseGVT)
+		q.horizonSeen = r
+		hk := d.hz.keys[r&1]
+		if hk.RecvTime < g {
+			hk = event.Key{RecvTime: g}
+		}
+		if event.KeyLess(&q.fossilKey, &hk) {
+			w.collectFossils(hk)
+		}
+		if d.reverse {
+			q.updateSafe(d.hz, r, w.id, d.sim.Lookahead)
+		}
+		w.mark(phaseProcess)
+	}
+	if r := d.gvt.Rounds(); r != q.roundsSeen {
+		q.roundsSeen, q.ahead = r, 0
+	}
+	if q.hist.Len() >= d.logMax {
+		every := max(q.compactEvery, d.logMax/compactShare)
+		if n := w.stats.processed; n-q.compactedAt >= uint64(every) {
+			w.mark(phaseGVT)
+			q.compactedAt = n
+			before := q.hist.Len()
+			w.compact(q.fossilKey)
+			if before-q.hist.Len() < before/compactShare {
+				q.compactEvery = min(2*every, d.logMax)
+			} else {
+				q.compactEvery = 0
+			}
+			w.mark(phaseProcess)
+		}
+	}
+	return g
+}
+
+// soloLoop is a worker goroutine of the engine (a queue of its own; a worker of
+// a group runs groupLoop).
+func (w *worker) soloLoop() {
+	d, q := w.d, w.q
+	for !d.done.Load() {
+		g := w.housekeep()
+		t, ok := q.cal.Min()
+		if !ok || w.pastLimit(t, d.limit(), g) {
+			w.mark(phaseIdle)
+			w.goIdle(ok && t < d.end)
+			d.idleRound()
+			if q.idleTurns++; d.dist != nil || q.idleTurns > idleSpin {
+				// Across processes, ranks may share cores: give the core up to the
+				// thread, perhaps this rank's manager, that brings the next GVT. In
+				// one process, a worker that keeps waiting most likely waits for
+				// another whose thread lost its core (see idleSpin).
+				yieldThread()
+			}
+			runtime.Gosched()
+			w.mark(phaseProcess)
+			continue
+		}
+		q.idleTurns = 0
+		w.setIdle(false)
+		if o := w.off; w.extra && o != nil {
+			o.tick(w)
+			if size := o.size(d); size > 0 {
+				if !w.processBatch(size, g) {
+					return
+				}
+				if q.boxed {
+					w.flushOutboxes()
+				}
+				continue
+			}
+		}
+		// The calendar's own copy, valid until the next Pop: copying it out right after Pop
+		// wrote it field by field stalled on store forwarding (1-2% of a run).
+		ev := q.cal.Pop()
+		q.ahead++
+		w.prefetchAfterTake()
+		w.step(ev)
+		if q.boxed && q.ahead%flushEvents == 0 {
+			w.mark(phaseComm)
+			w.flushOutboxes()
+			w.mark(phaseProcess)
+		}
+		if w.frame().Err != nil {
+			d.fail(w.frame().Err)
+			return
+		}
+	}
+}
+
+// prefetchAfterTake asks the processor for what the worker will touch after the event it just
+// took, so that the cache misses overlap that event's handling: what prefetchNext asks for
+// (the coming events' calendar records, LP records and model state), the lpState record of
+// the LP whose records it asks for, and the history log slot the next entry goes to,
+// unless the event before was safe (the next one most likely is too, and is not logged).
+func (w *worker) prefetchAfterTake() {
+	d, q := w.d, w.q
+	if id, ok := core.PrefetchNext(&q.cal, d.sim.LPs); ok {
+		prefetch.Line(unsafe.Pointer(&d.lps[id]))
+	}
+	if h := q.hist.Spare(); h != nil && !q.wasSafe { // two lines (see statemgr.Entry)
+		prefetch.Line(unsafe.Pointer(h))
+		prefetch.Line(unsafe.Pointer(&h.Saved))
+	}
+}
+
+// pastLimit reports whether an event at time t is past what the worker may take now: at
+// or past lim (the end time, or the optimism window's limit), or past GVT g while the
+// worker is ahead (aheadFull).
+func (w *worker) pastLimit(t, lim, g Time) bool { return t >= lim || t > g && w.aheadFull() }
+
+// aheadFull reports whether the worker has taken aheadEvents since the last GVT
+// round, or its history log is full: it then takes no event past GVT.
+func (w *worker) aheadFull() bool {
+	return w.q.ahead >= aheadEvents || w.q.hist.Len() >= w.d.logMax
+}
+
+// goIdle hands over the buffered events and marks the worker idle; work says whether it
+// holds events below the end time (beyond the optimism window).
+func (w *worker) goIdle(work bool) {
+	if w.q.boxed {
+		w.flushOutboxes()
+	}
+	w.q.work.Store(work)
+	w.setIdle(true)
+}
+
+// step processes ev, the least pending event of the worker, or, when it is a straggler,
+// rolls its LP back and puts it back.
+func (w *worker) step(ev *event.Event) {
+	d := w.d
+	id := ev.Receiver
+	x := &d.lps[id]
+	if x.firstCancel() != 0 {
+		if k := event.KeyOf(ev); w.q.dropCancelled(x, &k, w.q.cal.PoppedStamp()) {
+			return
+		}
+	}
+	if event.Before(ev, &x.lastKey) {
+		w.straggler(x, id, ev)
+		return
+	}
+	w.process(x, id, ev)
+}
+
+// straggler rolls LP id (record x) back for ev, an event just taken that sorts before the
+// LP's last logged one, and puts ev back.
+func (w *worker) straggler(x *lpState, id LPID, ev *event.Event) {
+	w.stats.primary++
+	// The rollback puts events back and may send anti-messages to this worker's LPs:
+	// those go first, then the least event is taken again. (When the rollback check
+	// fails, the run ends.)
+	w.rollback(x, id, event.KeyOf(ev), false)
+	w.q.cal.Push(ev)
+}
