@@ -54,6 +54,22 @@ type Fujimoto struct {
 	local bool
 	// result and resultRound are the last local round's minimum and number (local only).
 	result, resultRound atomic.Uint64
+	// notify, when set (OnChange), is called after a round starts, after one ends and
+	// after SetGVT: the moments a waiting worker may have something to do.
+	notify func()
+}
+
+// OnChange sets fn to be called, from whichever goroutine made the change, after a round
+// starts, after a round ends (GVT or the local result is out) and after SetGVT. A worker
+// that parks while it waits for GVT to move, or for a round to report in, is woken there
+// instead of polling Round and GVT. It must be set before the coordinator is shared.
+func (f *Fujimoto) OnChange(fn func()) { f.notify = fn }
+
+// changed calls the notify function, if any.
+func (f *Fujimoto) changed() {
+	if f.notify != nil {
+		f.notify()
+	}
 }
 
 // cacheLine is the size of a cache line on the machines the kernel targets (x86-64, and
@@ -94,6 +110,7 @@ func (f *Fujimoto) Start() bool {
 	// Publishing the round number last makes the fields above visible to every worker
 	// that sees it.
 	f.round.Store(n)
+	f.changed()
 	return true
 }
 
@@ -127,6 +144,7 @@ func (f *Fujimoto) Report(round uint64, localMin event.Time) (gvt event.Time, ok
 		f.result.Store(math.Float64bits(g))
 		f.resultRound.Store(round)
 		f.round.Store(0)
+		f.changed()
 		return g, true
 	}
 	if prev := math.Float64frombits(f.gvt.Load()); g < prev {
@@ -137,6 +155,7 @@ func (f *Fujimoto) Report(round uint64, localMin event.Time) (gvt event.Time, ok
 	f.gvt.Store(math.Float64bits(g))
 	f.rounds.Add(1)
 	f.round.Store(0)
+	f.changed()
 	return g, true
 }
 
@@ -158,6 +177,7 @@ func (f *Fujimoto) SetGVT(g event.Time) error {
 	}
 	f.gvt.Store(math.Float64bits(g))
 	f.rounds.Add(1)
+	f.changed()
 	return nil
 }
 

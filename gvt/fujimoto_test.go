@@ -98,3 +98,34 @@ func TestConcurrentRounds(t *testing.T) {
 		require.Greater(t, gs[i], gs[i-1])
 	}
 }
+
+// TestOnChange checks that the hook is called once when a round starts, once when it ends
+// (not at the other reports), and at SetGVT, and not when Start finds a round running.
+func TestOnChange(t *testing.T) {
+	f := NewFujimoto(2)
+	calls := 0
+	f.OnChange(func() { calls++ })
+	if !f.Start() || calls != 1 {
+		t.Fatalf("after Start: %d calls, want 1", calls)
+	}
+	if f.Start() || calls != 1 {
+		t.Fatalf("after a second Start in a running round: %d calls, want 1", calls)
+	}
+	r := f.Round()
+	if _, ok := f.Report(r, 3); ok || calls != 1 {
+		t.Fatalf("after the first report: %d calls, want 1", calls)
+	}
+	if g, ok := f.Report(r, 5); !ok || g != 3 || calls != 2 {
+		t.Fatalf("after the last report: GVT %v (ok %v), %d calls, want 3, true and 2", g, ok, calls)
+	}
+	l := NewFujimotoLocal(1)
+	lc := 0
+	l.OnChange(func() { lc++ })
+	l.Start()
+	if _, ok := l.Report(l.Round(), 1); !ok || lc != 2 {
+		t.Fatalf("local round: %d calls, want 2", lc)
+	}
+	if err := l.SetGVT(1); err != nil || lc != 3 {
+		t.Fatalf("after SetGVT: %d calls (err %v), want 3", lc, err)
+	}
+}

@@ -94,3 +94,15 @@ func BenchmarkTimeWarpPHOLDShared(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTimeWarpPHOLDOversubscribed runs PHOLD (reverse computation, end 200) with 4
+// and 8 workers, one schedule queue each, whatever the number of processors: on a 2-core
+// machine, more workers than cores.
+func BenchmarkTimeWarpPHOLDOversubscribed(b *testing.B) {
+	build := func() ([]kernel.LogicalProcess, error) { return phold.New(phold.DefaultConfig()) }
+	for _, w := range []int{4, 8} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			benchTimeWarp(b, 200, kernel.TimeWarpConfig{Workers: w, Schedulers: w, StateSaving: "reverse"}, build)
+		})
+	}
+}

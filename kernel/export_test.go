@@ -21,13 +21,19 @@ func RunTimeWarpInternals(ctx context.Context, cfg Config, lps []LogicalProcess)
 // RunTimeWarpInternalsLogMax is RunTimeWarpInternals with the engine's history log bound
 // set to logMax entries (0: the default).
 func RunTimeWarpInternalsLogMax(ctx context.Context, cfg Config, lps []LogicalProcess, logMax int) (TimeWarpInternals, error) {
+	return RunTimeWarpInternalsTuned(ctx, cfg, lps, timewarp.Tuning{LogMax: logMax})
+}
+
+// RunTimeWarpInternalsTuned is RunTimeWarpInternals with the engine's internal bounds set
+// by tu.
+func RunTimeWarpInternalsTuned(ctx context.Context, cfg Config, lps []LogicalProcess, tu timewarp.Tuning) (TimeWarpInternals, error) {
 	cfg.Type = TimeWarp
 	s, err := New(cfg, lps)
 	if err != nil {
 		return TimeWarpInternals{}, err
 	}
 	s.ran = true
-	st, in, err := timewarp.RunInternals(ctx, s.sim, logMax)
+	st, in, err := timewarp.RunInternals(ctx, s.sim, tu)
 	if err != nil {
 		return TimeWarpInternals{}, err
 	}

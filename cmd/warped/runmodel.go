@@ -77,10 +77,10 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	o.progress = "auto"
 	fs.Float64Var(&o.maxSimTime, "max-sim-time", m.endTime, "end time: events before it are processed")
 	fs.StringVar(&o.simType, "simulation-type", kernel.TimeWarp, "dispatcher: "+strings.Join(kernel.Types(), " or "))
-	fs.IntVar(&o.workers, "time-warp-worker-threads", runtime.NumCPU(), "time warp: worker goroutines")
+	fs.IntVar(&o.workers, "time-warp-worker-threads", runtime.GOMAXPROCS(0), "time warp: workers (default: the CPUs this process may use); more than that take turns on that many goroutines")
 	fs.IntVar(&o.schedulers, "time-warp-scheduler-count", 0, "time warp: schedule queues, at most the worker threads (0: one per worker thread)")
 	fs.StringVar(&o.queueType, "time-warp-queue-type", "", "time warp: calendar, the only kind (each schedule queue is a calendar queue of its LPs' events, shared by its workers when there are fewer queues than workers); heap, splay, ladder and parallel-heap are no longer schedule arrangements")
-	fs.StringVar(&o.lockType, "time-warp-lock-type", "", "time warp: the locks of the schedule queues: ticket or mutex (default: ticket for each queue's inbound events, mutex for a queue that workers share)")
+	fs.StringVar(&o.lockType, "time-warp-lock-type", "", "time warp: the locks of the schedule queues: ticket or mutex (default: mutex, which polls briefly, then parks)")
 	fs.IntVar(&o.period, "time-warp-state-saving-period", 16, "time warp: save each LP's state every N events (1: copy state saving)")
 	fs.StringVar(&o.stateSaving, "time-warp-state-saving-type", kernel.StateSavingAuto, "time warp: periodic state saving, reverse computation (every LP must implement Reverse), or auto: reverse when every LP implements it and no period is set")
 	fs.StringVar(&o.cancellation, "time-warp-cancellation", "aggressive", "time warp: aggressive or lazy cancellation")

@@ -48,7 +48,10 @@ func Types() []string { return []string{Sequential, TimeWarp} }
 
 // TimeWarpConfig configures the time-warp dispatcher. Zero values take the defaults.
 type TimeWarpConfig struct {
-	// Workers is the number of worker goroutines (default: the number of CPUs).
+	// Workers is the number of workers (default: GOMAXPROCS, the CPUs the process may use,
+	// which follows a container's CPU limit where the number of CPUs does not). More
+	// workers than GOMAXPROCS take turns on GOMAXPROCS goroutines (package timewarp,
+	// host.go).
 	Workers int
 	// Schedulers is the number of schedule queues (default: one per worker, the fastest
 	// arrangement; see docs/PERFORMANCE.md); workers map onto them round-robin and LPs are
@@ -63,8 +66,9 @@ type TimeWarpConfig struct {
 	QueueType string
 	// LockType is the kind of lock that guards each schedule queue's inbound events from
 	// other queues and, with fewer schedule queues than workers, a queue its workers share:
-	// ticket or mutex. The default is ticket for the inbound, mutex for a shared queue (see
-	// groupLock).
+	// ticket or mutex (the default: spinlock.Mutex, which polls for a while and then parks,
+	// or parks at once where workers outnumber GOMAXPROCS). A ticket lock hands over in
+	// order, so a waiter whose thread is off its core holds up every waiter behind it.
 	LockType string
 	// StateSavingPeriod saves each LP's state every that many events (default 16; 1 is
 	// copy state saving). Periodic state saving only.
@@ -248,7 +252,7 @@ func (c *Config) Validate() error {
 // WithDefaults returns tw with every zero field set to its default.
 func (tw TimeWarpConfig) WithDefaults() TimeWarpConfig {
 	if tw.Workers == 0 {
-		tw.Workers = runtime.NumCPU()
+		tw.Workers = runtime.GOMAXPROCS(0)
 	}
 	if tw.Schedulers == 0 {
 		tw.Schedulers = tw.Workers
@@ -257,7 +261,7 @@ func (tw TimeWarpConfig) WithDefaults() TimeWarpConfig {
 		tw.QueueType = QueueCalendar
 	}
 	if tw.LockType == "" {
-		tw.LockType = "ticket"
+		tw.LockType = "mutex"
 	}
 	if tw.StateSavingPeriod == 0 {
 		tw.StateSavingPeriod = 16

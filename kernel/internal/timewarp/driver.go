@@ -38,7 +38,7 @@ func (e *driverEngine) GVTWanted() bool { return e.d.gvtWanted.Swap(false) }
 func (e *driverEngine) Fail(err error) { e.d.fail(err) }
 
 // Stop ends the run.
-func (e *driverEngine) Stop() { e.d.done.Store(true) }
+func (e *driverEngine) Stop() { e.d.stop() }
 
 // Stopped reports whether the run ended.
 func (e *driverEngine) Stopped() bool { return e.d.done.Load() }

@@ -9,7 +9,6 @@ import (
 	"github.com/warpedgo/warped/eventset"
 	"github.com/warpedgo/warped/internal/ring"
 	"github.com/warpedgo/warped/outputmgr"
-	"github.com/warpedgo/warped/spinlock"
 	"github.com/warpedgo/warped/statemgr"
 )
 
@@ -175,7 +174,6 @@ type queue struct {
 	maxCommitted   Time      // the latest receive time among the committed events dropped
 	undone, coasts []int64   // rollback scratch
 	ahead          int       // events taken since a GVT round last ended (see aheadEvents)
-	idleTurns      int       // idle turns in a row (see idleSpin)
 	gvtMask        uint64    // events between the GVT rounds the worker starts (gvtEvents), less 1
 	roundsSeen     uint64    // GVT rounds ended when ahead was last reset
 	compactedAt    uint64    // stats.processed at the last compaction (see compact)
@@ -196,6 +194,12 @@ type queue struct {
 	in    []event.Event
 	inN   atomic.Int32
 	spare []event.Event // owned by the worker: the drained slice, for reuse
+	// workers are the workers that run the queue (one, or a group's members), woken when
+	// events are handed over to it (park.go); set before the run.
+	workers []*worker
+	// commits counts a group's commits (written under mu, read without it by members
+	// deciding whether to park; see park.go).
+	commits atomic.Uint64
 	// work is set, when the worker goes idle, to whether it holds events below the end
 	// time (the manager's passivity check across processes reads it).
 	work atomic.Bool
@@ -218,18 +222,19 @@ const slowGVTEvents = 2048
 // aheadEvents bounds how far a worker runs ahead of the others: after taking that many
 // events without seeing a GVT round end, it takes only events at GVT until one does. A
 // round needs every worker's report, so while the workers run side by side rounds end
-// every few thousand events and the bound is never reached; when one is descheduled (more
-// goroutines than cores, or a busy machine), the others would otherwise run on alone and
-// lose most of that work to rollbacks (measured: efficiency down to 39% and 1.5 GiB of
-// history on PHOLD on a loaded 2-core machine). The count restarts when a round ends, not
-// when GVT advances: a model with many events at one time (PCS's times are integers)
-// keeps GVT at that time for thousands of events while both workers run, and counting
-// from its advances left PCS's workers waiting 15% of the run.
-// Across processes GVT rounds follow Mattern's token, once per GVT period, not the work
-// done, so the bound caps each worker at that many events per round there; it is kept,
-// because without it ranks that share cores run far ahead of each other: on mpirun -np 2
-// on 2 cores, a bound of 32768 took PHOLD from 3.5 to 0.9 M events/s (58% efficiency,
-// GVT rounds 40 ms apart as the managers lost their cores to the workers).
+// every few thousand events and the bound is never reached; when one is descheduled (a
+// busy machine), the others would otherwise run on alone and lose most of that work to
+// rollbacks (measured: efficiency down to 39% and 1.5 GiB of history on PHOLD on a loaded
+// 2-core machine). The count restarts when a round ends, not when GVT advances: a model
+// with many events at one time (PCS's times are integers) keeps GVT at that time for
+// thousands of events while both workers run, and counting from its advances left PCS's
+// workers waiting 15% of the run. Across processes GVT rounds follow Mattern's token, once
+// per GVT period, not the work done, so the bound caps each worker at that many events per
+// round there; it is kept, because without it ranks that share cores run far ahead of each
+// other: on mpirun -np 2 on 2 cores, a bound of 32768 took PHOLD from 3.5 to 0.9 M events/s
+// (58% efficiency, GVT rounds 40 ms apart as the managers lost their cores to the
+// workers). A bound in virtual time that adapts to the rollbacks it causes was tried and
+// is not in place: see docs/DECISIONS.md, "Never waits".
 const aheadEvents = 4096
 
 // logMaxDefault bounds a worker's run ahead of GVT by the length of its history log: with that
@@ -259,16 +264,6 @@ const logMaxDefault = 1<<14 - 1024
 // run).
 const compactShare = 16
 
-// idleSpin is the number of idle turns in a row after which a worker of the partitioned
-// engine gives its thread's core away (sched_yield) at each turn, besides runtime.Gosched.
-// A worker waits mostly at the ahead bound (aheadEvents), for a GVT round that needs
-// another worker's report; on a loaded machine that worker's thread is often off its core,
-// and spinning on Gosched keeps the core from it (55-60% of a loaded 2-worker run's CPU
-// samples were in that spin). Yielding on every idle turn cost a model with short waits
-// (the epidemic) 7%; after 64 turns, interleaved rounds under load measured 1.15 to 1.86
-// times the rate without (docs/PERFORMANCE.md).
-const idleSpin = 64
-
 // flushEvents is the number of events a worker of the engine takes between two
 // hand-overs of the events it buffered for other workers (it also hands them over before
 // it reports to a GVT round and when it goes idle). Each hand-over takes the destination's
@@ -283,7 +278,7 @@ const flushEvents = 32
 const histMin = 1024
 
 // initQueues sets up the engine: sched[j] is the worker of LP d.local[j].
-func (d *timeWarpDispatcher) initQueues(sched []int, lockType, groupLockType string) error {
+func (d *timeWarpDispatcher) initQueues(sched []int, lockType string) error {
 	n := len(d.sim.LPs)
 	d.owner = make([]int32, n)
 	d.lps = make([]lpState, n)
@@ -313,7 +308,7 @@ func (d *timeWarpDispatcher) initQueues(sched []int, lockType, groupLockType str
 	// are fewer queues than workers (group.go).
 	d.queues = make([]*queue, d.cfg.Schedulers)
 	for i := range d.queues {
-		l, err := spinlock.New(lockType)
+		l, err := d.newLock(lockType)
 		if err != nil {
 			return err
 		}
@@ -323,7 +318,7 @@ func (d *timeWarpDispatcher) initQueues(sched []int, lockType, groupLockType str
 			q.gvtMask = slowGVTEvents - 1
 		}
 		if d.grouped() {
-			if q.mu, err = d.newGroupLock(groupLockType); err != nil {
+			if q.mu, err = d.newLock(lockType); err != nil {
 				return err
 			}
 			q.safeBound = event.Key{RecvTime: math.Inf(-1)} // safe only below a batch's groupBound, at its commit (group.go)
@@ -341,6 +336,7 @@ func (d *timeWarpDispatcher) initQueues(sched []int, lockType, groupLockType str
 		}
 		w.g = w.id % len(d.queues)
 		w.q = d.queues[w.g]
+		w.q.workers = append(w.q.workers, w)
 		if d.grouped() {
 			w.extra, w.grp = true, true
 			w.q.members = append(w.q.members, w)

@@ -118,27 +118,21 @@ type stage struct {
 	min, safe event.Key
 }
 
-// groupLock returns the kind of lock that guards a shared schedule queue, given LockType
-// as configured: that kind, or a mutex when none is given (spinlock.Mutex, which polls
-// for a while before it parks). A worker holds it for a whole batch's commit and take,
-// some microseconds. PHOLD, 2 workers sharing a queue on the 2-vCPU machine (medians of
-// interleaved runs against the sequential dispatcher): the ticket lock 0.97 – 1.05, the
-// mutex 0.95 – 1.05 on an idle machine; with one other busy thread, the ticket lock 0.34 –
-// 0.42 and the mutex 0.60 – 0.65. A FIFO hand-over waits for a waiter whose thread the
-// operating system has descheduled; the mutex lets whoever runs take it. (sync.Mutex
-// alone, which parks its waiter at once and wakes it at every hand-over, read 0.53 – 0.66
-// on the idle machine.)
-func groupLock(configured string) string {
-	if configured == "" {
-		return "mutex"
-	}
-	return configured
-}
-
-// newGroupLock returns a new lock of the given kind (groupLock's) for a shared schedule
-// queue: a mutex that polls before it parks while every worker can have a processor, one
-// that parks at once where they outnumber GOMAXPROCS (see spinlock.Mutex).
-func (d *timeWarpDispatcher) newGroupLock(kind string) (sync.Locker, error) {
+// newLock returns a new lock of the given kind (LockType) for a queue's inbound or a
+// shared queue: a mutex that polls before it parks while every worker can have a
+// processor, one that parks at once where they outnumber GOMAXPROCS (see
+// spinlock.Mutex). A group's worker holds its queue's lock for a whole batch's commit and
+// take, some microseconds; a worker holds an inbound's for an append. PHOLD, 2 workers
+// sharing a queue on the 2-vCPU machine (medians of interleaved runs against the
+// sequential dispatcher): the ticket lock 0.97 – 1.05, the mutex 0.95 – 1.05 on an idle
+// machine; with one other busy thread, the ticket lock 0.34 – 0.42 and the mutex 0.60 –
+// 0.65. A FIFO hand-over waits for a waiter whose thread the operating system has
+// descheduled (or, with more workers than GOMAXPROCS, whose goroutine is not running);
+// the mutex lets whoever runs take it. As the inbound lock, on PHOLD with 4 workers on
+// the 2 cores, the ticket lock committed 1.3 – 1.7 M events/s and the mutex 4.0 – 4.8 M.
+// (sync.Mutex alone, which parks its waiter at once and wakes it at every hand-over,
+// read 0.53 – 0.66 of sequential as a shared queue's lock on the idle machine.)
+func (d *timeWarpDispatcher) newLock(kind string) (sync.Locker, error) {
 	if kind == "mutex" {
 		return spinlock.NewMutex(d.cfg.Workers <= runtime.GOMAXPROCS(0)), nil
 	}
@@ -157,18 +151,22 @@ func (w *worker) groupLoop() {
 			q.mu.Unlock()
 		}
 	}()
-	idle := 0
 	for !d.done.Load() {
 		w.mark(phaseIdle) // waiting for the lock counts as idle (engine sampling's time split)
 		q.mu.Lock()
 		w.mark(phaseProcess)
 		locked = true
-		if len(w.stage.held) > 0 && !w.commitStaged() {
-			locked = false
-			q.mu.Unlock()
-			d.fail(w.frame().Err)
-			return
+		committed := len(w.stage.held) > 0
+		if committed {
+			if !w.commitStaged() {
+				locked = false
+				q.mu.Unlock()
+				d.fail(w.frame().Err)
+				return
+			}
+			q.commits.Add(1) // members waiting on this batch's LPs or events may go on
 		}
+		w.seenCommits = q.commits.Load()
 		g := w.housekeep()
 		w.stage.take, w.stage.size = groupBatch, 0
 		if q.groupSafe {
@@ -182,24 +180,27 @@ func (w *worker) groupLoop() {
 		}
 		if !w.takeGroup(g) {
 			t, ok := q.cal.Min()
+			lim := d.limit()
 			w.mark(phaseIdle)
 			w.goIdle(ok && t < d.end)
 			locked = false
 			q.mu.Unlock()
-			d.idleRound()
-			if idle++; d.dist != nil || idle > idleSpin {
-				yieldThread() // see soloLoop
+			if committed {
+				q.wakeQueue()
 			}
-			runtime.Gosched()
+			w.idleTurn(ok && t < lim)
 			w.mark(phaseProcess)
 			continue
 		}
-		idle = 0
+		w.busy()
 		if q.boxed {
 			w.flushOutboxes()
 		}
 		locked = false
 		q.mu.Unlock()
+		if committed {
+			q.wakeQueue()
+		}
 		w.handleStaged()
 	}
 }

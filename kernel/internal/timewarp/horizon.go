@@ -207,6 +207,6 @@ func (w *worker) report(r uint64) {
 		d.hz.publish(r)
 	}
 	if ok && g >= d.end && d.dist == nil {
-		d.done.Store(true)
+		d.stop()
 	}
 }

@@ -3,6 +3,7 @@ package timewarp
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/kernel/internal/core"
@@ -34,24 +35,40 @@ type Internals struct {
 	// CommittedAtGVT counts the events fossil collection committed at the time of its
 	// commit horizon: those below the horizon's key but not before GVT's time.
 	CommittedAtGVT int
-	Debug          []string
+	// Parks counts the times a worker parked (park.go).
+	Parks int
+	Debug []string
 }
 
-// RunInternals is Run with the engine's history log bound set to logMax
-// entries (0: the default, logMaxDefault), which also reports the dispatcher's internals.
-func RunInternals(ctx context.Context, s *core.Sim, logMax int) (core.Stats, Internals, error) {
+// Tuning sets the engine's internal bounds for a test run (0: the default).
+type Tuning struct {
+	// LogMax bounds a worker's history log (logMaxDefault).
+	LogMax int
+	// ParkAfter is how long an idle worker spins before it parks (parkAfter).
+	ParkAfter time.Duration
+}
+
+// RunInternals is Run with the engine's bounds set by tu, which also reports the
+// dispatcher's internals.
+func RunInternals(ctx context.Context, s *core.Sim, tu Tuning) (core.Stats, Internals, error) {
 	d, err := newTimeWarp(s)
 	if err != nil {
 		return core.Stats{}, Internals{}, err
 	}
-	if logMax > 0 {
-		d.logMax = logMax
+	if tu.LogMax > 0 {
+		d.logMax = tu.LogMax
+	}
+	if tu.ParkAfter > 0 {
+		d.parkAfter = tu.ParkAfter
 	}
 	st, err := d.run(ctx)
 	if err != nil {
 		return core.Stats{}, Internals{}, err
 	}
 	in := Internals{Suppressed: d.suppressed}
+	for _, w := range d.workers {
+		in.Parks += w.pk.parks
+	}
 	// Records in use: those created, less those waiting in the pools and the depot.
 	live := 0
 	for _, w := range d.workers {

@@ -1,7 +1,7 @@
 package timewarp
 
 import (
-	"runtime"
+	"math"
 	"unsafe"
 
 	"github.com/warpedgo/warped/event"
@@ -82,34 +82,57 @@ func (w *worker) housekeep() Time {
 }
 
 // soloLoop is a worker goroutine of the engine (a queue of its own; a worker of
-// a group runs groupLoop).
+// a group runs groupLoop, workers that outnumber the processors hostLoop).
 func (w *worker) soloLoop() {
+	for !w.d.done.Load() {
+		switch took, st := w.run(math.MaxInt); st {
+		case turnFailed:
+			return
+		case turnIdle, turnAhead:
+			if took > 0 {
+				w.busy()
+			}
+			w.idleTurn(st == turnAhead)
+			w.mark(phaseProcess)
+		}
+	}
+}
+
+// turnState is how a worker's turn over its queue (run) ended.
+type turnState uint8
+
+const (
+	turnDone   turnState = iota // it took as many events as it was given
+	turnIdle                    // nothing below the end (or the optimism window) to take
+	turnAhead                   // events below the end, but beyond the worker's ceiling
+	turnFailed                  // the run failed (or ended)
+)
+
+// run is a worker's turn over its own queue: up to n events, each after housekeep, as long
+// as it may take them. It returns the number taken and how the turn ended. A worker that
+// may not take an event is marked idle (goIdle) and in the idle phase when run returns.
+func (w *worker) run(n int) (int, turnState) {
 	d, q := w.d, w.q
-	for !d.done.Load() {
+	for i := 0; i < n; i++ {
+		if d.done.Load() {
+			return i, turnFailed
+		}
 		g := w.housekeep()
 		t, ok := q.cal.Min()
-		if !ok || w.pastLimit(t, d.limit(), g) {
+		if lim := d.limit(); !ok || w.pastLimit(t, lim, g) {
 			w.mark(phaseIdle)
 			w.goIdle(ok && t < d.end)
-			d.idleRound()
-			if q.idleTurns++; d.dist != nil || q.idleTurns > idleSpin {
-				// Across processes, ranks may share cores: give the core up to the
-				// thread, perhaps this rank's manager, that brings the next GVT. In
-				// one process, a worker that keeps waiting most likely waits for
-				// another whose thread lost its core (see idleSpin).
-				yieldThread()
+			if ok && t < lim {
+				return i, turnAhead
 			}
-			runtime.Gosched()
-			w.mark(phaseProcess)
-			continue
+			return i, turnIdle
 		}
-		q.idleTurns = 0
 		w.setIdle(false)
 		if o := w.off; w.extra && o != nil {
 			o.tick(w)
 			if size := o.size(d); size > 0 {
 				if !w.processBatch(size, g) {
-					return
+					return i, turnFailed
 				}
 				if q.boxed {
 					w.flushOutboxes()
@@ -130,9 +153,21 @@ func (w *worker) soloLoop() {
 		}
 		if w.frame().Err != nil {
 			d.fail(w.frame().Err)
-			return
+			return i, turnFailed
 		}
 	}
+	return n, turnDone
+}
+
+// pastLimit reports whether an event at time t is past what the worker may take now: at
+// or past lim (the end time, or the optimism window's limit), or past GVT g while the
+// worker is ahead (aheadFull).
+func (w *worker) pastLimit(t, lim, g Time) bool { return t >= lim || t > g && w.aheadFull() }
+
+// aheadFull reports whether the worker has taken aheadEvents since the last GVT round
+// ended, or its history log is full: it then takes no event past GVT.
+func (w *worker) aheadFull() bool {
+	return w.q.ahead >= aheadEvents || w.q.hist.Len() >= w.d.logMax
 }
 
 // prefetchAfterTake asks the processor for what the worker will touch after the event it just
@@ -149,17 +184,6 @@ func (w *worker) prefetchAfterTake() {
 		prefetch.Line(unsafe.Pointer(h))
 		prefetch.Line(unsafe.Pointer(&h.Saved))
 	}
-}
-
-// pastLimit reports whether an event at time t is past what the worker may take now: at
-// or past lim (the end time, or the optimism window's limit), or past GVT g while the
-// worker is ahead (aheadFull).
-func (w *worker) pastLimit(t, lim, g Time) bool { return t >= lim || t > g && w.aheadFull() }
-
-// aheadFull reports whether the worker has taken aheadEvents since the last GVT
-// round, or its history log is full: it then takes no event past GVT.
-func (w *worker) aheadFull() bool {
-	return w.q.ahead >= aheadEvents || w.q.hist.Len() >= w.d.logMax
 }
 
 // goIdle hands over the buffered events and marks the worker idle; work says whether it

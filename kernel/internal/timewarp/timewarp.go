@@ -87,6 +87,10 @@ type worker struct {
 	// cell is where the worker publishes its counters for engine sampling at each GVT
 	// report (see sample.go), or nil when sampling is off.
 	cell *sampleCell
+	// pk is what the worker needs to park while it may not take an event (park.go);
+	// seenCommits is its group's commits as of its last take (group.go).
+	pk          parker
+	seenCommits uint64
 }
 
 // processedSoFar returns the number of events the workers have processed, as of their last
@@ -146,6 +150,9 @@ type timeWarpDispatcher struct {
 	base   []*statemgr.Saved
 	spill  [][]event.Event
 	period uint32
+	// parkAfter is how long an idle worker spins before it parks (park.go; tests set it
+	// lower).
+	parkAfter time.Duration
 	// logMax is the engine's bound on a worker's history log, logMaxDefault (tests
 	// set it lower to exercise compaction).
 	logMax int
@@ -196,7 +203,7 @@ func newTimeWarp(s *core.Sim) (*timeWarpDispatcher, error) {
 	}
 	d := &timeWarpDispatcher{sim: s, cfg: cfg, end: s.Cfg.MaxSimTime,
 		gvt: gvt.NewFujimoto(cfg.Workers), passive: termination.NewWorkers(cfg.Workers), lazy: cfg.Cancellation == cancelLazy,
-		check: cfg.CheckRollbacks, seed: maphash.MakeSeed(), reverse: cfg.StateSaving == core.StateSavingReverse}
+		check: cfg.CheckRollbacks, seed: maphash.MakeSeed(), reverse: cfg.StateSaving == core.StateSavingReverse, parkAfter: parkAfter}
 	d.perSend = d.lazy || d.check || s.Series != nil
 	parts := s.Cfg.Partition
 	if parts == nil {
@@ -229,7 +236,8 @@ func newTimeWarp(s *core.Sim) (*timeWarpDispatcher, error) {
 		return nil, fmt.Errorf("partition LPs among schedule queues: %w", err)
 	}
 	d.addWorkers()
-	if err := d.initQueues(sched, cfg.LockType, groupLock(s.Cfg.TimeWarp.LockType)); err != nil {
+	d.gvt.OnChange(d.wakeAll) // park.go
+	if err := d.initQueues(sched, cfg.LockType); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -240,7 +248,7 @@ func (d *timeWarpDispatcher) addWorkers() {
 	cfg, s := d.cfg, d.sim
 	depot := new(event.Depot)
 	for w := range cfg.Workers {
-		wk := &worker{d: d, id: w, tracker: gvt.NewTracker()}
+		wk := &worker{d: d, id: w, tracker: gvt.NewTracker(), pk: parker{wake: make(chan struct{}, 1)}}
 		wk.pool.Depot = depot
 		wk.ctx = s.NewContext(wk)
 		f := wk.frame()
@@ -264,7 +272,13 @@ func (d *timeWarpDispatcher) addWorkers() {
 // fail records the run's first error and stops the workers.
 func (d *timeWarpDispatcher) fail(err error) {
 	d.errOnce.Do(func() { d.err = err })
+	d.stop()
+}
+
+// stop ends the run: the workers leave their loops, parked ones woken.
+func (d *timeWarpDispatcher) stop() {
 	d.done.Store(true)
+	d.wakeAll()
 }
 
 // coreOf and setCore move an LP's kernel state to and from its saved form.
@@ -293,12 +307,14 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 	start := time.Now()
 	sp := newSampler(d, start) // nil when sampling is off
 	var wg sync.WaitGroup
-	for _, w := range d.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.loop()
-		}()
+	if d.hosted() {
+		for _, ws := range d.hosts() {
+			wg.Go(func() { hostLoop(ws) }) // host.go
+		}
+	} else {
+		for _, w := range d.workers {
+			wg.Go(w.loop)
+		}
 	}
 	if d.dist != nil {
 		d.dist.Manage(ctx, start, &driverEngine{d: d, sp: sp})

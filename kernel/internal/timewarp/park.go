@@ -1,0 +1,145 @@
+package timewarp
+
+import (
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// Parking: a worker that has nothing to take (no event below the end, or the optimism
+// window's limit) spins for parkAfter, giving its processor to other goroutines at each
+// turn, and then parks: it sleeps until one of the things it waits for changes, so that a
+// run across processes whose workers wait for remote events, or a run near its end, does
+// not keep cores busy that other threads and processes need. A worker that holds events
+// but waits at the ahead bound for a GVT round does not park: the round usually ends
+// within microseconds, or, on a busy machine, within the operating system's time slice,
+// and a woken thread waits for a core behind whatever runs there (see parkAfter).
+//
+// What a parked worker waits for, and who wakes it:
+//   - a GVT round starts (it must report in it) or ends (GVT, the commit horizon and the
+//     ahead bound move): gvt.Fujimoto's OnChange hook, called by whoever started or ended
+//     the round, wakes every parked worker (wakeAll);
+//   - events handed over to its queue's inbound: the worker that handed them over wakes
+//     the queue's workers (handOver, flushOutboxes);
+//   - a group member's commit put events into the shared calendar or released an LP: the
+//     committer wakes the group's members (group.go);
+//   - the run ends (stop, fail).
+//
+// No wake-up is lost: the worker sets parked, then checks each condition again (mayGo);
+// a waker makes its change, then reads parked. Both are sequentially consistent atomics,
+// so either the worker's check sees the change or the waker sees parked set and sends on
+// wake (buffered: a wake-up sent before the worker sleeps is kept). A spurious wake-up
+// costs one turn of the loop.
+
+// parkAfter is how long a worker spins (runtime.Gosched each turn) before it parks.
+// Most waits are for a peer's report, which comes within microseconds on an idle machine
+// and within the operating system's time slice (a few milliseconds) on a busy one. A
+// parked thread that is woken waits for a core behind whatever runs there, up to that
+// time slice again: on the 2-core machine with one other CPU-bound process, parking after
+// 64 idle turns committed PHOLD with 2 workers at 1.75 – 2.0 M events/s, spinning
+// 2.4 – 3.1 M. So a worker parks only when the wait is long (nothing to do until a
+// remote event or the end), where spinning would only burn a core.
+const parkAfter = 5 * time.Millisecond
+
+// yieldAfter is the number of idle turns in a row after which a worker also gives its
+// thread's core away (sched_yield) at each turn, besides runtime.Gosched. A worker waits
+// mostly at the ahead bound (aheadEvents), for a GVT round that needs another worker's
+// report; on a loaded machine that worker's thread is often off its core, and spinning on
+// Gosched keeps the core from it (55-60% of a loaded 2-worker run's CPU samples were in
+// that spin). Yielding on every idle turn cost a model with short waits (the epidemic) 7%;
+// after 64 turns, interleaved rounds under load measured 1.15 to 1.86 times the rate
+// without (docs/PERFORMANCE.md).
+const yieldAfter = 64
+
+// parkCheck is the number of idle turns between two looks at the clock.
+const parkCheck = 64
+
+// parker is what a worker needs to park: its wake-up channel and its parked flag. The
+// flag is written by its worker and read by wakers; the rest is the worker's own.
+type parker struct {
+	parked atomic.Bool
+	wake   chan struct{}
+	turns  int       // idle turns in a row
+	since  time.Time // when the idle turns began (read every parkCheck turns)
+	parks  int       // times parked, for tests
+}
+
+// spinOrPark is a worker's idle turn: a Gosched while it has been idle for less than
+// parkAfter, then it parks until something changes (see the comment at the top of park.go).
+func (w *worker) spinOrPark(mayPark bool) {
+	pk := &w.pk
+	switch pk.turns++; {
+	case pk.turns == 1:
+		pk.since = time.Now()
+		fallthrough
+	case !mayPark || pk.turns%parkCheck != 0 || time.Since(pk.since) < w.d.parkAfter:
+		if pk.turns > yieldAfter {
+			yieldThread()
+		}
+		runtime.Gosched()
+		return
+	}
+	pk.parked.Store(true)
+	if !w.mayGo() {
+		pk.parks++
+		<-pk.wake
+	}
+	pk.parked.Store(false)
+	select { // a wake-up sent after mayGo's check
+	case <-pk.wake:
+	default:
+	}
+}
+
+// idleTurn is a turn of a worker that may not take an event: ahead says it holds events
+// below the limit (it waits at the ahead bound for a GVT round to end), and then it spins
+// without parking. When every worker is idle it starts a GVT round (idleRound).
+func (w *worker) idleTurn(ahead bool) {
+	w.d.idleRound()
+	w.spinOrPark(!ahead)
+}
+
+// busy resets the idle turns (the worker took an event).
+func (w *worker) busy() { w.pk.turns = 0 }
+
+// mayGo reports whether the worker, which has nothing it may take, has something to do
+// after all: the run ended, events were handed over, a round runs that it has not
+// reported in, its least event came below the limit (GVT moved an optimism window), or
+// (in a group) a member committed since its take.
+func (w *worker) mayGo() bool {
+	d, q := w.d, w.q
+	if d.done.Load() || q.inN.Load() > 0 || w.tracker.Due(d.gvt.Round()) ||
+		w.grp && q.commits.Load() != w.seenCommits {
+		return true
+	}
+	if w.grp {
+		return false // the calendar is under the group's lock; a round start wakes it
+	}
+	t, ok := q.cal.Min()
+	return ok && t < d.limit()
+}
+
+// wakeUp wakes the worker if it is parked.
+func (w *worker) wakeUp() {
+	if w.pk.parked.Load() {
+		select {
+		case w.pk.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// wakeAll wakes every parked worker (gvt.Fujimoto's OnChange hook, and the run's end).
+func (d *timeWarpDispatcher) wakeAll() {
+	for _, w := range d.workers {
+		w.wakeUp()
+	}
+}
+
+// wakeQueue wakes the parked workers of queue q (events were handed over to it, or put
+// into its calendar).
+func (q *queue) wakeQueue() {
+	for _, w := range q.workers {
+		w.wakeUp()
+	}
+}

@@ -1,0 +1,79 @@
+package kernel_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/internal/timewarp"
+	"github.com/warpedgo/warped/models/phold"
+)
+
+// TestHostedWorkers runs more workers than GOMAXPROCS (set to 1 and 2 here, whatever the
+// machine), which the engine hosts on GOMAXPROCS goroutines taking turns by their least
+// events (host.go): every arrangement, both state savings and both cancellations, gives
+// the sequential digest.
+func TestHostedWorkers(t *testing.T) {
+	for _, procs := range []int{1, 2} {
+		old := runtime.GOMAXPROCS(procs)
+		t.Cleanup(func() { runtime.GOMAXPROCS(old) })
+		for _, m := range smallModels(t) {
+			seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 9}, m.build())
+			for _, workers := range []int{procs + 1, 5, 16} {
+				for _, ss := range []string{"periodic", "reverse"} {
+					if ss == "reverse" && !m.reversible {
+						continue
+					}
+					for _, cancel := range []string{"aggressive", "lazy"} {
+						name := fmt.Sprintf("procs%d/%s/w%d-%s-%s", procs, m.name, workers, ss, cancel)
+						t.Run(name, func(t *testing.T) {
+							tw := kernel.TimeWarpConfig{Workers: workers, StateSaving: ss, Cancellation: cancel,
+								CheckRollbacks: workers == 5}
+							r := runTW(t, kernel.Config{MaxSimTime: m.end, Seed: 9, Type: kernel.TimeWarp, TimeWarp: tw}, m.build())
+							require.Equal(t, seq.Digest, r.Digest)
+							require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
+						})
+					}
+				}
+			}
+		}
+		runtime.GOMAXPROCS(old)
+	}
+}
+
+// TestParkedWorkersWake runs PHOLD with about as many LPs as workers, so that workers
+// often hold no event, with parking after a nanosecond of idling instead of parkAfter's
+// milliseconds (park.go), and a GVT period far longer than the run: a parked worker must
+// be woken by the events handed to it and by the rounds the others start, and the run
+// must end (and match the sequential one) without waiting for the period.
+func TestParkedWorkersWake(t *testing.T) {
+	build := func() []kernel.LogicalProcess {
+		c := phold.DefaultConfig()
+		c.LPs, c.StartEvents, c.Remote = 3, 1, 1
+		lps, err := phold.New(c)
+		require.NoError(t, err)
+		return lps
+	}
+	const end = 3000
+	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 4}, build())
+	for _, workers := range []int{2, 3, 8} {
+		t.Run(fmt.Sprintf("w%d", workers), func(t *testing.T) {
+			// A goroutine per worker, not hosted (hosts do not park), on any machine.
+			old := runtime.GOMAXPROCS(max(workers, runtime.GOMAXPROCS(0)))
+			defer runtime.GOMAXPROCS(old)
+			cfg := kernel.Config{MaxSimTime: end, Seed: 4, Type: kernel.TimeWarp,
+				TimeWarp: kernel.TimeWarpConfig{Workers: workers, GVTPeriod: time.Hour}}
+			r, err := kernel.RunTimeWarpInternalsTuned(context.Background(), cfg, build(),
+				timewarp.Tuning{ParkAfter: time.Nanosecond})
+			require.NoError(t, err)
+			require.Equal(t, seq.Digest, r.Digest)
+			require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
+			require.Positive(t, r.Parks, "no worker parked")
+		})
+	}
+}

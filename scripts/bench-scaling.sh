@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Scaling and robustness table of the time-warp engine (issue "Time warp that never waits"),
+# kept in docs/PERFORMANCE.md with the machine and its load.
+#
+# Every case is run once per round, the rounds interleaved, and compared pair by pair
+# (same round) against its baseline: the sequential dispatcher under the same conditions,
+# or 2 workers, or mpirun -np 2. It prints, per case, the median committed rate and the
+# median of the per-round ratios.
+#
+# Usage: scripts/bench-scaling.sh [rounds]      (default 7)
+# Environment:
+#   WARPED=path      use this binary instead of building ./cmd/warped
+#   WORKERS="4 8 16" worker counts compared with 2 workers (16 cores: "1 2 4 8 16")
+#   RANKS="4 8"      mpirun rank counts compared with -np 2 (skipped without mpirun)
+#   MODELS="phold pcs"
+#   NOHOG=1          skip the case with a CPU-bound process beside the run
+#   LONG=1           add the long TQ-GVT run against the asynchronous one (needs mpirun)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-7}
+workers=${WORKERS:-"4 8 16"}
+ranks=${RANKS:-"4 8"}
+models=${MODELS:-"phold pcs"}
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
+bin=${WARPED:-}
+if [ -z "$bin" ]; then
+  bin=$tmp/warped
+  go build -o "$bin" ./cmd/warped
+fi
+mpi=""
+if command -v mpirun >/dev/null 2>&1; then
+  mpi="mpirun --oversubscribe --allow-run-as-root"
+fi
+
+echo "== $(date -u +%FT%TZ) $(uname -n), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+echo "== uptime before: $(uptime)"
+
+# args MODEL: the model's flags for the table (PHOLD: ROSS's configuration, its default;
+# PCS: 100x100 cells, end 200, its default).
+args() { echo "$1"; }
+
+# rate CMD...: runs CMD and prints its committed events per second (0 when it failed or
+# gave another digest than the sequential run of the same case).
+rate() {
+  local out
+  out=$("$@" --progress=off 2>&1) || { echo 0; return; }
+  local dg
+  dg=$(echo "$out" | awk '/^digest:/ {print $2}' | tail -1)
+  if [ -n "${want:-}" ] && [ "$dg" != "$want" ]; then
+    echo "digest mismatch in: $*" >&2
+    echo 0
+    return
+  fi
+  echo "$out" | awk '/Committed events\/s:/ {print $3; exit}'
+}
+
+# record CASE ROUND VALUE
+record() { echo "$1 $2 $3" >>"$tmp/results"; }
+
+hog() { (while :; do :; done) >/dev/null 2>&1 & echo $!; }
+
+for r in $(seq 1 "$rounds"); do
+  for m in $models; do
+    want=""
+    want=$("$bin" "$m" --simulation-type sequential --progress=off 2>/dev/null | awk '/^digest:/ {print $2}')
+    # Idle machine: sequential, 2 workers, more workers.
+    record "$m/sequential" "$r" "$(rate "$bin" "$m" --simulation-type sequential)"
+    record "$m/2w" "$r" "$(rate "$bin" "$m" --time-warp-worker-threads 2)"
+    for w in $workers; do
+      record "$m/${w}w" "$r" "$(rate "$bin" "$m" --time-warp-worker-threads "$w")"
+    done
+    # One CPU-bound process beside the run, started and stopped around each run.
+    if [ -z "${NOHOG:-}" ]; then
+      h=$(hog); record "$m/sequential+hog" "$r" "$(rate "$bin" "$m" --simulation-type sequential)"; kill "$h"
+      h=$(hog); record "$m/2w+hog" "$r" "$(rate "$bin" "$m" --time-warp-worker-threads 2)"; kill "$h"
+    fi
+  done
+  # Fewer LPs per worker: PHOLD 2048 LPs, remote 0.5, end 2000.
+  small="phold --lps 2048 --remote 0.5 --max-sim-time 2000"
+  want=$("$bin" $small --simulation-type sequential --progress=off 2>/dev/null | awk '/^digest:/ {print $2}')
+  record "small/sequential" "$r" "$(rate "$bin" $small --simulation-type sequential)"
+  record "small/2w" "$r" "$(rate "$bin" $small --time-warp-worker-threads 2)"
+  if [ -n "$mpi" ]; then
+    record "small/np2" "$r" "$(rate $mpi -np 2 "$bin" $small --time-warp-worker-threads 1)"
+    for n in $ranks; do
+      record "small/np$n" "$r" "$(rate $mpi -np "$n" "$bin" $small --time-warp-worker-threads 1)"
+    done
+    if [ -n "${LONG:-}" ]; then
+      record "small/np2-async" "$r" "$(rate $mpi -np 2 "$bin" $small --time-warp-worker-threads 1)"
+      record "small/np2-tq" "$r" "$(rate $mpi -np 2 "$bin" $small --time-warp-worker-threads 1 --time-warp-gvt-calculation-method tq)"
+    fi
+  fi
+  echo "round $r of $rounds done ($(uptime | sed 's/.*load/load/'))" >&2
+done
+
+echo "== uptime after: $(uptime)"
+# median: the median of the numbers on standard input, one a line.
+median() {
+  sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) exit; print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+# table CASE BASELINE: median rate of CASE and median of its per-round ratio to BASELINE.
+table() {
+  local n rate ratio
+  n=$(awk -v c="$1" '$1 == c' "$tmp/results" | wc -l)
+  [ "$n" -gt 0 ] || return 0
+  rate=$(awk -v c="$1" '$1 == c { print $3 / 1e6 }' "$tmp/results" | median)
+  ratio=$(awk -v c="$1" -v b="$2" '$1 == c { v[$2] = $3 } $1 == b { base[$2] = $3 }
+    END { for (r in v) if (base[r] > 0) print v[r] / base[r] }' "$tmp/results" | median)
+  printf "| %s | %s | %d | %.3f | %.3f |\n" "$1" "$2" "$n" "$rate" "${ratio:-0}"
+}
+echo
+echo "| case | against | rounds | M events/s (median) | ratio (median of pairs) |"
+echo "| --- | --- | --- | --- | --- |"
+for m in $models; do
+  table "$m/2w" "$m/sequential"
+  for w in $workers; do table "$m/${w}w" "$m/2w"; done
+  table "$m/2w+hog" "$m/sequential+hog"
+done
+table "small/2w" "small/sequential"
+table "small/np2" "small/sequential"
+for n in $ranks; do table "small/np$n" "small/np2"; done
+table "small/np2-tq" "small/np2-async"
