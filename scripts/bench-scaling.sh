@@ -9,7 +9,8 @@
 #
 # Usage: scripts/bench-scaling.sh [rounds]      (default 7)
 # Environment:
-#   WARPED=path      use this binary instead of building ./cmd/warped
+#   WARPED=path      use this binary instead of building ./cmd/warped (with -tags mpi where
+#                    mpirun is installed)
 #   WORKERS="4 8 16" worker counts compared with 2 workers (16 cores: "1 2 4 8 16")
 #   RANKS="4 8"      mpirun rank counts compared with -np 2 (skipped without mpirun)
 #   MODELS="phold pcs"
@@ -23,14 +24,15 @@ ranks=${RANKS:-"4 8"}
 models=${MODELS:-"phold pcs"}
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
+mpi="" tags=""
+if command -v mpirun >/dev/null 2>&1; then
+  mpi="mpirun --oversubscribe --allow-run-as-root"
+  if pkg-config --exists ompi-c 2>/dev/null; then tags=mpi; else tags=mpi,mpich; fi
+fi
 bin=${WARPED:-}
 if [ -z "$bin" ]; then
   bin=$tmp/warped
-  go build -o "$bin" ./cmd/warped
-fi
-mpi=""
-if command -v mpirun >/dev/null 2>&1; then
-  mpi="mpirun --oversubscribe --allow-run-as-root"
+  go build -tags "$tags" -o "$bin" ./cmd/warped
 fi
 
 echo "== $(date -u +%FT%TZ) $(uname -n), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
