@@ -122,12 +122,7 @@ func (w *worker) runOrHousekeep(n int) (int, turnState) {
 	g := w.housekeep()
 	t, ok := q.cal.Min()
 	if lim := d.limit(); !ok || w.pastLimit(t, lim, g) {
-		w.mark(phaseIdle)
-		w.goIdle(ok && t < d.end)
-		if ok && t < lim {
-			return 0, turnAhead
-		}
-		return 0, turnIdle
+		return 0, w.stopTurn(t, ok, lim)
 	}
 	return 0, turnDone
 }

@@ -120,12 +120,7 @@ func (w *worker) run(n int) (int, turnState) {
 		g := w.housekeep()
 		t, ok := q.cal.Min()
 		if lim := d.limit(); !ok || w.pastLimit(t, lim, g) {
-			w.mark(phaseIdle)
-			w.goIdle(ok && t < d.end)
-			if ok && t < lim {
-				return i, turnAhead
-			}
-			return i, turnIdle
+			return i, w.stopTurn(t, ok, lim)
 		}
 		w.setIdle(false)
 		if o := w.off; w.extra && o != nil {
@@ -157,6 +152,18 @@ func (w *worker) run(n int) (int, turnState) {
 		}
 	}
 	return n, turnDone
+}
+
+// stopTurn ends a turn in which the worker may not take its least pending event (at time
+// t; ok false: it holds none) below the limit lim: it goes idle, and the turn ends idle or
+// ahead (it holds events below the limit, beyond GVT's bound).
+func (w *worker) stopTurn(t Time, ok bool, lim Time) turnState {
+	w.mark(phaseIdle)
+	w.goIdle(ok && t < w.d.end)
+	if ok && t < lim {
+		return turnAhead
+	}
+	return turnIdle
 }
 
 // pastLimit reports whether an event at time t is past what the worker may take now: at
