@@ -174,6 +174,7 @@ type queue struct {
 	maxCommitted   Time      // the latest receive time among the committed events dropped
 	undone, coasts []int64   // rollback scratch
 	ahead          int       // events taken since a GVT round last ended (see aheadEvents)
+	th             throttle  // the window beyond GVT (throttle.go)
 	gvtMask        uint64    // events between the GVT rounds the worker starts (gvtEvents), less 1
 	roundsSeen     uint64    // GVT rounds ended when ahead was last reset
 	compactedAt    uint64    // stats.processed at the last compaction (see compact)
@@ -233,8 +234,8 @@ const slowGVTEvents = 2048
 // round there; it is kept, because without it ranks that share cores run far ahead of each
 // other: on mpirun -np 2 on 2 cores, a bound of 32768 took PHOLD from 3.5 to 0.9 M events/s
 // (58% efficiency, GVT rounds 40 ms apart as the managers lost their cores to the
-// workers). A bound in virtual time that adapts to the rollbacks it causes was tried and
-// is not in place: see docs/DECISIONS.md, "Never waits".
+// workers). Beside it, a window in virtual time that follows the worker's own rollbacks
+// bounds how far beyond GVT it goes (throttle.go).
 const aheadEvents = 4096
 
 // logMaxDefault bounds a worker's run ahead of GVT by the length of its history log: with that
@@ -313,7 +314,7 @@ func (d *timeWarpDispatcher) initQueues(sched []int, lockType string) error {
 			return err
 		}
 		q := &queue{inMu: l, outbox: make([][]event.Event, len(d.queues)), keyMin: maxKey(),
-			heldMin: maxKey(), gvtMask: gvtEvents - 1}
+			heldMin: maxKey(), gvtMask: gvtEvents - 1, th: newThrottle()}
 		if d.dist != nil || !d.reverse || d.grouped() {
 			q.gvtMask = slowGVTEvents - 1
 		}

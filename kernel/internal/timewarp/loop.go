@@ -62,6 +62,11 @@ func (w *worker) housekeep() Time {
 	}
 	if r := d.gvt.Rounds(); r != q.roundsSeen {
 		q.roundsSeen, q.ahead = r, 0
+		next, ok := q.cal.Min()
+		if !ok {
+			next = math.Inf(1)
+		}
+		w.adjustWindow(g, next)
 	}
 	if q.hist.Len() >= d.logMax {
 		every := max(q.compactEvery, d.logMax/compactShare)
@@ -161,6 +166,7 @@ func (w *worker) stopTurn(t Time, ok bool, lim Time) turnState {
 	w.mark(phaseIdle)
 	w.goIdle(ok && t < w.d.end)
 	if ok && t < lim {
+		w.q.th.held = true // see adjustWindow
 		return turnAhead
 	}
 	return turnIdle
@@ -169,7 +175,9 @@ func (w *worker) stopTurn(t Time, ok bool, lim Time) turnState {
 // pastLimit reports whether an event at time t is past what the worker may take now: at
 // or past lim (the end time, or the optimism window's limit), or past GVT g while the
 // worker is ahead (aheadFull).
-func (w *worker) pastLimit(t, lim, g Time) bool { return t >= lim || t > g && w.aheadFull() }
+func (w *worker) pastLimit(t, lim, g Time) bool {
+	return t >= lim || t > g && (w.aheadFull() || t > g+w.q.th.win)
+}
 
 // aheadFull reports whether the worker has taken aheadEvents since the last GVT round
 // ended, or its history log is full: it then takes no event past GVT.
