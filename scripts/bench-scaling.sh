@@ -38,10 +38,7 @@ fi
 echo "== $(date -u +%FT%TZ) $(uname -n), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 echo "== uptime before: $(uptime)"
 
-# args MODEL: the model's flags for the table (PHOLD: ROSS's configuration, its default;
-# PCS: 100x100 cells, end 200, its default).
-args() { echo "$1"; }
-
+# Models run with their defaults: PHOLD is ROSS's configuration, PCS 100x100 cells to 200.
 # rate CMD...: runs CMD and prints its committed events per second (0 when it failed or
 # gave another digest than the sequential run of the same case).
 rate() {

@@ -603,7 +603,7 @@ func (m *Driver) beginReading(tok *gvt.Token) {
 // reading is complete adds it to the token and passes it on.
 func (m *Driver) stepGVT(now time.Time) {
 	// A round starts every GVT period, or sooner when a worker of rank 0 asked for one: a
-	// partitioned worker takes at most aheadEvents events per GVT advance, so waiting
+	// worker takes at most aheadEvents events per GVT round (package timewarp), so waiting
 	// for the period would cap it at that many per period (measured on mpirun -np 2, PHOLD
 	// with reverse computation: 3.39-3.72 M events/s waiting, 4.03-4.29 not).
 	if m.rank == 0 && !m.gvtRunning && m.tok == nil &&

@@ -429,7 +429,7 @@ func (w *worker) groupBound() event.Key {
 // its sends kept aside, and its generator is noted before and after. With batched offload
 // on (stage.size > 0), the events whose LPs have a batch kernel run on the backend first,
 // also without the lock (stageBatches), and their results take Handle's place
-// (applyBatched), as processBatch's do in the partitioned loop.
+// (applyBatched), as processBatch's do in a worker's own loop.
 func (w *worker) handleStaged() {
 	d, st := w.d, &w.stage
 	st.sends = st.sends[:0]

@@ -69,7 +69,7 @@ func hostLoop(ws []*worker) {
 				continue
 			}
 			// The others housekeep, or, when the first could take nothing (its least
-			// event is past its ceiling, theirs need not be), run as well.
+			// event is past its ahead bound or window, theirs need not be), run as well.
 			cur = w
 			n := 0
 			if !progress {
@@ -111,12 +111,7 @@ func hostNext(ws []*worker) *worker {
 // or, with n 0, housekeep alone (and go idle when it may take nothing).
 func (w *worker) runOrHousekeep(n int) (int, turnState) {
 	if n > 0 {
-		took, st := w.run(n)
-		if st != turnAhead && st != turnIdle || took > 0 {
-			return took, st
-		}
-		// Its least event is past its ceiling: another hosted worker may go instead.
-		return 0, st
+		return w.run(n)
 	}
 	d, q := w.d, w.q
 	g := w.housekeep()

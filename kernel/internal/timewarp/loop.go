@@ -109,7 +109,7 @@ type turnState uint8
 const (
 	turnDone   turnState = iota // it took as many events as it was given
 	turnIdle                    // nothing below the end (or the optimism window) to take
-	turnAhead                   // events below the end, but beyond the worker's ceiling
+	turnAhead                   // events below the end, but beyond the ahead bound or window
 	turnFailed                  // the run failed (or ended)
 )
 

@@ -18,7 +18,7 @@ import (
 // Batched event handling on an offload backend (TimeWarpConfig.Offload).
 //
 // A worker with batching on takes up to its batch size of its least events at once
-// (processBatch, in the partitioned loop; in a group, its staged batch: stageBatches in
+// (processBatch, in a worker's own loop; in a group, its staged batch: stageBatches in
 // group.go), of distinct LPs, rolling a straggler's LP back as the loop does. An event
 // whose LP implements Batcher and has a kernel for it is held; any other is processed at
 // once with Handle (in a group, handled with Handle outside the lock). The held events are

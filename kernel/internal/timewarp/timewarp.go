@@ -65,7 +65,7 @@ type worker struct {
 	// CheckRollbacks: the encoded sends of the event being handled, and scratch.
 	sendBytes, stateBytes []byte
 	// off is the worker's batched event handling (TimeWarpConfig.Offload; see offload.go),
-	// or nil; batch and batchAt are the batch and element whose results the partitioned
+	// or nil; batch and batchAt are the batch and element whose results the
 	// engine applies in place of Handle (set while processBatch commits; batch is nil otherwise).
 	off     *offloader
 	batch   *gpuoffload.Batch
