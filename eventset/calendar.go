@@ -83,9 +83,10 @@ type Calendar struct {
 	outStamp uint64
 	// pushes counts the events pushed (see Stamp).
 	pushes uint64
-	// found is the slot of the least event that Min found, and foundAt pushes then: until
-	// a push or a Cancel, Pop takes it without searching again (the time-warp worker
-	// calls Min before every Pop). Nil when unknown.
+	// found is the slot of the least event that Min (or a PopBefore that took nothing)
+	// found, and foundAt pushes then: until a push or a Cancel, Pop and PopBefore take it
+	// without searching again (the time-warp worker calls Min before its first take of a
+	// turn). Nil when unknown.
 	found   *slot
 	foundAt uint64
 	// payloads holds the Payload values of stored events, by handle; freeHandles are its
@@ -448,18 +449,29 @@ func (c *Calendar) PoppedStamp() uint64 { return c.outStamp }
 // Pop removes the least event and returns it, or nil when none is held. The event stays
 // valid, and in place, until the next Pop: pushing meanwhile does not move it.
 func (c *Calendar) Pop() *event.Event {
-	s, ok := c.found, true
+	if e := c.PopBefore(math.Inf(1)); e != nil || c.n == 0 {
+		return e
+	}
+	// Every held event is at +Inf (they wait in far, the calendar untuned).
+	c.found = nil
+	c.popInfinite(&c.out)
+	return &c.out
+}
+
+// PopBefore is Pop when the least event's receive time is below t; otherwise it removes
+// nothing and returns nil. Events at +Inf are never below t. A loop that ends at a time
+// takes its events with it (one search for the least event where Min and Pop would each
+// look at it), and so does the time-warp engine with its bound.
+func (c *Calendar) PopBefore(t float64) *event.Event {
+	s := c.found
 	if s == nil || c.foundAt != c.pushes {
-		s, ok = c.least()
+		s, _ = c.least() // none held: nil
+	}
+	if s == nil || !(s.t < t) {
+		c.found, c.foundAt = s, c.pushes
+		return nil
 	}
 	c.found = nil
-	switch {
-	case !ok:
-		return nil
-	case s == nil:
-		c.popInfinite(&c.out)
-		return &c.out
-	}
 	e := s.e
 	if len(c.late) > 0 && s == &c.late[0] {
 		popSlots(&c.late)

@@ -313,12 +313,13 @@ type calHits struct {
 
 // calendarOps drives a Calendar like a time-warp worker, from ch: pushes at random times
 // (after the last popped one, at integer times so that many tie, into its past, far
-// ahead, at +Inf, and again with the key of a popped or cancelled event), pops, Min and
-// Cancel (of held events, and of keys not held), and compares every result and Len with a
-// reference that finds the least event by event.Less. It starts with initial pushes, then
-// runs ops operations or until ch is exhausted, checking the calendar's structure and its
-// whole content after the operations for which check is true (only one in 16 of those
-// while it holds many events), and at the end pops everything left in order.
+// ahead, at +Inf, and again with the key of a popped or cancelled event), pops (Pop, and
+// PopBefore with bounds about the least event), Min and Cancel (of held events, and of
+// keys not held), and compares every result and Len with a reference that finds the least
+// event by event.Less. It starts with initial pushes, then runs ops operations or until ch
+// is exhausted, checking the calendar's structure and its whole content after the
+// operations for which check is true (only one in 16 of those while it holds many events),
+// and at the end pops everything left in order.
 func calendarOps(t *testing.T, ch choices, initial, ops int, check func(op int) bool, hits *calHits) {
 	var c Calendar
 	var ref []event.Event
@@ -472,7 +473,23 @@ func calendarOps(t *testing.T, ch choices, initial, ops int, check func(op int) 
 			}
 			push(y, z)
 		default:
-			p := c.Pop()
+			var p *event.Event
+			if y%4 == 0 {
+				// PopBefore, with a bound at, just above, below or far above the least
+				// event's time: it takes exactly what is below the bound.
+				want := math.Inf(1)
+				if len(ref) > 0 {
+					want = ref[least()].RecvTime
+				}
+				bound := []float64{want, math.Nextafter(want, math.Inf(1)), want - 1, math.Inf(1)}[y/4%4]
+				if p = c.PopBefore(bound); !(want < bound) {
+					// It took nothing; Pop then takes the least event as ever.
+					require.Nil(t, p, "op %d: PopBefore(%v) with the least at %v", op, bound, want)
+					p = c.Pop()
+				}
+			} else {
+				p = c.Pop()
+			}
 			if len(ref) == 0 {
 				require.Nil(t, p, "op %d", op)
 				break

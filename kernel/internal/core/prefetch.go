@@ -11,21 +11,23 @@ import (
 // that the cache misses overlap the handling of the event just popped from cal, in three
 // stages, each relying on what the one before asked for an event earlier: the calendar
 // record of the third event from now, the LP record of the second (its receiver is read
-// from the record asked for before), and the model state of the next (its address is read
-// from the LP record asked for before). It returns the second event's receiver when cal
-// knows it without a search, for the caller's own per-LP records.
-func PrefetchNext(cal *eventset.Calendar, lps []LPRecord) (LPID, bool) {
+// from the record asked for before) with the caller's own record of that LP in side (one
+// per LP, by id; none when side is empty), and the model state of the next (its address
+// is read from the LP record asked for before). The LP's records are asked for in one
+// call: each call to assembly costs the caller its spills.
+func PrefetchNext[S any](cal *eventset.Calendar, lps []LPRecord, side []S) {
 	cal.PrefetchUpcoming(2)
 	if id, ok := cal.Upcoming(0); ok {
 		prefetch.Line(ModelData(&lps[id]))
 	}
-	id, ok := cal.Upcoming(1)
-	if ok {
+	if id, ok := cal.Upcoming(1); ok {
 		r := &lps[id]
-		prefetch.Line(unsafe.Pointer(r))
-		prefetch.Line(unsafe.Pointer(&r.Seq))
+		if int(id) < len(side) {
+			prefetch.Lines3(unsafe.Pointer(r), unsafe.Pointer(&r.Seq), unsafe.Pointer(&side[id]))
+		} else {
+			prefetch.Lines(unsafe.Pointer(r), unsafe.Pointer(&r.Seq))
+		}
 	}
-	return id, ok
 }
 
 // ModelData returns the data word of r's model: for the usual pointer to a model's LP

@@ -75,11 +75,11 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err erro
 	lastProgress := start
 	var n uint64
 	for {
-		e := d.cal.Pop()
-		if e == nil || e.RecvTime >= end {
+		e := d.cal.PopBefore(end)
+		if e == nil {
 			break
 		}
-		core.PrefetchNext(&d.cal, s.LPs)
+		core.PrefetchNext[struct{}](&d.cal, s.LPs, nil)
 		id := e.Receiver
 		d.enter(id, e.RecvTime, e.Depth)
 		s.LPs[id].Model.Handle(&d.ctx, e)

@@ -169,7 +169,6 @@ type queue struct {
 	handedRound    [2]uint64
 	safeBound      event.Key // an event that sorts below it is safe (see updateSafe)
 	safeHigh       event.Key // the key of the last safe event processed
-	wasSafe        bool      // the last event processed was safe
 	horizonSeen    uint64    // the round of the last horizon read
 	maxCommitted   Time      // the latest receive time among the committed events dropped
 	undone, coasts []int64   // rollback scratch
@@ -191,10 +190,19 @@ type queue struct {
 	groupSafe bool
 	// inMu guards in, the events other workers and the manager handed over; inN is its
 	// length, read without the lock to skip it when empty.
-	inMu  sync.Locker
-	in    []event.Event
-	inN   atomic.Int32
-	spare []event.Event // owned by the worker: the drained slice, for reuse
+	inMu sync.Locker
+	in   []event.Event
+	inN  atomic.Int32
+	// changes is bumped after events are handed over to the queue (handOver,
+	// flushOutboxes: after inN is stored, so that a worker that sees the bump sees them),
+	// and after every change that all workers must see before their next
+	// event (timeWarpDispatcher.changed: a GVT round started or ended, GVT set, a commit
+	// horizon published, the run's end). A worker reads it before it looks at those
+	// (housekeep), then takes events without looking again while it stays the same
+	// (stretch): one word for what changes every few hundred events. Written by anyone,
+	// atomically.
+	changes atomic.Uint64
+	spare   []event.Event // owned by the worker: the drained slice, for reuse
 	// workers are the workers that run the queue (one, or a group's members), woken when
 	// events are handed over to it (park.go); set before the run.
 	workers []*worker

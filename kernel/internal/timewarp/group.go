@@ -208,7 +208,7 @@ func (w *worker) groupLoop() {
 // takeGroup takes the worker's next batch (under the group's lock): up to stage.take of
 // the least pending events, as soloLoop would take them, of LPs that no worker holds. An
 // event of a held LP is set aside and put back afterwards; a straggler is rolled back
-// (step) and ends the batch. It reports whether it took any.
+// (straggler) and ends the batch. It reports whether it took any.
 func (w *worker) takeGroup(g Time) bool {
 	d, q, st := w.d, w.q, &w.stage
 	lim := d.limit()

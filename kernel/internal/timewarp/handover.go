@@ -50,6 +50,7 @@ func (q *queue) handOver(e *event.Event) {
 	q.in = append(q.in, *e)
 	q.inN.Store(int32(len(q.in)))
 	q.inMu.Unlock()
+	q.changes.Add(1) // after inN (see queue.changes)
 	q.wakeQueue()
 }
 
@@ -65,6 +66,7 @@ func (w *worker) flushOutboxes() {
 		o.in = append(o.in, box...)
 		o.inN.Store(int32(len(o.in)))
 		o.inMu.Unlock()
+		o.changes.Add(1)
 		o.wakeQueue()
 		clear(box)
 		q.outbox[i] = box[:0]

@@ -205,6 +205,7 @@ func (w *worker) report(r uint64) {
 	g, ok := d.gvt.Report(r, w.tracker.Take(r, head))
 	if ok && d.hz != nil {
 		d.hz.publish(r)
+		d.changed()
 	}
 	if ok && g >= d.end && d.dist == nil {
 		d.stop()

@@ -15,6 +15,9 @@ import (
 // full log. It returns GVT. (A worker of a group calls it under its group's lock.)
 func (w *worker) housekeep() Time {
 	d, q := w.d, w.q
+	// Before anything it bumps is looked at: a change after this read is seen by the
+	// stretch that follows.
+	w.seenChanges = q.changes.Load()
 	if q.inN.Load() > 0 {
 		w.mark(phaseComm)
 		w.drainInbound()
@@ -113,18 +116,21 @@ const (
 	turnFailed                  // the run failed (or ended)
 )
 
-// run is a worker's turn over its own queue: up to n events, each after housekeep, as long
-// as it may take them. It returns the number taken and how the turn ended. A worker that
-// may not take an event is marked idle (goIdle) and in the idle phase when run returns.
+// run is a worker's turn over its own queue: up to n events, taken in stretches (each
+// after housekeep) as long as it may take them. It returns the number taken and how the
+// turn ended. A worker that may not take an event is marked idle (goIdle) and in the idle
+// phase when run returns.
 func (w *worker) run(n int) (int, turnState) {
 	d, q := w.d, w.q
-	for i := 0; i < n; i++ {
+	for i := 0; i < n; {
 		if d.done.Load() {
 			return i, turnFailed
 		}
 		g := w.housekeep()
 		t, ok := q.cal.Min()
-		if lim := d.limit(); !ok || w.pastLimit(t, lim, g) {
+		lim := d.limit()
+		b := w.takeBound(g, lim)
+		if !ok || !(t < b) {
 			return i, w.stopTurn(t, ok, lim)
 		}
 		w.setIdle(false)
@@ -137,15 +143,61 @@ func (w *worker) run(n int) (int, turnState) {
 				if q.boxed {
 					w.flushOutboxes()
 				}
+				i++
 				continue
 			}
 		}
+		k, ok := w.stretch(min(n-i, w.stretchMax()), b)
+		if i += k; !ok {
+			return i, turnFailed
+		}
+	}
+	return n, turnDone
+}
+
+// stretch takes up to n events (at least the first, which the caller found below b) as
+// long as they are below b and nothing the worker's housekeep looks at changed (its
+// queue's changes: GVT rounds, horizons, the end, its inbound). Within n
+// (stretchMax) neither the ahead bound nor the log's bound is reached, and b stands for the
+// rest of pastLimit's test, so each event is checked by one comparison (PopBefore's). A
+// straggler ends the stretch: its rollback may send anti-messages to the worker's own LPs,
+// which housekeep handles before the next event (nothing else adds to antis meanwhile). It
+// returns the number taken, and false when the run failed.
+//
+// Each event taken is processed, or, when it is a straggler, its LP is rolled back and the
+// event put back; one that its anti-message cancelled is dropped. Before that, the worker
+// asks the processor for what the next one will touch, so that the misses overlap this
+// one's handling: the coming events' calendar records, LP records and model state
+// with the lpState record of the LP whose records it asks for (core.PrefetchNext), and the
+// history log slot the next entry goes to, unless the event before was safe (the next one
+// most likely is too, and is not logged). Both are written out here: as functions (step,
+// prefetchAfterTake) their calls cost about 20 instructions an event.
+func (w *worker) stretch(n int, b Time) (int, bool) {
+	d, q := w.d, w.q
+	// q.ahead counts the events taken (stretchMax keeps it from reaching aheadEvents).
+	start := q.ahead
+	for stop := start + n; q.ahead < stop; {
 		// The calendar's own copy, valid until the next Pop: copying it out right after Pop
 		// wrote it field by field stalled on store forwarding (1-2% of a run).
-		ev := q.cal.Pop()
+		ev := q.cal.PopBefore(b)
+		if ev == nil {
+			return q.ahead - start, true
+		}
 		q.ahead++
-		w.prefetchAfterTake()
-		w.step(ev)
+		core.PrefetchNext(&q.cal, d.sim.LPs, d.lps)
+		if h := q.hist.Spare(); h != nil && !w.unlogged { // two lines (see statemgr.Entry)
+			prefetch.Lines(unsafe.Pointer(h), unsafe.Pointer(&h.Saved))
+		}
+		id := ev.Receiver
+		x := &d.lps[id]
+		switch {
+		case x.firstCancel() != 0 && w.dropped(x, ev):
+		case event.Before(ev, &x.lastKey):
+			w.straggler(x, id, ev)
+			return q.ahead - start, true
+		default:
+			w.process(x, id, ev)
+		}
 		if q.boxed && q.ahead%flushEvents == 0 {
 			w.mark(phaseComm)
 			w.flushOutboxes()
@@ -153,10 +205,35 @@ func (w *worker) run(n int) (int, turnState) {
 		}
 		if w.frame().Err != nil {
 			d.fail(w.frame().Err)
-			return i, turnFailed
+			return q.ahead - start, false
+		}
+		if q.changes.Load() != w.seenChanges {
+			return q.ahead - start, true
 		}
 	}
-	return n, turnDone
+	return n, true
+}
+
+// stretchMax is the number of events a stretch may take without looking at more than its
+// bound: none beyond the first where the worker housekeeps before every event
+// (perEvent) or is at its ahead bound; otherwise as many as keep it below the ahead bound
+// and its log below its bound (an event adds at most one entry).
+func (w *worker) stretchMax() int {
+	q := w.q
+	if w.perEvent || w.aheadFull() {
+		return 1
+	}
+	return min(aheadEvents-q.ahead, w.d.logMax-q.hist.Len())
+}
+
+// takeBound returns the time below which the worker may take an event now, with GVT g
+// and limit lim (d.limit): t < takeBound(g, lim) exactly when !pastLimit(t, lim, g).
+func (w *worker) takeBound(g, lim Time) Time {
+	b := g // at the ahead bound: up to GVT
+	if !w.aheadFull() {
+		b += w.q.th.win
+	}
+	return math.Min(lim, math.Nextafter(b, math.Inf(1)))
 }
 
 // stopTurn ends a turn in which the worker may not take its least pending event (at time
@@ -185,22 +262,6 @@ func (w *worker) aheadFull() bool {
 	return w.q.ahead >= aheadEvents || w.q.hist.Len() >= w.d.logMax
 }
 
-// prefetchAfterTake asks the processor for what the worker will touch after the event it just
-// took, so that the cache misses overlap that event's handling: what prefetchNext asks for
-// (the coming events' calendar records, LP records and model state), the lpState record of
-// the LP whose records it asks for, and the history log slot the next entry goes to,
-// unless the event before was safe (the next one most likely is too, and is not logged).
-func (w *worker) prefetchAfterTake() {
-	d, q := w.d, w.q
-	if id, ok := core.PrefetchNext(&q.cal, d.sim.LPs); ok {
-		prefetch.Line(unsafe.Pointer(&d.lps[id]))
-	}
-	if h := q.hist.Spare(); h != nil && !q.wasSafe { // two lines (see statemgr.Entry)
-		prefetch.Line(unsafe.Pointer(h))
-		prefetch.Line(unsafe.Pointer(&h.Saved))
-	}
-}
-
 // goIdle hands over the buffered events and marks the worker idle; work says whether it
 // holds events below the end time (beyond the optimism window).
 func (w *worker) goIdle(work bool) {
@@ -211,22 +272,11 @@ func (w *worker) goIdle(work bool) {
 	w.setIdle(true)
 }
 
-// step processes ev, the least pending event of the worker, or, when it is a straggler,
-// rolls its LP back and puts it back.
-func (w *worker) step(ev *event.Event) {
-	d := w.d
-	id := ev.Receiver
-	x := &d.lps[id]
-	if x.firstCancel() != 0 {
-		if k := event.KeyOf(ev); w.q.dropCancelled(x, &k, w.q.cal.PoppedStamp()) {
-			return
-		}
-	}
-	if event.Before(ev, &x.lastKey) {
-		w.straggler(x, id, ev)
-		return
-	}
-	w.process(x, id, ev)
+// dropped reports whether ev, an event of LP record x just taken, was cancelled by its
+// anti-message (x has cancelled events pending), and drops it if so.
+func (w *worker) dropped(x *lpState, ev *event.Event) bool {
+	k := event.KeyOf(ev)
+	return w.q.dropCancelled(x, &k, w.q.cal.PoppedStamp())
 }
 
 // straggler rolls LP id (record x) back for ev, an event just taken that sorts before the

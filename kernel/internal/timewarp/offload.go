@@ -288,7 +288,7 @@ func (w *worker) result(sl *offSlot, h *offHeld) (*gpuoffload.Batch, int, bool) 
 // processBatch is a step of the engine's loop with batching on (size > 0 the batch
 // size; g is GVT): it takes up to size of the worker's least events (cancelled ones count),
 // as the loop takes one, stopping early at an event of an LP that already has one in the
-// batch, and at a straggler, which it rolls back (step). Of the events taken, those of LPs
+// batch, and at a straggler, which it rolls back. Of the events taken, those of LPs
 // with a batch kernel are held, the others processed at once with Handle; the held ones are
 // packed into one batch per kernel, run on the backend, and committed through process
 // in the order taken. A batch is complete when processBatch returns, so no held event escapes
@@ -321,7 +321,7 @@ func (w *worker) processBatch(size int, g Time) bool {
 		}
 		q.ahead++
 		if event.Before(ev, &x.lastKey) {
-			w.step(ev) // a straggler: the rollback's anti-messages go first
+			w.straggler(x, id, ev) // the rollback's anti-messages go first
 			break
 		}
 		kern, bt := w.batchKernel(id, ev)

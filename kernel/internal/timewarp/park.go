@@ -17,8 +17,8 @@ import (
 //
 // What a parked worker waits for, and who wakes it:
 //   - a GVT round starts (it must report in it) or ends (GVT, the commit horizon and the
-//     ahead bound move): gvt.Fujimoto's OnChange hook, called by whoever started or ended
-//     the round, wakes every parked worker (wakeAll);
+//     ahead bound move): gvt.Fujimoto's OnChange hook (onGVTChange), called by whoever
+//     started or ended the round, wakes every parked worker (wakeAll);
 //   - events handed over to its queue's inbound: the worker that handed them over wakes
 //     the queue's workers (handOver, flushOutboxes);
 //   - a group member's commit put events into the shared calendar or released an LP: the
@@ -129,7 +129,7 @@ func (w *worker) wakeUp() {
 	}
 }
 
-// wakeAll wakes every parked worker (gvt.Fujimoto's OnChange hook, and the run's end).
+// wakeAll wakes every parked worker (at a GVT change, onGVTChange, and at the run's end).
 func (d *timeWarpDispatcher) wakeAll() {
 	for _, w := range d.workers {
 		w.wakeUp()

@@ -34,16 +34,14 @@ func (w *worker) process(x *lpState, id LPID, ev *event.Event) {
 		} else {
 			w.applyBatched(r, w.batch, w.batchAt)
 		}
-		w.unlogged = false
 		q.safeHigh.Set(ev) // not KeyOf: see event.Key.Set
 		w.stats.safe++
-		q.wasSafe = true
 		if d.check {
 			d.ck.base[id], d.ck.safeAt[id] = w.stateDigest(&d.ck.snap[id], r), x.last
 		}
 	} else {
+		w.unlogged = false
 		w.processLogged(x, r, ev)
-		q.wasSafe = false
 	}
 	if w.stats.processed++; w.stats.processed&q.gvtMask == 0 {
 		w.roundDue()

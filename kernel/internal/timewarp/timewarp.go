@@ -56,8 +56,10 @@ type worker struct {
 	cause    event.Key
 	coasting bool
 	initSend bool
-	// unlogged marks the engine's processing of a safe event (see
-	// queue.safeBound), whose sends are not recorded as outputs.
+	// unlogged is set while the worker processes a safe event (see queue.safeBound),
+	// whose sends are not recorded as outputs, and after it until the next event: sends
+	// come only from handlers, and each handler runs after process set or cleared it
+	// (coasting and initSend come first).
 	unlogged bool
 	idle     bool
 	// cancels receives the clashes of Regenerated (lazy cancellation).
@@ -91,6 +93,13 @@ type worker struct {
 	// seenCommits is its group's commits as of its last take (group.go).
 	pk          parker
 	seenCommits uint64
+	// seenChanges is its queue's changes as the worker's last housekeep read it, before
+	// it looked at what bumps them (see stretch).
+	seenChanges uint64
+	// perEvent is set where the worker must housekeep before every event (lazy
+	// cancellation, offload, safe events across processes: their checks are not behind
+	// queue.changes), so that its stretches take one event each. Set once, before the run.
+	perEvent bool
 }
 
 // processedSoFar returns the number of events the workers have processed, as of their last
@@ -236,7 +245,7 @@ func newTimeWarp(s *core.Sim) (*timeWarpDispatcher, error) {
 		return nil, fmt.Errorf("partition LPs among schedule queues: %w", err)
 	}
 	d.addWorkers()
-	d.gvt.OnChange(d.wakeAll) // park.go
+	d.gvt.OnChange(d.onGVTChange)
 	if err := d.initQueues(sched, cfg.LockType); err != nil {
 		return nil, err
 	}
@@ -257,6 +266,7 @@ func (d *timeWarpDispatcher) addWorkers() {
 			wk.off = newOffloader(d) // offload.go
 		}
 		wk.extra = d.lazy || wk.off != nil
+		wk.perEvent = wk.extra || d.dist != nil && d.dist.Safe() != nil
 		d.workers = append(d.workers, wk)
 	}
 	if d.dist != nil {
@@ -278,6 +288,22 @@ func (d *timeWarpDispatcher) fail(err error) {
 // stop ends the run: the workers leave their loops, parked ones woken.
 func (d *timeWarpDispatcher) stop() {
 	d.done.Store(true)
+	d.changed()
+	d.wakeAll()
+}
+
+// changed bumps every queue's changes (see queue.changes): something that all workers
+// must see before their next event changed.
+func (d *timeWarpDispatcher) changed() {
+	for _, q := range d.queues {
+		q.changes.Add(1)
+	}
+}
+
+// onGVTChange is gvt.Fujimoto's OnChange hook: a round started or ended, or GVT was set.
+// Running workers see it through their queues' changes, parked ones are woken (park.go).
+func (d *timeWarpDispatcher) onGVTChange() {
+	d.changed()
 	d.wakeAll()
 }
 
