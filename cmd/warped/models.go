@@ -2,10 +2,8 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"os"
-	"path/filepath"
 
+	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/models/airport"
 	"github.com/warpedgo/warped/models/epidemic"
@@ -27,6 +25,26 @@ type model struct {
 	bind func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error)
 	// results returns the model's totals after a run, as labelled lines and JSON fields.
 	results func(lps []kernel.LogicalProcess) []result
+	// outputPaths returns the files the model's own flags name, by flag (nil: none);
+	// writeOutputs writes them after a run (nil: nothing to write).
+	outputPaths  func() map[string]string
+	writeOutputs func(lps []kernel.LogicalProcess) error
+}
+
+// outputs returns the files that m's own flags ask a run to write, by flag.
+func (m *model) outputs() map[string]string {
+	if m.outputPaths == nil {
+		return nil
+	}
+	return m.outputPaths()
+}
+
+// write writes m's own output files after a run of lps.
+func (m *model) write(lps []kernel.LogicalProcess) error {
+	if m.writeOutputs == nil {
+		return nil
+	}
+	return m.writeOutputs(lps)
 }
 
 // result is one line of a model's final output and one key of the stats file.
@@ -207,16 +225,6 @@ func findModel(name string) *model {
 	return nil
 }
 
-// writeFileAtomic writes data to path through a temporary file renamed into place.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := createAtomic(path)
-	if err != nil {
-		return err
-	}
-	defer f.abort()
-	return f.commit(data)
-}
-
 // epidemicModel returns the epidemic's entry: its --time-series path is shared by the flag
 // set and the results.
 func epidemicModel() *model {
@@ -252,22 +260,12 @@ func epidemicModel() *model {
 			fs.IntVar(&c.SampleInterval, "sample-interval", c.SampleInterval, "time between samples of the time series")
 			fs.StringVar(&series, "time-series", "", "write the counts per disease state over time as CSV to this file")
 			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
-				if series != "" {
-					if st, err := os.Stat(filepath.Dir(series)); err != nil || !st.IsDir() {
-						return nil, nil, fmt.Errorf("epidemic: cannot write --time-series %s: no such directory", series)
-					}
-				}
 				lps, err := epidemic.New(c)
 				return lps, nil, err
 			}
 		},
 		results: func(lps []kernel.LogicalProcess) []result {
 			r := epidemic.Summarize(lps)
-			if series != "" {
-				if err := writeFileAtomic(series, r.CSV()); err != nil {
-					fmt.Fprintf(os.Stderr, "warped epidemic: --time-series: %v\n", err)
-				}
-			}
 			out := make([]result, 0, 10)
 			for s := range epidemic.NumDiseaseStates {
 				name := s.String()
@@ -278,6 +276,21 @@ func epidemicModel() *model {
 				result{"Moves", "moves", r.Moves},
 				result{"Peak infected", "peak_infected", r.PeakInfected},
 				result{"Peak time", "peak_time", r.PeakTime})
+		},
+		outputPaths: func() map[string]string {
+			if series == "" {
+				return nil
+			}
+			return map[string]string{"time-series": series}
+		},
+		writeOutputs: func(lps []kernel.LogicalProcess) error {
+			if series == "" {
+				return nil
+			}
+			if err := outfile.WriteFile(series, epidemic.Summarize(lps).CSV()); err != nil {
+				return outputError("time-series", err)
+			}
+			return nil
 		},
 	}
 }

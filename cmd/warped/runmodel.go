@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/partition"
 )
@@ -123,19 +123,15 @@ type invocation struct {
 	build          func() ([]kernel.LogicalProcess, partition.Partitioner, error)
 	tr             comm.Transport     // nil unless the run spans several processes
 	be             gpuoffload.Backend // the offload backend, or nil
-	stats          *atomicFile        // the --stats-file's twin, or nil
 	samples        *sampleOutput      // the --sample-file, or nil (sampling.go)
 	collector      *reportCollector   // the samples kept for --report, or nil (report.go)
 }
 
-// close releases what the run opened, last opened first: the stats file's twin (removed
-// unless it was committed), the offload backend, the transport. It runs after the
-// outcome is printed.
+// close releases what the run opened, last opened first: the sample file (a failed
+// run's samples are kept, as far as they go), the offload backend, the transport. It
+// runs after the outcome is printed.
 func (inv *invocation) close() {
-	_ = inv.closeSamples() // a failed run's samples, as far as they go
-	if inv.stats != nil {
-		inv.stats.abort()
-	}
+	_ = inv.closeSamples()
 	if inv.be != nil {
 		inv.be.Close()
 	}
@@ -209,6 +205,9 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := inv.o.sample.check(inv.o.simType); err != nil {
 		return err
 	}
+	if err := inv.checkOutputs(); err != nil {
+		return err
+	}
 	lps, part, err := inv.buildModel()
 	if err != nil {
 		return err
@@ -229,16 +228,7 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return usageFailure("%v", err)
 	}
-	if err := inv.createStats(); err != nil {
-		return err
-	}
 	if err := inv.openSamples(); err != nil {
-		return err
-	}
-	if err := inv.checkReport(); err != nil {
-		return err
-	}
-	if err := inv.checkSeries(); err != nil {
 		return err
 	}
 	inv.note(offloadNote) // once the configuration is known to be good
@@ -404,19 +394,36 @@ func (inv *invocation) attachProgress(cfg *kernel.Config) {
 	}
 }
 
-// createStats creates the --stats-file's temporary twin as inv.stats (none without
-// --stats-file), so that a bad path fails before the run and a finished run is never
-// lost.
-func (inv *invocation) createStats() error {
-	if inv.o.statsFile == "" {
-		return nil
+// checkOutputs fails before the run, as a usage error, when an output file cannot be
+// written (its directory is missing or read-only, it is a directory, or it is in /proc),
+// so that a finished run is never lost for want of a place to put its results.
+func (inv *invocation) checkOutputs() error {
+	for _, o := range []struct{ flag, path string }{
+		{"stats-file", inv.o.statsFile}, {"report", inv.o.report},
+		{"sample-file", inv.o.sample.file}, {"series-file", inv.o.sample.seriesFile},
+	} {
+		if o.path == "" {
+			continue
+		}
+		if err := outfile.Check(o.path); err != nil {
+			return usageFailure("%v", outputError(o.flag, err))
+		}
 	}
-	stats, err := createAtomic(inv.o.statsFile)
-	if err != nil {
-		return usageFailure("cannot write --stats-file: %v", err)
+	for flag, path := range inv.m.outputs() {
+		if err := outfile.Check(path); err != nil {
+			return usageFailure("%v", outputError(flag, err))
+		}
 	}
-	inv.stats = stats
 	return nil
+}
+
+// outputError names the flag of an output file in err: "cannot write --FLAG PATH: why".
+func outputError(flag string, err error) error {
+	var oe *outfile.Error
+	if errors.As(err, &oe) {
+		return fmt.Errorf("cannot write --%s %s: %w", flag, oe.Path, oe.Err)
+	}
+	return fmt.Errorf("--%s: %w", flag, err)
 }
 
 // note prints a note about the run on stderr (on rank 0 only); empty notes are skipped.
@@ -456,14 +463,17 @@ func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) er
 	}
 	results := inv.m.results(lps)
 	printResults(inv.stdout, inv.m, inv.o.simType, offload, res, results)
+	if err := inv.m.write(lps); err != nil {
+		return runFailure(err)
+	}
 	if err := inv.writeReport(res, results); err != nil {
 		return err
 	}
-	if inv.stats == nil {
+	if inv.o.statsFile == "" {
 		return nil
 	}
-	if err := writeStats(inv.stats, inv.m, res, results, inv.fs); err != nil {
-		return runFailure(fmt.Errorf("writing --stats-file: %w", err))
+	if err := writeStats(inv.o.statsFile, inv.m, res, results, inv.fs); err != nil {
+		return runFailure(outputError("stats-file", err))
 	}
 	return nil
 }
@@ -653,7 +663,7 @@ func printResults(w io.Writer, m *model, simType, offload string, r kernel.Resul
 }
 
 // writeStats writes the statistics, the model's results and the configuration as JSON.
-func writeStats(f *atomicFile, m *model, r kernel.Result, results []result, fs *flag.FlagSet) error {
+func writeStats(path string, m *model, r kernel.Result, results []result, fs *flag.FlagSet) error {
 	var kv map[string]any
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -675,44 +685,7 @@ func writeStats(f *atomicFile, m *model, r kernel.Result, results []result, fs *
 	if err != nil {
 		return err
 	}
-	return f.commit(append(out, '\n'))
-}
-
-// atomicFile writes a file through a temporary twin in the same directory, renamed into
-// place on commit, so readers never see a half-written file.
-type atomicFile struct {
-	tmp  *os.File
-	path string
-}
-
-func createAtomic(path string) (*atomicFile, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return nil, err
-	}
-	return &atomicFile{tmp: tmp, path: path}, nil
-}
-
-func (a *atomicFile) commit(data []byte) error {
-	if _, err := a.tmp.Write(data); err != nil {
-		return err
-	}
-	if err := a.tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(a.tmp.Name(), a.path); err != nil {
-		return err
-	}
-	a.tmp = nil
-	return nil
-}
-
-// abort removes the temporary file if commit did not happen.
-func (a *atomicFile) abort() {
-	if a.tmp != nil {
-		a.tmp.Close()
-		os.Remove(a.tmp.Name())
-	}
+	return outfile.WriteFile(path, append(out, '\n'))
 }
 
 // usage is the program's help text.
