@@ -440,6 +440,10 @@ func (inv *invocation) simulate(ctx context.Context, sim *kernel.Simulation, pro
 	if progress {
 		fmt.Fprint(inv.stderr, "\r\033[K")
 	}
+	if sig := interrupted(ctx); sig != nil {
+		// Stopped by a signal, or finished as it came: either way nothing is written.
+		return res, runFailure(sig)
+	}
 	if err == nil {
 		return res, nil
 	}

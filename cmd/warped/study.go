@@ -255,8 +255,12 @@ func studyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	st, err := study.Execute(ctx, s, runForStudy, study.Options{Out: o.out, Resume: o.resume,
 		Execution: o.exec, Progress: prog, Log: log, Types: kernel.Types(), OpenMerge: openMerge(s), Ranks: ranks})
 	if errors.Is(err, study.ErrInterrupted) {
-		return fail(exitRun, "interrupted: the finished runs are in %s; go on with 'warped study %s --out %s --resume'",
-			filepath.Join(o.out, study.JournalFile), spec, o.out)
+		why := "interrupted"
+		if sig := interrupted(ctx); sig != nil {
+			why = sig.Error()
+		}
+		return fail(exitRun, "%s: the finished runs are in %s; go on with 'warped study %s --out %s --resume'",
+			why, filepath.Join(o.out, study.JournalFile), spec, o.out)
 	}
 	var se *study.SettingsError
 	if errors.As(err, &se) {
@@ -267,6 +271,10 @@ func studyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if ranks != nil && ranks.Rank() != 0 {
 		return exitOK
+	}
+	if sig := interrupted(ctx); sig != nil {
+		return fail(exitRun, "%v: every run finished (in %s); write the tables with 'warped study %s --out %s --resume'",
+			sig, filepath.Join(o.out, study.JournalFile), spec, o.out)
 	}
 	paths, err := st.WriteTables(o.out)
 	if err != nil {
