@@ -213,6 +213,9 @@ func studyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if spec == "" {
 		return fail(exitUsage, "missing SPEC; run 'warped study --help'")
 	}
+	if err := o.exec.Check(); err != nil {
+		return fail(exitUsage, "%v; run 'warped study --help' for the flags", err)
+	}
 	if err := comm.CheckLaunch(); err != nil {
 		return fail(exitUsage, "%v", err)
 	}
