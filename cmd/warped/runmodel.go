@@ -519,10 +519,8 @@ func applyConfigFile(fs *flag.FlagSet, path string) error {
 	if err != nil {
 		return fmt.Errorf("cannot read --config: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var kv map[string]any
-	if err := dec.Decode(&kv); err != nil {
+	kv, err := decodeConfig(data)
+	if err != nil {
 		return fmt.Errorf("--config %s is not a JSON object of flag names and values: %v", path, err)
 	}
 	set := map[string]bool{}
@@ -555,6 +553,42 @@ func applyConfigFile(fs *flag.FlagSet, path string) error {
 		}
 	}
 	return nil
+}
+
+// decodeConfig decodes data as exactly one JSON object, refusing a key given twice and
+// anything after the object (a second object, trailing text), which would otherwise be
+// dropped without a word.
+func decodeConfig(data []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil {
+		return nil, err
+	} else if t != json.Delim('{') {
+		return nil, fmt.Errorf("it starts with %v, not {", t)
+	}
+	kv := map[string]any{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := t.(string)
+		if _, dup := kv[k]; dup {
+			return nil, fmt.Errorf("key %q given twice", k)
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		kv[k] = v
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("more follows the object (at byte %d)", dec.InputOffset())
+	}
+	return kv, nil
 }
 
 // dumpConfig returns every flag's effective value as a JSON object that --config accepts.
