@@ -25,6 +25,11 @@ type model struct {
 	bind func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error)
 	// results returns the model's totals after a run, as labelled lines and JSON fields.
 	results func(lps []kernel.LogicalProcess) []result
+	// size returns the model's LP count and its initial events (or other items of state
+	// per LP, as many) from its flag values, for the memory estimate (nil: unknown);
+	// sizeFlags are the flags it reads.
+	size      func(flag func(name string) float64) (lps, events float64)
+	sizeFlags []string
 	// outputPaths returns the files the model's own flags name, by flag (nil: none);
 	// writeOutputs writes them after a run (nil: nothing to write).
 	outputPaths  func() map[string]string
@@ -72,6 +77,10 @@ var models = []*model{
 				return lps, nil, err
 			}
 		},
+		size: func(flag func(string) float64) (float64, float64) {
+			return flag("lps"), flag("lps") * flag("start-events")
+		},
+		sizeFlags: []string{"lps", "start-events"},
 		results: func(lps []kernel.LogicalProcess) []result {
 			r := phold.Summarize(lps)
 			return []result{
@@ -98,6 +107,11 @@ var models = []*model{
 				return lps, c.Partitioner(), err
 			}
 		},
+		size: func(flag func(string) float64) (float64, float64) {
+			cells := flag("num-cells-x") * flag("num-cells-y")
+			return cells, cells * (flag("portable-count") + flag("channel-cnt"))
+		},
+		sizeFlags: []string{"num-cells-x", "num-cells-y", "portable-count", "channel-cnt"},
 		results: func(lps []kernel.LogicalProcess) []result {
 			r := pcs.Summarize(lps)
 			return []result{
@@ -124,6 +138,11 @@ var models = []*model{
 				return lps, c.Partitioner(), err
 			}
 		},
+		size: func(flag func(string) float64) (float64, float64) {
+			n := flag("num-intersections-x") * flag("num-intersections-y")
+			return n, n * flag("number-of-cars")
+		},
+		sizeFlags: []string{"num-intersections-x", "num-intersections-y", "number-of-cars"},
 		results: func(lps []kernel.LogicalProcess) []result {
 			r := traffic.Summarize(lps)
 			return []result{
@@ -156,6 +175,11 @@ var models = []*model{
 				return lps, c.Partitioner(), err
 			}
 		},
+		size: func(flag func(string) float64) (float64, float64) {
+			n := flag("num-airports-x") * flag("num-airports-y")
+			return n, n * flag("num-planes")
+		},
+		sizeFlags: []string{"num-airports-x", "num-airports-y", "num-planes"},
 		results: func(lps []kernel.LogicalProcess) []result {
 			r := airport.Summarize(lps)
 			return []result{
@@ -189,6 +213,10 @@ var models = []*model{
 				return lps, nil, err
 			}
 		},
+		size: func(flag func(string) float64) (float64, float64) {
+			return flag("random-gates"), 0 // a named circuit's size is known once read
+		},
+		sizeFlags: []string{"random-gates"},
 		results: func(lps []kernel.LogicalProcess) []result {
 			r := logic.Summarize(lps)
 			out := []result{
@@ -264,6 +292,10 @@ func epidemicModel() *model {
 				return lps, nil, err
 			}
 		},
+		size: func(flag func(string) float64) (float64, float64) {
+			return flag("num-locations"), flag("num-locations") * flag("population") / 4 // a person is about 80 bytes
+		},
+		sizeFlags: []string{"num-locations", "population"},
 		results: func(lps []kernel.LogicalProcess) []result {
 			r := epidemic.Summarize(lps)
 			out := make([]result, 0, 10)

@@ -46,6 +46,7 @@ type options struct {
 	gpuBatchSize                int
 	sample                      sampleOptions
 	report                      string
+	maxMemory                   maxMemory
 }
 
 // progressMode is auto, on or off; a bare --progress means on.
@@ -99,6 +100,7 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	fs.StringVar(&o.statsFile, "stats-file", "", "write the statistics and results as JSON to this file")
 	fs.Var(&o.progress, "progress", "progress line on stderr: auto (when stderr is a terminal), on or off")
 	addSampleFlags(fs, &o.sample) // sampling.go
+	fs.Var(&o.maxMemory, "max-memory", "stop the run, exit 1, when the process's memory exceeds this size (4GiB, 512MiB; 0: no limit; auto: GOMEMLIMIT if set, else 9/10 of the machine's, cgroup's or ulimit -v's memory)")
 	fs.StringVar(&o.report, "report", "", "write a self-contained HTML page with the configuration, totals, results and charts of the run to this file")
 	build := m.bind(fs)
 	return fs, build
@@ -206,6 +208,9 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := inv.checkOutputs(); err != nil {
+		return err
+	}
+	if err := checkMemory(inv.m, inv.fs); err != nil {
 		return err
 	}
 	lps, part, err := inv.buildModel()
@@ -436,13 +441,17 @@ func (inv *invocation) note(s string) {
 // simulate runs sim and clears the progress line if there is one. A failure another rank
 // reports is quiet here; a model's panic comes with its stack.
 func (inv *invocation) simulate(ctx context.Context, sim *kernel.Simulation, progress bool) (kernel.Result, error) {
+	ctx, unwatch := watchMemory(ctx, inv.o.maxMemory.limit())
 	res, err := sim.Run(ctx)
+	why := stopCause(ctx)
+	unwatch()
 	if progress {
 		fmt.Fprint(inv.stderr, "\r\033[K")
 	}
-	if sig := interrupted(ctx); sig != nil {
-		// Stopped by a signal, or finished as it came: either way nothing is written.
-		return res, runFailure(sig)
+	if why != nil {
+		// Stopped by a signal or the memory watcher, or finished as it stopped it:
+		// either way nothing is written.
+		return res, runFailure(why)
 	}
 	if err == nil {
 		return res, nil
@@ -488,7 +497,7 @@ var localFlags = map[string]bool{"config": true, "dump-config": true, "stats-fil
 	"time-warp-worker-threads": true, "time-warp-scheduler-count": true, "time-warp-queue-type": true,
 	"time-warp-lock-type": true, "time-warp-state-saving-period": true, "gpu": true, "gpu-batch-size": true,
 	"sample-file": true, "sample-mode": true, "sample-format": true, "sample-period": true, "report": true,
-	"series-file": true}
+	"series-file": true, "max-memory": true}
 
 // openOffload opens the offload backend of --gpu mode for a time-warp run of lps. With
 // auto it opens nothing when no LP has batch kernels (kernel.Batcher), and returns a note

@@ -316,6 +316,9 @@ func checkStudyPoints(s *study.Spec) error {
 			err = refuseRunOutputs(inv.fs, s.Model)
 		}
 		if err == nil {
+			err = checkMemory(m, inv.fs)
+		}
+		if err == nil {
 			_, _, err = inv.buildModel()
 		}
 		catalogMu.Unlock()
@@ -328,7 +331,7 @@ func checkStudyPoints(s *study.Spec) error {
 
 // studyRefused are the flags of one run's outputs that a study's runs do not write (one
 // file for many runs would be overwritten; a study's outputs are its tables).
-var studyRefused = []string{"sample-file", "series-file", "report"}
+var studyRefused = []string{"sample-file", "series-file", "report", "max-memory"}
 
 // refuseRunOutputs reports a flag of studyRefused that fs sets, with what to do instead.
 func refuseRunOutputs(fs *flag.FlagSet, model string) error {
