@@ -112,7 +112,25 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Writer) int {
 	inv := &invocation{m: m, stdout: stdout, stderr: stderr}
 	defer inv.close()
-	return inv.exit(inv.run(ctx, args))
+	err := inv.run(ctx, args)
+	code := inv.exit(err)
+	if f, ok := err.(*failure); ok && !f.quiet {
+		inv.abortRanks(code)
+	}
+	return code
+}
+
+// abortRanks ends every rank of a run across processes after this rank failed on its
+// own (an error before or during the run that the others may not know of, a signal), so
+// that none waits for it forever: MPI_Abort, once this rank's outputs are closed. A
+// failure every rank reports (quiet here) needs no abort.
+func (inv *invocation) abortRanks(code int) {
+	a, ok := inv.tr.(interface{ Abort(int) })
+	if inv.tr == nil || inv.tr.Size() < 2 || !ok {
+		return
+	}
+	_ = inv.closeSamples()
+	a.Abort(code)
 }
 
 // invocation is one run of a model from the command line: its flags, where its output
@@ -173,12 +191,16 @@ func (inv *invocation) exit(err error) int {
 	if !ok {
 		f = runFailure(err)
 	}
+	who := "warped " + inv.m.name
+	if inv.tr != nil && inv.tr.Size() > 1 {
+		who += fmt.Sprintf(": rank %d", inv.tr.Rank())
+	}
 	switch {
 	case f.quiet:
 	case f.hint:
-		fmt.Fprintf(inv.stderr, "warped %s: %v; run 'warped help %s' for the flags\n", inv.m.name, f.err, inv.m.name)
+		fmt.Fprintf(inv.stderr, "%s: %v; run 'warped help %s' for the flags\n", who, f.err, inv.m.name)
 	default:
-		fmt.Fprintf(inv.stderr, "warped %s: %v\n", inv.m.name, f.err)
+		fmt.Fprintf(inv.stderr, "%s: %v\n", who, f.err)
 	}
 	fmt.Fprint(inv.stderr, f.detail)
 	return f.status

@@ -174,7 +174,7 @@ Flags:
 `
 
 // studyCommand is 'warped study SPEC [flags]'.
-func studyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func studyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
 	fail := func(status int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "warped study: "+format+"\n", a...)
 		return status
@@ -241,9 +241,23 @@ func studyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return fail(exitRun, "%v", err)
 		}
-		defer mpi.Close()
+		defer func() {
+			// A failure ends every rank (none may wait for another forever): rank 0
+			// once it has said why, another rank when a signal stopped it alone.
+			if code != exitOK && (mpi.Rank() == 0 || interrupted(ctx) != nil) {
+				mpi.Abort(code)
+			}
+			mpi.Close()
+		}()
 		ranks = mpi
 		if mpi.Rank() != 0 {
+			errOut := stderr
+			fail = func(status int, format string, a ...any) int {
+				if sig := interrupted(ctx); sig != nil {
+					fmt.Fprintf(errOut, "warped study: rank %d: %v\n", mpi.Rank(), sig)
+				}
+				return status
+			}
 			stdout, stderr, log, o.progress = io.Discard, io.Discard, io.Discard, "off"
 		}
 	}
