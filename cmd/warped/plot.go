@@ -34,6 +34,9 @@ Given --stats-file outputs instead (one run each, or a JSON array of such object
 compares the runs side by side in bar charts: committed event rate, efficiency, events
 rolled back, peak memory and wall time.
 
+Input it cannot draw is refused (exit 2): over 128 MiB in all, no rows, samples of more
+than 256 workers, more than 64 series.
+
   --out DIR   directory for the charts (default "plots"; made if missing)
 `
 
