@@ -140,6 +140,11 @@ for sig in TERM HUP INT; do
   pid=$!
   for _ in $(seq 200); do grep -q "sim time" "$tmp/sig.err" 2>/dev/null && break; sleep 0.1; done # running
   kill -"$sig" "$pid"
+  for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then # not stopped in 30 s: a hang (or the signal was ignored)
+    kill -9 "$pid"
+    echo "(SIG$sig did not stop it)" >>"$tmp/sig.err"
+  fi
   wait "$pid"
   code=$?
   left=$(ls -A "$d")

@@ -33,7 +33,13 @@ const version = "0.1.0"
 func main() {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, stopSignals...)
+	for _, sig := range stopSignals {
+		// A signal the process was started ignoring stays ignored: nohup's SIGHUP, the
+		// SIGINT of a job a script started in the background.
+		if !signal.Ignored(sig) {
+			signal.Notify(sigs, sig)
+		}
+	}
 	go func() {
 		// The first signal stops the run: it ends as a failed run does, removing its
 		// temporary files. A second one ends the process at once, as if unhandled.
