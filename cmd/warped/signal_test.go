@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -36,5 +37,24 @@ func TestSignalStopsTheRunCleanly(t *testing.T) {
 			require.NoError(t, err)
 			require.Empty(t, entries, "an interrupted run writes nothing")
 		})
+	}
+}
+
+// TestFailedWriteIsExit1: an output whose write fails (/dev/full: no space left) is one
+// line and exit 1, never exit 0 (the issue's row 9).
+func TestFailedWriteIsExit1(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	for _, args := range [][]string{
+		{"phold", "--lps", "8", "--max-sim-time", "5", "--gpu", "off", "--stats-file", "/dev/full"},
+		{"phold", "--lps", "8", "--max-sim-time", "5", "--gpu", "off", "--report", "/dev/full"},
+		{"epidemic", "--num-locations", "8", "--population", "10", "--max-sim-time", "300", "--gpu", "off", "--series-file", "/dev/full"},
+		{"epidemic", "--num-locations", "8", "--population", "10", "--max-sim-time", "300", "--gpu", "off", "--time-series", "/dev/full"},
+	} {
+		code, _, errOut := warped(args...)
+		require.Equal(t, exitRun, code, "%v: %s", args, errOut)
+		require.Contains(t, errOut, "/dev/full: no space left on device", args)
+		require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
 	}
 }

@@ -3,6 +3,7 @@ package outfile
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -154,5 +155,31 @@ func TestFailedWriteIsAnError(t *testing.T) {
 	err := WriteFile("/dev/full", []byte("x"))
 	if err == nil || !strings.Contains(err.Error(), "no space left") {
 		t.Fatalf("got %v, want no space left", err)
+	}
+}
+
+// TestOpenFileThroughProcIsWrittenInPlace: /proc/self/fd/N (what /dev/stdout leads to)
+// names a file this process has open, such as the file a shell redirected stdout to:
+// written in place after what it holds, never replaced by a new file.
+func TestOpenFileThroughProcIsWrittenInPlace(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "redirected")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString("printed ")
+	via := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
+	if _, err := os.Stat(via); err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	st0, _ := os.Stat(p)
+	if err := WriteFile(via, []byte("stats")); err != nil {
+		t.Fatal(err)
+	}
+	st1, _ := os.Stat(p)
+	b, _ := os.ReadFile(p)
+	if !os.SameFile(st0, st1) || string(b) != "printed stats" {
+		t.Fatalf("replaced (%v) or overwritten: %q", !os.SameFile(st0, st1), b)
 	}
 }
