@@ -102,7 +102,7 @@ if [[ -s "$d/o/journal.jsonl" ]]; then
   code=$?
   if [[ $code -ne 1 ]] || ! grep -q "interrupted by SIGTERM" "$tmp/study1.err"; then
     fail "row 8: study under SIGTERM: exit $code, $(cat "$tmp/study1.err")"
-  elif ! jq -e -s 'all(.[]; .key != null)' "$d/o/journal.jsonl" >/dev/null; then
+  elif grep -qvE '^\{"key":".+\}$' "$d/o/journal.jsonl"; then # every line one whole entry
     fail "row 8: the journal is damaged after SIGTERM"
   else
     echo "ok: row 8: study: exit 1, 'interrupted by SIGTERM', journal whole ($(wc -l <"$d/o/journal.jsonl") runs)"
