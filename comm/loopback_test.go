@@ -279,13 +279,9 @@ func TestLoopbackCloseWakesAllGather(t *testing.T) {
 	}
 	time.Sleep(20 * time.Millisecond) // let them block
 	require.NoError(t, ts[2].Close())
-	for range 2 {
-		select {
-		case err := <-errc:
-			require.True(t, errors.Is(err, ErrPeerClosed), "got %v", err)
-		case <-time.After(5 * time.Second):
-			t.Fatal("AllGather still blocked after a rank closed")
-		}
+	for range 2 { // still blocked after a rank closed: a hang, caught by go test -timeout
+		err := <-errc
+		require.True(t, errors.Is(err, ErrPeerClosed), "got %v", err)
 	}
 }
 

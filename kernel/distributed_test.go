@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -38,8 +37,9 @@ func runRanks(t *testing.T, ranks int, opts comm.LoopbackOptions, cfg kernel.Con
 	trs := comm.NewLoopback(ranks, opts)
 	res := make([]kernel.Result, ranks)
 	errs := make([]error, ranks)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	// No deadline: an honest run on a loaded machine may take long; a hang is caught by
+	// go test's -timeout.
+	ctx := context.Background()
 	var wg sync.WaitGroup
 	for r := range ranks {
 		wg.Add(1)
@@ -63,9 +63,6 @@ func runRanks(t *testing.T, ranks int, opts comm.LoopbackOptions, cfg kernel.Con
 		}()
 	}
 	wg.Wait()
-	if ctx.Err() != nil {
-		t.Fatalf("ranks did not finish: %v", ctx.Err())
-	}
 	ok := true
 	for r := range ranks {
 		ok = ok && errs[r] == nil

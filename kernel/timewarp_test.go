@@ -298,10 +298,8 @@ func TestLongGVTPeriod(t *testing.T) {
 	seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 2}, m.build())
 	for _, tw := range []kernel.TimeWarpConfig{{Workers: 1}, {Workers: 2}, {Workers: 2, Schedulers: 1}} {
 		tw.GVTPeriod = time.Hour
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		cfg := kernel.Config{MaxSimTime: m.end, Seed: 2, Type: kernel.TimeWarp, TimeWarp: tw}
-		in, err := kernel.RunTimeWarpInternals(ctx, cfg, m.build())
-		cancel()
+		in, err := kernel.RunTimeWarpInternals(context.Background(), cfg, m.build()) // a hang: go test -timeout
 		require.NoError(t, err, "%+v", tw)
 		require.Equal(t, seq.Digest, in.Digest, "%+v", tw)
 	}

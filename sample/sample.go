@@ -233,11 +233,17 @@ func readJSONL(in io.Reader) ([]Row, error) {
 		}
 		var r struct {
 			Row
-			GVT *float64 `json:"gvt"`
+			GVT         *float64 `json:"gvt"`
+			WallSeconds *float64 `json:"wall_seconds"`
+			Worker      *int     `json:"worker"`
 		}
 		if err := json.Unmarshal(line, &r); err != nil {
 			return nil, fmt.Errorf("sample line %d: %w", n, err)
 		}
+		if r.WallSeconds == nil || r.Worker == nil {
+			return nil, fmt.Errorf("sample line %d has no wall_seconds or worker: is it a --sample-file?", n)
+		}
+		r.Row.WallSeconds, r.Row.Worker = *r.WallSeconds, *r.Worker
 		r.Row.GVT = math.Inf(1)
 		if r.GVT != nil {
 			r.Row.GVT = *r.GVT

@@ -99,8 +99,10 @@ func TestErrors(t *testing.T) {
 	require.ErrorContains(t, err, `sample file has no "wall_seconds" column`)
 	_, err = Read(strings.NewReader("wall_seconds,worker,processed\n1,x,3\n"))
 	require.ErrorContains(t, err, "sample line 2, column worker")
-	_, err = Read(strings.NewReader("{\"worker\":1}\n{oops\n"))
+	_, err = Read(strings.NewReader("{\"worker\":1,\"wall_seconds\":0.5}\n{oops\n"))
 	require.ErrorContains(t, err, "sample line 2")
+	_, err = Read(strings.NewReader("{}\n"))
+	require.ErrorContains(t, err, "sample line 1 has no wall_seconds or worker")
 }
 
 // TestSeriesRoundTrip writes a model's series and reads it back, names with commas

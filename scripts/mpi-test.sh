@@ -167,4 +167,63 @@ if [[ $code -eq 0 ]] || ! grep -q 'configuration differs between ranks: --seed' 
 fi
 echo "ok: mismatch reported (exit $code)"
 
+echo "== a rank's failure ends every rank, naming the rank (issue 26 rows 2-4)"
+# Each job is bounded by timeout: exit 124 is a hang, and fails the test.
+# fails_with WANT CMD...: CMD must exit non-zero, within the timeout, printing WANT.
+fails_with() {
+  local want=$1 out code
+  shift
+  set +e
+  out=$(cd "$tmp" && timeout 60 "$@" 2>&1)
+  code=$?
+  set -e
+  if [[ $code -eq 0 || $code -eq 124 ]] || ! grep -qF -- "$want" <<<"$out"; then
+    echo "FAIL: $*: exit $code (124: hung), want a failure saying '$want'; output: $out"
+    exit 1
+  fi
+  echo "ok: exit $code, '$want'"
+}
+run=(phold --lps 64 --max-sim-time 5 --gpu off)
+fails_with "cannot write --stats-file /nonexistent/x" "$mpirun" "${extra[@]}" -np 2 ./warped "${run[@]}" --stats-file /nonexistent/x
+fails_with "cannot write --report /nonexistent/r.html" "$mpirun" "${extra[@]}" -np 1 ./warped "${run[@]}" --report /nonexistent/r.html : \
+  -np 1 ./warped "${run[@]}"
+fails_with "rank 1: a run across 2 processes needs simulation type time-warp" "$mpirun" "${extra[@]}" -np 1 ./warped "${run[@]}" : \
+  -np 1 ./warped "${run[@]}" --simulation-type sequential
+fails_with "configuration differs between ranks: --lps" "$mpirun" "${extra[@]}" -np 1 ./warped "${run[@]}" : \
+  -np 1 ./warped "${run[@]}" --lps 32
+# A signal to one rank of three, twice each: the others must not wait for it.
+# ranks_of MARK: the pids of the ranks whose command line holds MARK (not mpirun's).
+ranks_of() {
+  local pid
+  for pid in $(pgrep -f -- "$1" || true); do
+    if [[ "$(cat "/proc/$pid/comm" 2>/dev/null)" == warped ]]; then echo "$pid"; fi
+  done | sort -n | tr '\n' ' '
+}
+for sig in INT TERM INT TERM; do
+  log="$tmp/signal.log"
+  mark="--seed $$$RANDOM" # tells this job's ranks from any other process
+  (
+    cd "$tmp"
+    code=0
+    timeout 60 "$mpirun" "${extra[@]}" -np 3 ./warped phold --lps 96 --max-sim-time 1e9 --gpu off \
+      --time-warp-worker-threads 1 $mark >"$log" 2>&1 || code=$?
+    echo "exit $code" >>"$log"
+  ) &
+  job=$!
+  ranks=""
+  for _ in $(seq 100); do # wait for the three ranks to start (up to 20 s)
+    ranks=$(ranks_of "$mark")
+    if [[ $(wc -w <<<"$ranks") -ge 3 ]]; then break; fi
+    sleep 0.2
+  done
+  sleep 1 # into the run
+  kill -"$sig" "$(awk '{print $2}' <<<"$ranks")"
+  wait "$job" || true
+  if ! grep -q "interrupted by SIG$sig" "$log" || grep -qE "^exit (0|124)$" "$log"; then
+    echo "FAIL: SIG$sig to one rank of 3: $(cat "$log")"
+    exit 1
+  fi
+  echo "ok: SIG$sig to one rank of 3 ends the job ($(grep -E '^exit' "$log"))"
+done
+
 echo "== MPI tests passed"

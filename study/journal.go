@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // JournalFile is the name of a study's journal in its output directory: one JSON line per
@@ -86,15 +89,38 @@ type entry struct {
 }
 
 // openJournal opens the journal in dir for appending, creating dir, and returns the
-// outcomes it holds by run key. A torn last line (a crash while writing it) is dropped.
-// Without resume, a journal that holds runs is an error.
+// outcomes it holds by run key. The journal is locked (flock) until close: a second study
+// on the same directory is refused while the first runs. A torn last line (a crash while
+// writing it) is dropped. Without resume, a journal that holds runs is an error.
 func openJournal(dir, name string, resume bool) (*journal, map[string]Outcome, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("cannot create --out directory: %w", err)
+		return nil, nil, &SettingsError{fmt.Sprintf("cannot use --out %s: %v", dir, unwrapPath(err))}
 	}
 	path := filepath.Join(dir, name)
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// O_APPEND: every line goes at the end, whatever else writes the file.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, &SettingsError{fmt.Sprintf("cannot open the journal in --out %s: %v", dir, unwrapPath(err))}
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, nil, &SettingsError{fmt.Sprintf("another study is running in %s (its journal is locked); wait for it to end, or choose another --out", dir)}
+		}
+		return nil, nil, fmt.Errorf("cannot lock the journal %s: %w", path, err)
+	}
+	j, done, err := readJournal(f, dir, path, resume)
+	if err != nil {
+		f.Close() // releases the lock
+		return nil, nil, err
+	}
+	return j, done, nil
+}
+
+// readJournal reads the locked journal f (at path, in dir) and drops its torn line.
+func readJournal(f *os.File, dir, path string, resume bool) (*journal, map[string]Outcome, error) {
+	data, err := io.ReadAll(f)
+	if err != nil {
 		return nil, nil, fmt.Errorf("cannot read the journal: %w", err)
 	}
 	if len(data) > 0 && !resume {
@@ -103,21 +129,21 @@ func openJournal(dir, name string, resume bool) (*journal, map[string]Outcome, e
 	done := map[string]Outcome{}
 	good, err := parseJournal(path, data, done)
 	if err != nil {
-		return nil, nil, err
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, nil, fmt.Errorf("cannot open the journal: %w", err)
+		return nil, nil, &SettingsError{err.Error()}
 	}
 	if err := f.Truncate(int64(good)); err != nil {
-		f.Close()
 		return nil, nil, fmt.Errorf("cannot drop the journal's torn line: %w", err)
 	}
-	if _, err := f.Seek(int64(good), 0); err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("cannot open the journal: %w", err)
-	}
 	return newJournal(f), done, nil
+}
+
+// unwrapPath drops the operation and path of a *fs.PathError.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // parseJournal adds the entries of journal data (from path) to done and returns the

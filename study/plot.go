@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/warpedgo/warped/internal/outfile"
 )
 
 // xParam returns the index of the parameter to plot against: the first whose values
@@ -121,7 +123,7 @@ func (st *Study) WritePlots(dir string) ([]string, error) {
 				return paths, fmt.Errorf("plot of %s: %w", key, err)
 			}
 			path := filepath.Join(dir, "plot-"+key+"."+format)
-			if err := writeAtomic(path, b.Bytes()); err != nil {
+			if err := outfile.WriteFile(path, b.Bytes()); err != nil {
 				return paths, err
 			}
 			paths = append(paths, path)

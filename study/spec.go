@@ -66,6 +66,27 @@ type Execution struct {
 	MergeBatches bool
 }
 
+// The bounds of Execution's counts; 0 is always allowed (chosen).
+const (
+	MaxJobs      = 1 << 16
+	MaxWorkers   = 1 << 10
+	MaxMemoryMiB = math.MaxInt32
+)
+
+// Check reports, as one line naming the command-line flag, a count of e out of its
+// bounds.
+func (e Execution) Check() error {
+	for _, c := range []struct {
+		flag   string
+		v, max int
+	}{{"jobs", e.Jobs, MaxJobs}, {"workers", e.Workers, MaxWorkers}, {"memory-mib", e.MemoryMiB, MaxMemoryMiB}} {
+		if c.v < 0 || c.v > c.max {
+			return &SettingsError{fmt.Sprintf("--%s must be in [0, %d] (0: chosen), got %d", c.flag, c.max, c.v)}
+		}
+	}
+	return nil
+}
+
 // Catalog is what checking a spec needs to know about the models.
 type Catalog interface {
 	// Flags returns a new flag set with every flag of the model's runs (its own and the
@@ -75,6 +96,12 @@ type Catalog interface {
 	// known after a run.
 	ResultKeys(model string) []string
 }
+
+// MaxPoints and MaxRuns are the most points and runs a study may have.
+const (
+	MaxPoints = 1_000_000
+	MaxRuns   = 1_000_000
+)
 
 // reserved are flags a spec may not set: the study sets them itself, or they name
 // per-run output files that concurrent runs would share.
@@ -181,6 +208,9 @@ func Parse(data []byte, file string, cat Catalog) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(s.Points) > MaxRuns/s.Replications {
+		return nil, p.errf(root, "%d points x %d replications is more than %d runs: give fewer", len(s.Points), s.Replications, MaxRuns)
+	}
 	for _, f := range s.Flags {
 		if slices.Contains(s.Params, f.Name) {
 			return nil, p.errf(keyNode(flags, f.Name), "flag %q is also a parameter; give it in one place", f.Name)
@@ -277,11 +307,11 @@ func (p *parser) execution(n *yaml.Node, e *Execution) error {
 		var err error
 		switch k.Value {
 		case "jobs":
-			e.Jobs, err = p.intIn(v, "execution.jobs", 0, 1<<16)
+			e.Jobs, err = p.intIn(v, "execution.jobs", 0, MaxJobs)
 		case "workers":
-			e.Workers, err = p.intIn(v, "execution.workers", 0, 1<<16)
+			e.Workers, err = p.intIn(v, "execution.workers", 0, MaxWorkers)
 		case "memory-mib":
-			e.MemoryMiB, err = p.intIn(v, "execution.memory-mib", 0, math.MaxInt32)
+			e.MemoryMiB, err = p.intIn(v, "execution.memory-mib", 0, MaxMemoryMiB)
 		case "simulation-type":
 			e.SimulationType, err = p.scalar(v, "execution.simulation-type")
 		case "merge-batches":
@@ -358,6 +388,14 @@ func (p *parser) grid(n *yaml.Node, s *Spec) error {
 		}
 		s.Params = append(s.Params, k.Value)
 		values = append(values, vals)
+	}
+	size, sizes := 1, make([]string, len(values))
+	for i, vals := range values {
+		sizes[i] = strconv.Itoa(len(vals))
+		if size > MaxPoints/len(vals) {
+			return p.errf(n, "the grid has more than %d points (%s values): give fewer values", MaxPoints, strings.Join(sizes[:i+1], " x "))
+		}
+		size *= len(vals)
 	}
 	s.Points = [][]string{{}}
 	for _, vals := range values {
@@ -470,6 +508,11 @@ func (p *parser) rangeValues(name string, n *yaml.Node) ([]string, error) {
 			}
 		}
 	}
+	if okC {
+		// A count asks for that many values: real ones, rounded only for a flag that
+		// takes integers, and refused where rounding would merge some.
+		isInt = p.integerFlag(name)
+	}
 	out := make([]string, len(xs))
 	for i, x := range xs {
 		if isInt {
@@ -478,8 +521,26 @@ func (p *parser) rangeValues(name string, n *yaml.Node) ([]string, error) {
 			out[i] = strconv.FormatFloat(x, 'g', 12, 64)
 		}
 	}
-	out = slices.Compact(out) // rounding (log scale of integers) may repeat values
+	if c := slices.Compact(slices.Clone(out)); len(c) < len(out) {
+		if isInt && okC {
+			return nil, p.errf(n, "parameter %q takes integers: %d values from %v to %v repeat after rounding (%s); give a smaller count or a wider range",
+				name, len(out), from, to, strings.Join(out, " "))
+		}
+		return nil, p.errf(n, "parameter %q: the range repeats values (%s)", name, strings.Join(out, " "))
+	}
 	return out, nil
+}
+
+// integerFlag reports whether the model's flag name takes integers only (it refuses a
+// fraction).
+func (p *parser) integerFlag(name string) bool {
+	f := p.fs.Lookup(name)
+	if f == nil {
+		return false
+	}
+	old := f.Value.String()
+	defer f.Value.Set(old)
+	return f.Value.Set("0.5") != nil
 }
 
 // points reads a list of points, each a mapping of the same parameters to values.

@@ -90,6 +90,10 @@ func TestParseGrid(t *testing.T) {
 	if got := fmt.Sprint(s.Points); got != "[[1] [10] [100]]" {
 		t.Fatalf("log range: %s", got)
 	}
+	s = parseToy(t, `{"model": "toy", "parameters": {"rate": {"from": 0, "to": 1, "count": 5}}, "results": ["b"]}`)
+	if got := fmt.Sprint(s.Points); got != "[[0] [0.25] [0.5] [0.75] [1]]" {
+		t.Fatalf("a count between integer bounds of a real flag: %s", got)
+	}
 	s = parseToy(t, "model: toy\npoints:\n  - {n: 2, name: x}\n  - {n: 5, name: y}\n")
 	if got := fmt.Sprint(s.Params, s.Points); got != "[n name] [[2 x] [5 y]]" {
 		t.Fatalf("points: %s", got)
@@ -113,6 +117,10 @@ func TestParseErrors(t *testing.T) {
 		{"model: toy\npoints:\n  - {n: 1}\n  - {rate: 2}\n", "toy.yaml:4: point 2 sets rate"},
 		{"model: toy\nexecution: {jobs: -1}\n", "toy.yaml:2: execution.jobs must be"},
 		{"model: [toy\n", "toy.yaml: not YAML or JSON"},
+		{"model: toy\nparameters:\n  n: {from: 0, to: 1, count: 5}\n", "toy.yaml:3: parameter \"n\" takes integers: 5 values from 0 to 1 repeat"},
+		{"model: toy\nparameters:\n  rate: {from: 1, to: 1, count: 2}\n", "parameter \"rate\": the range repeats values"},
+		{"model: toy\nparameters:\n  n: {from: 1, to: 1000000, step: 1}\n  rate: {from: 1, to: 1000000, step: 1}\n", "more than 1000000 points (1000000 x 1000000 values)"},
+		{"model: toy\nparameters:\n  n: {from: 1, to: 1000, step: 1}\nreplications: 10000\n", "1000 points x 10000 replications is more than 1000000 runs"},
 	} {
 		_, err := Parse([]byte(c.src), "toy.yaml", fakeCatalog{})
 		if err == nil {

@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/warpedgo/warped/internal/outfile"
 )
 
 // Names of the tables in a study's output directory.
@@ -190,35 +191,11 @@ func (st *Study) WriteTables(dir string) ([]string, error) {
 		data []byte
 	}{{SummaryCSV, st.SummaryCSVBytes()}, {SummaryJSON, js}, {RunsCSV, st.RunsCSVBytes()}} {
 		p := filepath.Join(dir, f.name)
-		if err := writeAtomic(p, f.data); err != nil {
+		if err := outfile.WriteFile(p, f.data); err != nil {
 			return paths, err
 		}
 		paths = append(paths, p)
 	}
 	plots, err := st.WritePlots(dir)
 	return append(paths, plots...), err
-}
-
-// writeAtomic writes data to path through a temporary file renamed into place.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	return nil
 }

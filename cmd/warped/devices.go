@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/models/phold"
 )
 
@@ -63,7 +64,7 @@ func writeKernels(dir string, stdout io.Writer) error {
 	}
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
-		if err := os.WriteFile(p, []byte(f.src), 0o644); err != nil {
+		if err := outfile.WriteFile(p, []byte(f.src)); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", p)

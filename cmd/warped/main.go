@@ -19,26 +19,71 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 )
 
 // version is the program's version.
 const version = "0.1.0"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	for _, sig := range stopSignals {
+		// A signal the process was started ignoring stays ignored: nohup's SIGHUP, the
+		// SIGINT of a job a script started in the background.
+		if !signal.Ignored(sig) {
+			signal.Notify(sigs, sig)
+		}
+	}
+	go func() {
+		// The first signal stops the run: it ends as a failed run does, removing its
+		// temporary files. A second one ends the process at once, as if unhandled.
+		s := <-sigs
+		cancel(&interruption{s})
+		s = <-sigs
+		signal.Reset()
+		if sig, ok := s.(syscall.Signal); ok {
+			syscall.Kill(os.Getpid(), sig)
+		}
+		os.Exit(exitRun)
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
 	os.Exit(code)
+}
+
+// stopSignals are the signals that stop a run cleanly: Ctrl-C, kill's default, and a
+// closed terminal (mpirun and batch schedulers send SIGTERM).
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// interruption is the cause of a context that a signal ended.
+type interruption struct{ sig os.Signal }
+
+func (i *interruption) Error() string {
+	name := map[os.Signal]string{os.Interrupt: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGHUP: "SIGHUP"}[i.sig]
+	if name == "" {
+		name = i.sig.String()
+	}
+	return "interrupted by " + name
+}
+
+// interrupted returns the interruption that ended ctx, or nil.
+func interrupted(ctx context.Context) error {
+	var i *interruption
+	if errors.As(context.Cause(ctx), &i) {
+		return i
+	}
+	return nil
 }
 
 // Exit statuses.
 const (
 	exitOK    = 0
-	exitRun   = 1 // the run failed
+	exitRun   = 1 // the run failed or was interrupted (SIGINT, SIGTERM, SIGHUP)
 	exitUsage = 2 // bad command line or configuration
 )
 

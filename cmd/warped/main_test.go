@@ -96,6 +96,11 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 	require.NoError(t, os.WriteFile(badJSON, []byte("{not json"), 0o644))
 	unknownKey := filepath.Join(dir, "unknown.json")
 	require.NoError(t, os.WriteFile(unknownKey, []byte(`{"lps": 4, "colour": "blue"}`), 0o644))
+	configs := map[string]string{"dup": `{"lps": 4, "lps": 8}`, "trailing": `{"lps": 4} x`, "two": `{"lps": 4}{"lps": 8}`}
+	for name, text := range configs {
+		configs[name] = filepath.Join(dir, name+".json")
+		require.NoError(t, os.WriteFile(configs[name], []byte(text), 0o644))
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -123,6 +128,13 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"phold", "--config", filepath.Join(dir, "missing.json")}, "cannot read --config"},
 		{[]string{"phold", "--config", badJSON}, "is not a JSON object"},
 		{[]string{"phold", "--config", unknownKey}, `unknown key "colour"`},
+		{[]string{"phold", "--config", configs["dup"]}, `key "lps" given twice`},
+		{[]string{"phold", "--config", configs["trailing"]}, "is not a JSON object"},
+		{[]string{"phold", "--config", configs["two"]}, "more follows the object"},
+		{[]string{"logic", "--num-vectors", "0"}, "--num-vectors 0 and a circuit without flip-flops"},
+		{[]string{"pcs", "--num-cells-x", "4294967296", "--num-cells-y", "4294967296"}, "cells is too many"},
+		{[]string{"traffic", "--num-intersections-x", "4294967296", "--num-intersections-y", "4294967296"}, "intersections is too many"},
+		{[]string{"airport", "--num-airports-x", "4294967296", "--num-airports-y", "4294967296"}, "is too many"},
 		{[]string{"phold", "--stats-file", filepath.Join(dir, "no", "such", "dir", "s.json")}, "cannot write --stats-file"},
 		{[]string{"phold", "--gpu", "maybe"}, `--gpu: unknown mode "maybe" (want off, on, auto, cpu)`},
 		{[]string{"phold", "--gpu-batch-size", "-1"}, "--gpu-batch-size must be in [0, 1048576] (0: tuned), got -1"},

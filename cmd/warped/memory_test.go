@@ -60,3 +60,53 @@ func TestMemoryIsBoundedUnderTimeWarp(t *testing.T) {
 	require.Greater(t, long["events_committed"].(float64), 9*short["events_committed"].(float64))
 	require.Less(t, l, 1.75*s, "peak memory must not grow with the run length")
 }
+
+// TestMemoryRefusedBeforeTheRun: sizes that cannot fit are one line and exit 2, naming the
+// need and the machine's memory, before anything is built (the row 6).
+func TestMemoryRefusedBeforeTheRun(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"phold", "--lps", "2000000000"}, "--lps 2000000000 --start-events 1 needs about 1 TiB"},
+		{[]string{"traffic", "--number-of-cars", "2000000000"}, "--number-of-cars 2000000000 needs about"},
+		{[]string{"logic", "--random-gates", "1073741824"}, "--random-gates 1073741824 needs about 512 GiB"},
+		{[]string{"pcs", "--num-cells-x", "40000", "--num-cells-y", "40000"}, "needs about"},
+	} {
+		code, out, errOut := warped(tc.args...)
+		if machineMemory().bytes > 1<<40 {
+			t.Skip("this machine has over a TiB")
+		}
+		require.Equal(t, exitUsage, code, "%v: %s", tc.args, errOut)
+		require.Contains(t, strings.Replace(errOut, "1.51 TiB", "1 TiB", 1), tc.want)
+		require.Contains(t, errOut, machineMemory().String())
+		require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+		require.Empty(t, out)
+	}
+}
+
+// TestMaxMemoryStopsTheRun: a run over --max-memory stops with one line and exit 1,
+// writing nothing.
+func TestMaxMemoryStopsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := warped("phold", "--lps", "64", "--start-events", "2000", "--max-sim-time", "1e9", "--gpu", "off",
+		"--max-memory", "1MiB", "--stats-file", filepath.Join(dir, "s.json"))
+	require.Equal(t, exitRun, code, errOut)
+	require.Contains(t, errOut, "warped phold: stopped: the run's memory reached")
+	require.Contains(t, errOut, "over its limit of 1 MiB (--max-memory)")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries)
+}
+
+func TestParseBytes(t *testing.T) {
+	for s, want := range map[string]uint64{"0": 0, "1024": 1024, "4GiB": 4 << 30, "512M": 512 << 20, "1.5 KiB": 1536, "2t": 2 << 40} {
+		got, err := parseBytes(s)
+		require.NoError(t, err, s)
+		require.Equal(t, want, got, s)
+	}
+	for _, s := range []string{"", "-1", "lots", "1e30GiB", "NaN"} {
+		_, err := parseBytes(s)
+		require.Error(t, err, s)
+	}
+}

@@ -2,10 +2,8 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"os"
-	"path/filepath"
 
+	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/models/airport"
 	"github.com/warpedgo/warped/models/epidemic"
@@ -27,6 +25,31 @@ type model struct {
 	bind func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error)
 	// results returns the model's totals after a run, as labelled lines and JSON fields.
 	results func(lps []kernel.LogicalProcess) []result
+	// size returns the model's LP count and its initial events (or other items of state
+	// per LP, as many) from its flag values, for the memory estimate (nil: unknown);
+	// sizeFlags are the flags it reads.
+	size      func(flag func(name string) float64) (lps, events float64)
+	sizeFlags []string
+	// outputPaths returns the files the model's own flags name, by flag (nil: none);
+	// writeOutputs writes them after a run (nil: nothing to write).
+	outputPaths  func() map[string]string
+	writeOutputs func(lps []kernel.LogicalProcess) error
+}
+
+// outputs returns the files that m's own flags ask a run to write, by flag.
+func (m *model) outputs() map[string]string {
+	if m.outputPaths == nil {
+		return nil
+	}
+	return m.outputPaths()
+}
+
+// write writes m's own output files after a run of lps.
+func (m *model) write(lps []kernel.LogicalProcess) error {
+	if m.writeOutputs == nil {
+		return nil
+	}
+	return m.writeOutputs(lps)
 }
 
 // result is one line of a model's final output and one key of the stats file.
@@ -54,6 +77,10 @@ var models = []*model{
 				return lps, nil, err
 			}
 		},
+		size: func(flag func(string) float64) (float64, float64) {
+			return flag("lps"), flag("lps") * flag("start-events")
+		},
+		sizeFlags: []string{"lps", "start-events"},
 		results: func(lps []kernel.LogicalProcess) []result {
 			r := phold.Summarize(lps)
 			return []result{
@@ -80,6 +107,11 @@ var models = []*model{
 				return lps, c.Partitioner(), err
 			}
 		},
+		size: func(flag func(string) float64) (float64, float64) {
+			cells := flag("num-cells-x") * flag("num-cells-y")
+			return cells, cells * (flag("portable-count") + flag("channel-cnt"))
+		},
+		sizeFlags: []string{"num-cells-x", "num-cells-y", "portable-count", "channel-cnt"},
 		results: func(lps []kernel.LogicalProcess) []result {
 			r := pcs.Summarize(lps)
 			return []result{
@@ -106,6 +138,11 @@ var models = []*model{
 				return lps, c.Partitioner(), err
 			}
 		},
+		size: func(flag func(string) float64) (float64, float64) {
+			n := flag("num-intersections-x") * flag("num-intersections-y")
+			return n, n * flag("number-of-cars")
+		},
+		sizeFlags: []string{"num-intersections-x", "num-intersections-y", "number-of-cars"},
 		results: func(lps []kernel.LogicalProcess) []result {
 			r := traffic.Summarize(lps)
 			return []result{
@@ -138,6 +175,11 @@ var models = []*model{
 				return lps, c.Partitioner(), err
 			}
 		},
+		size: func(flag func(string) float64) (float64, float64) {
+			n := flag("num-airports-x") * flag("num-airports-y")
+			return n, n * flag("num-planes")
+		},
+		sizeFlags: []string{"num-airports-x", "num-airports-y", "num-planes"},
 		results: func(lps []kernel.LogicalProcess) []result {
 			r := airport.Summarize(lps)
 			return []result{
@@ -171,6 +213,10 @@ var models = []*model{
 				return lps, nil, err
 			}
 		},
+		size: func(flag func(string) float64) (float64, float64) {
+			return flag("random-gates"), 0 // a named circuit's size is known once read
+		},
+		sizeFlags: []string{"random-gates"},
 		results: func(lps []kernel.LogicalProcess) []result {
 			r := logic.Summarize(lps)
 			out := []result{
@@ -205,16 +251,6 @@ func findModel(name string) *model {
 		}
 	}
 	return nil
-}
-
-// writeFileAtomic writes data to path through a temporary file renamed into place.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := createAtomic(path)
-	if err != nil {
-		return err
-	}
-	defer f.abort()
-	return f.commit(data)
 }
 
 // epidemicModel returns the epidemic's entry: its --time-series path is shared by the flag
@@ -252,22 +288,16 @@ func epidemicModel() *model {
 			fs.IntVar(&c.SampleInterval, "sample-interval", c.SampleInterval, "time between samples of the time series")
 			fs.StringVar(&series, "time-series", "", "write the counts per disease state over time as CSV to this file")
 			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
-				if series != "" {
-					if st, err := os.Stat(filepath.Dir(series)); err != nil || !st.IsDir() {
-						return nil, nil, fmt.Errorf("epidemic: cannot write --time-series %s: no such directory", series)
-					}
-				}
 				lps, err := epidemic.New(c)
 				return lps, nil, err
 			}
 		},
+		size: func(flag func(string) float64) (float64, float64) {
+			return flag("num-locations"), flag("num-locations") * flag("population") / 4 // a person is about 80 bytes
+		},
+		sizeFlags: []string{"num-locations", "population"},
 		results: func(lps []kernel.LogicalProcess) []result {
 			r := epidemic.Summarize(lps)
-			if series != "" {
-				if err := writeFileAtomic(series, r.CSV()); err != nil {
-					fmt.Fprintf(os.Stderr, "warped epidemic: --time-series: %v\n", err)
-				}
-			}
 			out := make([]result, 0, 10)
 			for s := range epidemic.NumDiseaseStates {
 				name := s.String()
@@ -278,6 +308,21 @@ func epidemicModel() *model {
 				result{"Moves", "moves", r.Moves},
 				result{"Peak infected", "peak_infected", r.PeakInfected},
 				result{"Peak time", "peak_time", r.PeakTime})
+		},
+		outputPaths: func() map[string]string {
+			if series == "" {
+				return nil
+			}
+			return map[string]string{"time-series": series}
+		},
+		writeOutputs: func(lps []kernel.LogicalProcess) error {
+			if series == "" {
+				return nil
+			}
+			if err := outfile.WriteFile(series, epidemic.Summarize(lps).CSV()); err != nil {
+				return outputError("time-series", err)
+			}
+			return nil
 		},
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/sample"
 	"github.com/warpedgo/warped/sample/chart"
@@ -31,6 +33,9 @@ together.
 Given --stats-file outputs instead (one run each, or a JSON array of such objects), it
 compares the runs side by side in bar charts: committed event rate, efficiency, events
 rolled back, peak memory and wall time.
+
+Input it cannot draw is refused (exit 2): over 128 MiB in all, no rows, samples of more
+than 256 workers, more than 64 series.
 
   --out DIR   directory for the charts (default "plots"; made if missing)
 `
@@ -60,24 +65,75 @@ func plotCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "warped plot: want a sample file or stats files, got none; run 'warped plot --help' for the usage\n")
 		return exitUsage
 	}
-	runs, err := readStatsFiles(files)
-	var paths []string
-	switch {
-	case err != nil:
-	case runs != nil:
-		var charts []chart.Chart
-		if charts, err = chart.Compare(runs); err == nil {
-			paths, err = chart.WriteFiles(*out, charts)
-		}
-	default:
-		paths, err = plotFiles(files, *out)
+	if err := checkPlotOut(*out); err != nil {
+		fmt.Fprintf(stderr, "warped plot: %v\n", err)
+		return exitUsage
 	}
+	charts, err := plotCharts(files)
+	if err != nil {
+		// The input is the user's to fix: a file missing, of the wrong kind or too big.
+		fmt.Fprintf(stderr, "warped plot: %v\n", err)
+		return exitUsage
+	}
+	paths, err := chart.WriteFiles(*out, charts)
 	if err != nil {
 		fmt.Fprintf(stderr, "warped plot: %v\n", err)
 		return exitRun
 	}
 	fmt.Fprintf(stdout, "wrote %d charts to %s: %s\n", len(paths), *out, strings.Join(paths, " "))
 	return exitOK
+}
+
+// The bounds of what 'warped plot' draws, which bound its memory: the input's total
+// size, and the lines of one chart and the charts of the model's series.
+const (
+	maxPlotBytes  = 128 << 20
+	maxPlotLines  = 256
+	maxPlotSeries = 64
+)
+
+// checkPlotOut fails unless the charts can be written in dir (made if missing, with its
+// parents).
+func checkPlotOut(dir string) error {
+	fail := func(err error) error { return fmt.Errorf("cannot write charts to --out %s: %w", dir, err) }
+	probe := filepath.Join(dir, "x.png")
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err == nil && !st.IsDir() {
+			return fail(fmt.Errorf("%s is not a directory", d))
+		}
+		if err == nil || d == filepath.Dir(d) {
+			break
+		}
+		probe = d // the first directory to make: its parent must take it
+	}
+	if err := outfile.Check(probe); err != nil {
+		return fail(errors.Unwrap(err))
+	}
+	return nil
+}
+
+// plotCharts reads files (stats files, or sample and series files) and returns their
+// charts, refusing input it cannot draw.
+func plotCharts(files []string) ([]chart.Chart, error) {
+	total := int64(0)
+	for _, path := range files {
+		st, err := os.Stat(path)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
+		}
+		if total += st.Size(); total > maxPlotBytes {
+			return nil, fmt.Errorf("the input is over %d MiB (at %s): too much to draw; take fewer samples (a longer --sample-period) or plot fewer files", maxPlotBytes>>20, path)
+		}
+	}
+	runs, err := readStatsFiles(files)
+	switch {
+	case err != nil:
+		return nil, err
+	case runs != nil:
+		return chart.Compare(runs)
+	}
+	return plotFiles(files)
 }
 
 // readStatsFiles reads files as --stats-file outputs (each one object, or an array of
@@ -88,7 +144,7 @@ func readStatsFiles(files []string) ([]chart.Run, error) {
 	for i, path := range files {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, err // names the file
+			return nil, fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
 		}
 		objs, ok := statsObjects(data)
 		if !ok {
@@ -132,15 +188,15 @@ func statsObjects(data []byte) ([]map[string]any, bool) {
 	return objs, len(objs) > 0
 }
 
-// plotFiles draws the engine samples and model series in files (each one or the other,
-// told by its first line) into dir and returns the files written.
-func plotFiles(files []string, dir string) ([]string, error) {
+// plotFiles returns the charts of the engine samples and model series in files (each one
+// or the other, told by its first line).
+func plotFiles(files []string) ([]chart.Chart, error) {
 	var rows []sample.Row
 	var points []kernel.SeriesPoint
 	for _, path := range files {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("open sample file: %w", err)
+			return nil, fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
 		}
 		first, _, _ := strings.Cut(string(data[:min(len(data), 256)]), "\n")
 		if sample.IsSeries(first) {
@@ -157,8 +213,14 @@ func plotFiles(files []string, dir string) ([]string, error) {
 		}
 		rows = append(rows, rs...)
 	}
+	if len(rows) == 0 && len(points) == 0 {
+		return nil, fmt.Errorf("%s: no sample or series rows to draw", strings.Join(files, ", "))
+	}
+	if err := checkLines(rows, points); err != nil {
+		return nil, fmt.Errorf("%s: %w", strings.Join(files, ", "), err)
+	}
 	var charts []chart.Chart
-	if len(rows) > 0 || len(points) == 0 {
+	if len(rows) > 0 {
 		cs, err := chart.Make(rows)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", strings.Join(files, ", "), err)
@@ -172,5 +234,24 @@ func plotFiles(files []string, dir string) ([]string, error) {
 		}
 		charts = append(charts, cs...)
 	}
-	return chart.WriteFiles(dir, charts)
+	return charts, nil
+}
+
+// checkLines refuses samples of more workers than a chart can show as lines, and more
+// model series than charts to draw.
+func checkLines(rows []sample.Row, points []kernel.SeriesPoint) error {
+	type id struct{ rank, worker int }
+	workers := map[id]bool{}
+	for i := range rows {
+		if workers[id{rows[i].Rank, rows[i].Worker}] = true; len(workers) > maxPlotLines {
+			return fmt.Errorf("samples of more than %d workers: too many lines for a chart; plot the files of fewer ranks", maxPlotLines)
+		}
+	}
+	series := map[string]bool{}
+	for i := range points {
+		if series[points[i].Series] = true; len(series) > maxPlotSeries {
+			return fmt.Errorf("more than %d series: too many charts; keep fewer series in the file", maxPlotSeries)
+		}
+	}
+	return nil
 }

@@ -5,10 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"html/template"
-	"os"
-	"path/filepath"
 	"sync"
 
+	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/sample"
 	"github.com/warpedgo/warped/sample/chart"
@@ -40,17 +39,6 @@ func (c *reportCollector) add(s kernel.Sample) {
 // processes (with its own samples), or the only process.
 func (inv *invocation) reportHere() bool {
 	return inv.o.report != "" && (inv.tr == nil || inv.tr.Rank() == 0)
-}
-
-// checkReport fails before the run when the --report's directory is missing.
-func (inv *invocation) checkReport() error {
-	if !inv.reportHere() {
-		return nil
-	}
-	if st, err := os.Stat(filepath.Dir(inv.o.report)); err != nil || !st.IsDir() {
-		return usageFailure("cannot write --report %s: its directory does not exist", inv.o.report)
-	}
-	return nil
 }
 
 // attachReport has a time-warp run keep its samples for --report, beside the
@@ -169,8 +157,8 @@ func (inv *invocation) writeReport(res kernel.Result, results []result) error {
 	if err := reportTemplate.Execute(&b, page); err != nil {
 		return runFailure(fmt.Errorf("--report: %w", err))
 	}
-	if err := os.WriteFile(inv.o.report, b.Bytes(), 0o644); err != nil {
-		return runFailure(fmt.Errorf("--report: %w", err))
+	if err := outfile.WriteFile(inv.o.report, b.Bytes()); err != nil {
+		return runFailure(outputError("report", err))
 	}
 	return nil
 }

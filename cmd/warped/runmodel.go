@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/partition"
 )
@@ -46,6 +46,7 @@ type options struct {
 	gpuBatchSize                int
 	sample                      sampleOptions
 	report                      string
+	maxMemory                   maxMemory
 }
 
 // progressMode is auto, on or off; a bare --progress means on.
@@ -99,6 +100,7 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	fs.StringVar(&o.statsFile, "stats-file", "", "write the statistics and results as JSON to this file")
 	fs.Var(&o.progress, "progress", "progress line on stderr: auto (when stderr is a terminal), on or off")
 	addSampleFlags(fs, &o.sample) // sampling.go
+	fs.Var(&o.maxMemory, "max-memory", "stop the run, exit 1, when the process's memory exceeds this size (4GiB, 512MiB; 0: no limit; auto: GOMEMLIMIT if set, else 9/10 of the machine's, cgroup's or ulimit -v's memory)")
 	fs.StringVar(&o.report, "report", "", "write a self-contained HTML page with the configuration, totals, results and charts of the run to this file")
 	build := m.bind(fs)
 	return fs, build
@@ -110,7 +112,25 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 func runModel(ctx context.Context, m *model, args []string, stdout, stderr io.Writer) int {
 	inv := &invocation{m: m, stdout: stdout, stderr: stderr}
 	defer inv.close()
-	return inv.exit(inv.run(ctx, args))
+	err := inv.run(ctx, args)
+	code := inv.exit(err)
+	if f, ok := err.(*failure); ok && !f.quiet {
+		inv.abortRanks(code)
+	}
+	return code
+}
+
+// abortRanks ends every rank of a run across processes after this rank failed on its
+// own (an error before or during the run that the others may not know of, a signal), so
+// that none waits for it forever: MPI_Abort, once this rank's outputs are closed. A
+// failure every rank reports (quiet here) needs no abort.
+func (inv *invocation) abortRanks(code int) {
+	a, ok := inv.tr.(interface{ Abort(int) })
+	if inv.tr == nil || inv.tr.Size() < 2 || !ok {
+		return
+	}
+	_ = inv.closeSamples()
+	a.Abort(code)
 }
 
 // invocation is one run of a model from the command line: its flags, where its output
@@ -123,19 +143,15 @@ type invocation struct {
 	build          func() ([]kernel.LogicalProcess, partition.Partitioner, error)
 	tr             comm.Transport     // nil unless the run spans several processes
 	be             gpuoffload.Backend // the offload backend, or nil
-	stats          *atomicFile        // the --stats-file's twin, or nil
 	samples        *sampleOutput      // the --sample-file, or nil (sampling.go)
 	collector      *reportCollector   // the samples kept for --report, or nil (report.go)
 }
 
-// close releases what the run opened, last opened first: the stats file's twin (removed
-// unless it was committed), the offload backend, the transport. It runs after the
-// outcome is printed.
+// close releases what the run opened, last opened first: the sample file (a failed
+// run's samples are kept, as far as they go), the offload backend, the transport. It
+// runs after the outcome is printed.
 func (inv *invocation) close() {
-	_ = inv.closeSamples() // a failed run's samples, as far as they go
-	if inv.stats != nil {
-		inv.stats.abort()
-	}
+	_ = inv.closeSamples()
 	if inv.be != nil {
 		inv.be.Close()
 	}
@@ -175,12 +191,16 @@ func (inv *invocation) exit(err error) int {
 	if !ok {
 		f = runFailure(err)
 	}
+	who := "warped " + inv.m.name
+	if inv.tr != nil && inv.tr.Size() > 1 {
+		who += fmt.Sprintf(": rank %d", inv.tr.Rank())
+	}
 	switch {
 	case f.quiet:
 	case f.hint:
-		fmt.Fprintf(inv.stderr, "warped %s: %v; run 'warped help %s' for the flags\n", inv.m.name, f.err, inv.m.name)
+		fmt.Fprintf(inv.stderr, "%s: %v; run 'warped help %s' for the flags\n", who, f.err, inv.m.name)
 	default:
-		fmt.Fprintf(inv.stderr, "warped %s: %v\n", inv.m.name, f.err)
+		fmt.Fprintf(inv.stderr, "%s: %v\n", who, f.err)
 	}
 	fmt.Fprint(inv.stderr, f.detail)
 	return f.status
@@ -209,6 +229,12 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := inv.o.sample.check(inv.o.simType); err != nil {
 		return err
 	}
+	if err := inv.checkOutputs(); err != nil {
+		return err
+	}
+	if err := checkMemory(inv.m, inv.fs); err != nil {
+		return err
+	}
 	lps, part, err := inv.buildModel()
 	if err != nil {
 		return err
@@ -229,16 +255,7 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return usageFailure("%v", err)
 	}
-	if err := inv.createStats(); err != nil {
-		return err
-	}
 	if err := inv.openSamples(); err != nil {
-		return err
-	}
-	if err := inv.checkReport(); err != nil {
-		return err
-	}
-	if err := inv.checkSeries(); err != nil {
 		return err
 	}
 	inv.note(offloadNote) // once the configuration is known to be good
@@ -404,19 +421,36 @@ func (inv *invocation) attachProgress(cfg *kernel.Config) {
 	}
 }
 
-// createStats creates the --stats-file's temporary twin as inv.stats (none without
-// --stats-file), so that a bad path fails before the run and a finished run is never
-// lost.
-func (inv *invocation) createStats() error {
-	if inv.o.statsFile == "" {
-		return nil
+// checkOutputs fails before the run, as a usage error, when an output file cannot be
+// written (its directory is missing or read-only, it is a directory, or it is in /proc),
+// so that a finished run is never lost for want of a place to put its results.
+func (inv *invocation) checkOutputs() error {
+	for _, o := range []struct{ flag, path string }{
+		{"stats-file", inv.o.statsFile}, {"report", inv.o.report},
+		{"sample-file", inv.o.sample.file}, {"series-file", inv.o.sample.seriesFile},
+	} {
+		if o.path == "" {
+			continue
+		}
+		if err := outfile.Check(o.path); err != nil {
+			return usageFailure("%v", outputError(o.flag, err))
+		}
 	}
-	stats, err := createAtomic(inv.o.statsFile)
-	if err != nil {
-		return usageFailure("cannot write --stats-file: %v", err)
+	for flag, path := range inv.m.outputs() {
+		if err := outfile.Check(path); err != nil {
+			return usageFailure("%v", outputError(flag, err))
+		}
 	}
-	inv.stats = stats
 	return nil
+}
+
+// outputError names the flag of an output file in err: "cannot write --FLAG PATH: why".
+func outputError(flag string, err error) error {
+	var oe *outfile.Error
+	if errors.As(err, &oe) {
+		return fmt.Errorf("cannot write --%s %s: %w", flag, oe.Path, oe.Err)
+	}
+	return fmt.Errorf("--%s: %w", flag, err)
 }
 
 // note prints a note about the run on stderr (on rank 0 only); empty notes are skipped.
@@ -429,9 +463,17 @@ func (inv *invocation) note(s string) {
 // simulate runs sim and clears the progress line if there is one. A failure another rank
 // reports is quiet here; a model's panic comes with its stack.
 func (inv *invocation) simulate(ctx context.Context, sim *kernel.Simulation, progress bool) (kernel.Result, error) {
+	ctx, unwatch := watchMemory(ctx, inv.o.maxMemory.limit())
 	res, err := sim.Run(ctx)
+	why := stopCause(ctx)
+	unwatch()
 	if progress {
 		fmt.Fprint(inv.stderr, "\r\033[K")
+	}
+	if why != nil {
+		// Stopped by a signal or the memory watcher, or finished as it stopped it:
+		// either way nothing is written.
+		return res, runFailure(why)
 	}
 	if err == nil {
 		return res, nil
@@ -456,14 +498,17 @@ func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) er
 	}
 	results := inv.m.results(lps)
 	printResults(inv.stdout, inv.m, inv.o.simType, offload, res, results)
+	if err := inv.m.write(lps); err != nil {
+		return runFailure(err)
+	}
 	if err := inv.writeReport(res, results); err != nil {
 		return err
 	}
-	if inv.stats == nil {
+	if inv.o.statsFile == "" {
 		return nil
 	}
-	if err := writeStats(inv.stats, inv.m, res, results, inv.fs); err != nil {
-		return runFailure(fmt.Errorf("writing --stats-file: %w", err))
+	if err := writeStats(inv.o.statsFile, inv.m, res, results, inv.fs); err != nil {
+		return runFailure(outputError("stats-file", err))
 	}
 	return nil
 }
@@ -474,7 +519,7 @@ var localFlags = map[string]bool{"config": true, "dump-config": true, "stats-fil
 	"time-warp-worker-threads": true, "time-warp-scheduler-count": true, "time-warp-queue-type": true,
 	"time-warp-lock-type": true, "time-warp-state-saving-period": true, "gpu": true, "gpu-batch-size": true,
 	"sample-file": true, "sample-mode": true, "sample-format": true, "sample-period": true, "report": true,
-	"series-file": true}
+	"series-file": true, "max-memory": true}
 
 // openOffload opens the offload backend of --gpu mode for a time-warp run of lps. With
 // auto it opens nothing when no LP has batch kernels (kernel.Batcher), and returns a note
@@ -505,10 +550,8 @@ func applyConfigFile(fs *flag.FlagSet, path string) error {
 	if err != nil {
 		return fmt.Errorf("cannot read --config: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var kv map[string]any
-	if err := dec.Decode(&kv); err != nil {
+	kv, err := decodeConfig(data)
+	if err != nil {
 		return fmt.Errorf("--config %s is not a JSON object of flag names and values: %v", path, err)
 	}
 	set := map[string]bool{}
@@ -541,6 +584,42 @@ func applyConfigFile(fs *flag.FlagSet, path string) error {
 		}
 	}
 	return nil
+}
+
+// decodeConfig decodes data as exactly one JSON object, refusing a key given twice and
+// anything after the object (a second object, trailing text), which would otherwise be
+// dropped without a word.
+func decodeConfig(data []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil {
+		return nil, err
+	} else if t != json.Delim('{') {
+		return nil, fmt.Errorf("it starts with %v, not {", t)
+	}
+	kv := map[string]any{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := t.(string)
+		if _, dup := kv[k]; dup {
+			return nil, fmt.Errorf("key %q given twice", k)
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		kv[k] = v
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("more follows the object (at byte %d)", dec.InputOffset())
+	}
+	return kv, nil
 }
 
 // dumpConfig returns every flag's effective value as a JSON object that --config accepts.
@@ -653,7 +732,7 @@ func printResults(w io.Writer, m *model, simType, offload string, r kernel.Resul
 }
 
 // writeStats writes the statistics, the model's results and the configuration as JSON.
-func writeStats(f *atomicFile, m *model, r kernel.Result, results []result, fs *flag.FlagSet) error {
+func writeStats(path string, m *model, r kernel.Result, results []result, fs *flag.FlagSet) error {
 	var kv map[string]any
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -675,44 +754,7 @@ func writeStats(f *atomicFile, m *model, r kernel.Result, results []result, fs *
 	if err != nil {
 		return err
 	}
-	return f.commit(append(out, '\n'))
-}
-
-// atomicFile writes a file through a temporary twin in the same directory, renamed into
-// place on commit, so readers never see a half-written file.
-type atomicFile struct {
-	tmp  *os.File
-	path string
-}
-
-func createAtomic(path string) (*atomicFile, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return nil, err
-	}
-	return &atomicFile{tmp: tmp, path: path}, nil
-}
-
-func (a *atomicFile) commit(data []byte) error {
-	if _, err := a.tmp.Write(data); err != nil {
-		return err
-	}
-	if err := a.tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(a.tmp.Name(), a.path); err != nil {
-		return err
-	}
-	a.tmp = nil
-	return nil
-}
-
-// abort removes the temporary file if commit did not happen.
-func (a *atomicFile) abort() {
-	if a.tmp != nil {
-		a.tmp.Close()
-		os.Remove(a.tmp.Name())
-	}
+	return outfile.WriteFile(path, append(out, '\n'))
 }
 
 // usage is the program's help text.

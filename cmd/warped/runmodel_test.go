@@ -119,20 +119,23 @@ func TestOffloadStep(t *testing.T) {
 	inv.close()
 }
 
-func TestStatsFileStepCleansUp(t *testing.T) {
+func TestOutputsCheckedBeforeTheRun(t *testing.T) {
 	dir := t.TempDir()
-	inv := parsed(t, "phold", "--stats-file", filepath.Join(dir, "s.json"))
-	require.NoError(t, inv.createStats())
-	require.NotNil(t, inv.stats)
+	for _, tc := range []struct{ name, flag, path, want string }{
+		{"missing directory", "--stats-file", filepath.Join(dir, "no", "s.json"), "cannot write --stats-file " + filepath.Join(dir, "no", "s.json") + ": directory"},
+		{"proc", "--report", "/proc/x", "cannot write --report /proc/x: it is in /proc"},
+		{"a directory", "--series-file", dir, "it is a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := parsed(t, "phold", tc.flag, tc.path).checkOutputs()
+			require.ErrorContains(t, err, tc.want)
+			require.Equal(t, exitUsage, err.(*failure).status)
+		})
+	}
+	require.NoError(t, parsed(t, "phold", "--stats-file", "/dev/null").checkOutputs())
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
-	require.Len(t, entries, 1, "the temporary twin")
-	inv.close() // no commit: the twin goes, and no stats file appears
-	entries, err = os.ReadDir(dir)
-	require.NoError(t, err)
-	require.Empty(t, entries)
-
-	require.NoError(t, parsed(t, "phold").createStats())
+	require.Empty(t, entries, "checking creates nothing")
 }
 
 func TestExitStep(t *testing.T) {

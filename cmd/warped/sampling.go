@@ -3,12 +3,13 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/sample"
 )
@@ -48,7 +49,7 @@ func (o *sampleOptions) check(simType string) error {
 // Sample function feeds once open.
 type sampleOutput struct {
 	path string
-	f    *os.File
+	f    *outfile.File
 	w    *sample.Writer
 }
 
@@ -81,36 +82,39 @@ func (inv *invocation) openSamples() error {
 	if out == nil {
 		return nil
 	}
-	f, err := os.Create(out.path)
+	f, err := outfile.Create(out.path)
 	if err != nil {
-		return usageFailure("cannot write --sample-file: %v", err)
+		return usageFailure("%v", outputError("sample-file", err))
 	}
 	w, err := sample.NewWriter(f, inv.o.sample.format, 0)
 	if err != nil {
-		f.Close()
+		f.Abort()
 		return usageFailure("--sample-format: %v", err)
 	}
 	out.f, out.w = f, w
 	return nil
 }
 
-// closeSamples writes the rows still buffered and closes the --sample-file, noting rows
-// that the writer dropped.
+// closeSamples writes the rows still buffered and commits the --sample-file (a failed
+// run's too: its samples show how it went), noting rows that the writer dropped. After a
+// failed write the file is not committed.
 func (inv *invocation) closeSamples() error {
 	out := inv.samples
 	if out == nil || out.f == nil {
 		return nil
 	}
 	err := out.w.Close()
-	if cerr := out.f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("write samples: %w", cerr)
+	if err != nil {
+		out.f.Abort()
+	} else {
+		err = out.f.Commit()
 	}
 	out.f = nil
 	if n := out.w.Dropped(); n > 0 {
 		fmt.Fprintf(inv.stderr, "warped %s: %d sample rows were dropped (the writer fell behind; a longer --sample-period takes fewer)\n", inv.m.name, n)
 	}
 	if err != nil {
-		return runFailure(fmt.Errorf("--sample-file %s: %w", out.path, err))
+		return runFailure(outputError("sample-file", err))
 	}
 	return nil
 }
@@ -131,18 +135,6 @@ func (inv *invocation) seriesPath() string {
 	return path
 }
 
-// checkSeries fails before the run when the --series-file cannot be written.
-func (inv *invocation) checkSeries() error {
-	path := inv.seriesPath()
-	if path == "" {
-		return nil
-	}
-	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
-		return usageFailure("cannot write --series-file %s: its directory does not exist", path)
-	}
-	return nil
-}
-
 // writeSeries writes the run's model series to the --series-file, noting when the model
 // recorded none.
 func (inv *invocation) writeSeries(res kernel.Result) error {
@@ -153,16 +145,9 @@ func (inv *invocation) writeSeries(res kernel.Result) error {
 	if len(res.Series) == 0 {
 		fmt.Fprintf(inv.stderr, "warped %s: the model recorded no series; --series-file %s has its header only\n", inv.m.name, path)
 	}
-	f, err := os.Create(path)
+	err := outfile.WriteTo(path, func(w io.Writer) error { return sample.WriteSeries(w, res.Series) })
 	if err != nil {
-		return runFailure(fmt.Errorf("--series-file: %w", err))
-	}
-	err = sample.WriteSeries(f, res.Series)
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
-		return runFailure(fmt.Errorf("--series-file %s: %w", path, err))
+		return runFailure(outputError("series-file", err))
 	}
 	return nil
 }

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -111,8 +114,57 @@ func TestPlotCommand(t *testing.T) {
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "want a sample file or stats files, got none")
 	code, _, errOut = warped("plot", filepath.Join(dir, "none.csv"))
-	require.Equal(t, exitRun, code)
+	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "none.csv: no such file or directory")
+}
+
+// TestPlotRefusesWhatItCannotDraw: input errors exit 2 with one line before anything is
+// written, a failed write exits 1.
+func TestPlotRefusesWhatItCannotDraw(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	var many strings.Builder
+	many.WriteString("wall_seconds,worker,processed\n")
+	for w := range maxPlotLines + 1 {
+		fmt.Fprintf(&many, "1,%d,3\n", w)
+	}
+	var series strings.Builder
+	series.WriteString("time,lp,series,value\n")
+	for k := range maxPlotSeries + 1 {
+		fmt.Fprintf(&series, "1,0,s%d,1\n", k)
+	}
+	out := filepath.Join(dir, "charts")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"an empty object", []string{write("empty.json", "{}\n")}, exitUsage, "has no wall_seconds or worker"},
+		{"a header only", []string{write("head.csv", "wall_seconds,worker,processed\n")}, exitUsage, "no sample or series rows to draw"},
+		{"too many workers", []string{write("many.csv", many.String())}, exitUsage, "samples of more than 256 workers"},
+		{"too many series", []string{write("series.csv", series.String())}, exitUsage, "more than 64 series"},
+		{"out in proc", []string{write("ok.csv", "wall_seconds,worker,processed\n1,0,3\n"), "--out", "/proc/x"}, exitUsage, "cannot write charts to --out /proc/x"},
+		{"a full device", []string{filepath.Join(dir, "ok.csv"), "--out", "/dev/full"}, exitUsage, "cannot write charts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"plot"}, tc.args...)
+			if !slices.Contains(args, "--out") {
+				args = append(args, "--out", out)
+			}
+			code, stdout, errOut := warped(args...)
+			require.Equal(t, tc.code, code, errOut)
+			require.Contains(t, errOut, tc.want)
+			require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+			require.Empty(t, stdout)
+			_, err := os.Stat(out)
+			require.True(t, os.IsNotExist(err), "nothing written")
+		})
+	}
 }
 
 // TestPlotCompare compares two runs' --stats-file outputs in bar charts.
@@ -139,7 +191,7 @@ func TestPlotCompare(t *testing.T) {
 	samples := filepath.Join(dir, "s.csv")
 	require.NoError(t, os.WriteFile(samples, []byte("wall_seconds,worker,processed\n1,0,3\n"), 0o644))
 	code, _, errOut = warped("plot", stats[0], samples)
-	require.Equal(t, exitRun, code)
+	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "is not a --stats-file output")
 }
 

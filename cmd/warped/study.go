@@ -174,7 +174,7 @@ Flags:
 `
 
 // studyCommand is 'warped study SPEC [flags]'.
-func studyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func studyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
 	fail := func(status int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "warped study: "+format+"\n", a...)
 		return status
@@ -213,6 +213,9 @@ func studyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if spec == "" {
 		return fail(exitUsage, "missing SPEC; run 'warped study --help'")
 	}
+	if err := o.exec.Check(); err != nil {
+		return fail(exitUsage, "%v; run 'warped study --help' for the flags", err)
+	}
 	if err := comm.CheckLaunch(); err != nil {
 		return fail(exitUsage, "%v", err)
 	}
@@ -238,9 +241,23 @@ func studyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return fail(exitRun, "%v", err)
 		}
-		defer mpi.Close()
+		defer func() {
+			// A failure ends every rank (none may wait for another forever): rank 0
+			// once it has said why, another rank when a signal stopped it alone.
+			if code != exitOK && (mpi.Rank() == 0 || interrupted(ctx) != nil) {
+				mpi.Abort(code)
+			}
+			mpi.Close()
+		}()
 		ranks = mpi
 		if mpi.Rank() != 0 {
+			errOut := stderr
+			fail = func(status int, format string, a ...any) int {
+				if sig := interrupted(ctx); sig != nil {
+					fmt.Fprintf(errOut, "warped study: rank %d: %v\n", mpi.Rank(), sig)
+				}
+				return status
+			}
 			stdout, stderr, log, o.progress = io.Discard, io.Discard, io.Discard, "off"
 		}
 	}
@@ -255,8 +272,12 @@ func studyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	st, err := study.Execute(ctx, s, runForStudy, study.Options{Out: o.out, Resume: o.resume,
 		Execution: o.exec, Progress: prog, Log: log, Types: kernel.Types(), OpenMerge: openMerge(s), Ranks: ranks})
 	if errors.Is(err, study.ErrInterrupted) {
-		return fail(exitRun, "interrupted: the finished runs are in %s; go on with 'warped study %s --out %s --resume'",
-			filepath.Join(o.out, study.JournalFile), spec, o.out)
+		why := "interrupted"
+		if sig := interrupted(ctx); sig != nil {
+			why = sig.Error()
+		}
+		return fail(exitRun, "%s: the finished runs are in %s; go on with 'warped study %s --out %s --resume'",
+			why, filepath.Join(o.out, study.JournalFile), spec, o.out)
 	}
 	var se *study.SettingsError
 	if errors.As(err, &se) {
@@ -267,6 +288,10 @@ func studyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if ranks != nil && ranks.Rank() != 0 {
 		return exitOK
+	}
+	if sig := interrupted(ctx); sig != nil {
+		return fail(exitRun, "%v: every run finished (in %s); write the tables with 'warped study %s --out %s --resume'",
+			sig, filepath.Join(o.out, study.JournalFile), spec, o.out)
 	}
 	paths, err := st.WriteTables(o.out)
 	if err != nil {
@@ -305,6 +330,9 @@ func checkStudyPoints(s *study.Spec) error {
 			err = refuseRunOutputs(inv.fs, s.Model)
 		}
 		if err == nil {
+			err = checkMemory(m, inv.fs)
+		}
+		if err == nil {
 			_, _, err = inv.buildModel()
 		}
 		catalogMu.Unlock()
@@ -317,7 +345,7 @@ func checkStudyPoints(s *study.Spec) error {
 
 // studyRefused are the flags of one run's outputs that a study's runs do not write (one
 // file for many runs would be overwritten; a study's outputs are its tables).
-var studyRefused = []string{"sample-file", "series-file", "report"}
+var studyRefused = []string{"sample-file", "series-file", "report", "max-memory"}
 
 // refuseRunOutputs reports a flag of studyRefused that fs sets, with what to do instead.
 func refuseRunOutputs(fs *flag.FlagSet, model string) error {

@@ -70,7 +70,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("airport: --%s must be at least %d, got %d", p.name, p.min, p.v)
 		}
 	}
-	if n := uint64(c.AirportsX) * uint64(c.AirportsY); n > 1<<31 {
+	if c.AirportsX > (1<<31)/c.AirportsY {
 		return fmt.Errorf("airport: %d x %d airports is too many (at most 2^31)", c.AirportsX, c.AirportsY)
 	}
 	return nil

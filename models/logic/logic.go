@@ -35,6 +35,7 @@ package logic
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -224,6 +225,9 @@ func NewCircuit(c *Circuit, cfg Config) ([]kernel.LogicalProcess, error) {
 			m.vectors = append(m.vectors, []byte(v))
 		}
 		m.numVectors = uint64(len(m.vectors))
+	}
+	if m.numVectors == 0 && !slices.Contains(c.kinds, DFF) {
+		return nil, fmt.Errorf("logic: --num-vectors 0 and a circuit without flip-flops: nothing would happen; give --num-vectors 1 or more")
 	}
 	gates := make([]Gate, c.Len())
 	lps := make([]kernel.LogicalProcess, c.Len())

@@ -71,7 +71,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("pcs: --%s must be at least %d, got %d", p.name, p.min, p.v)
 		}
 	}
-	if n := uint64(c.CellsX) * uint64(c.CellsY); n > 1<<31 {
+	if c.CellsX > (1<<31)/c.CellsY {
 		return fmt.Errorf("pcs: %d x %d cells is too many (at most 2^31)", c.CellsX, c.CellsY)
 	}
 	if c.Portables == 0 {

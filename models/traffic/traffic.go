@@ -77,7 +77,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("traffic: --%s must be at least %d, got %d", p.name, p.min, p.v)
 		}
 	}
-	if n := uint64(c.IntersectionsX) * uint64(c.IntersectionsY); n > 1<<31 {
+	if c.IntersectionsX > (1<<31)/c.IntersectionsY {
 		return fmt.Errorf("traffic: %d x %d intersections is too many (at most 2^31)", c.IntersectionsX, c.IntersectionsY)
 	}
 	if c.MaxDistance > 1<<30 {

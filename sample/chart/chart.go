@@ -23,6 +23,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/sample"
 )
 
@@ -264,8 +265,8 @@ func WriteFiles(dir string, charts []Chart) ([]string, error) {
 				return paths, err
 			}
 			path := filepath.Join(dir, c.Name+f.ext)
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				return paths, fmt.Errorf("write chart: %w", err)
+			if err := outfile.WriteFile(path, data); err != nil {
+				return paths, err
 			}
 			paths = append(paths, path)
 		}

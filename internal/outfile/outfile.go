@@ -1,0 +1,277 @@
+// Package outfile writes a command's output files so that none is clobbered or
+// half-written. A regular file, or a path that does not exist yet, is written to a
+// temporary file in the same directory and renamed into place once complete: a reader
+// sees the old contents or the new, never a part, and a failed or interrupted write leaves
+// the old file as it was and no temporary file. Anything else (a device such as
+// /dev/null, a FIFO, a socket, a symlink to one of these, a path through /proc such as
+// /dev/stdout, and "-" for standard output) is written in place, streaming, and never
+// replaced. [Check] tells, before a run, whether a path can be written at all.
+package outfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Stdout is the path that names standard output.
+const Stdout = "-"
+
+// File is an output file being written. Write it, then Commit; Abort (safe to defer, and
+// after Commit) drops what Commit did not publish.
+type File struct {
+	path string   // the path as given, for messages
+	dst  string   // the path the temporary file is renamed to ("" in place)
+	f    *os.File // the temporary file, or the file written in place
+	keep bool     // f is standard output: never closed
+	mode fs.FileMode
+	done bool
+	err  error // the first write error
+}
+
+// Error is a failure to write an output file: every error of this package is one.
+type Error struct {
+	Path string // the path as given
+	Err  error  // what went wrong, without the path
+}
+
+func (e *Error) Error() string { return "cannot write " + e.Path + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// fail returns an *Error for path.
+func fail(path string, err error) *Error { return &Error{Path: path, Err: unwrapPath(err)} }
+
+// target is what a path names, as far as writing it goes.
+type target struct {
+	inPlace bool        // write the path itself, streaming
+	dst     string      // the regular file (or new path) to replace, symlinks resolved
+	mode    fs.FileMode // the permissions of the file replaced, or 0644
+}
+
+// Check reports, as an error naming the path, why path cannot be written: its directory
+// is missing or not writable, it is a directory, or it lies in /proc or /sys. It creates
+// nothing. "-" is always writable.
+func Check(path string) error {
+	_, err := resolve(path)
+	return err
+}
+
+// resolve tells how path is to be written, and fails where Check does.
+func resolve(path string) (target, error) {
+	if path == Stdout {
+		return target{inPlace: true}, nil
+	}
+	if path == "" {
+		return target{}, fail(path, errors.New("the path is empty"))
+	}
+	viaProc, dst, err := follow(path)
+	if err != nil {
+		return target{}, fail(path, err)
+	}
+	t := target{dst: dst, mode: 0o644}
+	st, serr := os.Stat(path)
+	switch {
+	case serr == nil && st.IsDir():
+		return target{}, fail(path, errors.New("it is a directory"))
+	case serr == nil && !st.Mode().IsRegular():
+		return target{inPlace: true}, nil // a device, FIFO or socket
+	case serr == nil && viaProc:
+		return target{inPlace: true}, nil // an open file of this process, /dev/stdout
+	case serr == nil:
+		t.mode = st.Mode().Perm()
+	case !errors.Is(serr, fs.ErrNotExist):
+		return target{}, fail(path, serr)
+	}
+	if err := checkDir(filepath.Dir(dst)); err != nil {
+		return target{}, fail(path, err)
+	}
+	return t, nil
+}
+
+// follow resolves the symlinks of path's last element (the directories are left as they
+// are: renaming within them is what matters) and reports whether one of them leads
+// through /proc, where an open file of this process is named.
+func follow(path string) (viaProc bool, dst string, err error) {
+	p := filepath.Clean(path)
+	for range 40 {
+		if isProc(p) {
+			viaProc = true
+		}
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return viaProc, p, nil
+		}
+		if err != nil {
+			return false, "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return viaProc, p, nil
+		}
+		t, err := os.Readlink(p)
+		if err != nil {
+			return false, "", err
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(p), t)
+		}
+		p = filepath.Clean(t)
+	}
+	return false, "", errors.New("too many levels of symbolic links")
+}
+
+// isProc reports whether p names something under /proc.
+func isProc(p string) bool { return p == "/proc" || strings.HasPrefix(p, "/proc/") }
+
+// checkDir fails unless dir exists, is a directory this process may create files in, and
+// is not in a pseudo file system.
+func checkDir(dir string) error {
+	st, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("directory %s does not exist", dir)
+	}
+	if err != nil {
+		return unwrapPath(err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if name := pseudoFS(dir); name != "" {
+		return fmt.Errorf("it is in %s, which holds no files", name)
+	}
+	if err := writable(dir); err != nil {
+		return fmt.Errorf("directory %s is not writable: %v", dir, err)
+	}
+	return nil
+}
+
+// unwrapPath drops the operation and path of a *fs.PathError, which the message names
+// already.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Create opens path for writing (see the package documentation for how).
+func Create(path string) (*File, error) {
+	t, err := resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	if path == Stdout {
+		return &File{path: path, f: os.Stdout, keep: true}, nil
+	}
+	if t.inPlace {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return nil, fail(path, err)
+		}
+		return &File{path: path, f: f}, nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(t.dst), "."+filepath.Base(t.dst)+".tmp*")
+	if err != nil {
+		return nil, fail(path, err)
+	}
+	return &File{path: path, dst: t.dst, f: f, mode: t.mode}, nil
+}
+
+// Write writes p; the first error is kept, and Commit returns it.
+func (f *File) Write(p []byte) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	n, err := f.f.Write(p)
+	if err != nil {
+		f.err = fail(f.path, err)
+	}
+	return n, f.err
+}
+
+// Commit publishes what was written: it closes the file and, for a temporary file,
+// renames it into place. After an error nothing is published and no temporary file is
+// left.
+func (f *File) Commit() error {
+	if f.done {
+		return f.err
+	}
+	f.done = true
+	wrap := func(err error) error {
+		if f.err == nil && err != nil {
+			f.err = fail(f.path, err)
+		}
+		return f.err
+	}
+	if f.keep {
+		return f.err
+	}
+	if f.dst == "" {
+		return wrap(f.f.Close())
+	}
+	name := f.f.Name()
+	if f.err == nil {
+		wrap(f.f.Chmod(f.mode))
+	}
+	if f.err == nil {
+		wrap(f.f.Sync()) // a full disk may show only here
+	}
+	wrap(f.f.Close())
+	if f.err == nil {
+		wrap(os.Rename(name, f.dst))
+	}
+	if f.err != nil {
+		os.Remove(name)
+	}
+	return f.err
+}
+
+// Abort drops the file unless Commit ran: a temporary file is removed, a file written in
+// place is closed as it is.
+func (f *File) Abort() {
+	if f == nil || f.done {
+		return
+	}
+	f.done = true
+	if f.keep {
+		return
+	}
+	f.f.Close()
+	if f.dst != "" {
+		os.Remove(f.f.Name())
+	}
+}
+
+// WriteFile writes data to path as one output file (see the package documentation).
+func WriteFile(path string, data []byte) error {
+	f, err := Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+// WriteTo writes path with what write writes to it, committing it only when write and
+// the file's writes succeed.
+func WriteTo(path string, write func(w io.Writer) error) error {
+	f, err := Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := write(f); err != nil {
+		if f.err != nil {
+			return f.err
+		}
+		return fail(path, err)
+	}
+	return f.Commit()
+}

@@ -1,0 +1,185 @@
+package outfile
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// entries returns the names in dir.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestWriteFileNewAndReplaced(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "out.json")
+	if err := WriteFile(p, []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(p, []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	st, _ := os.Stat(p)
+	if string(b) != "two" || st.Mode().Perm() != 0o600 {
+		t.Fatalf("got %q mode %v, want \"two\" 0600", b, st.Mode().Perm())
+	}
+	if names := entries(t, dir); len(names) != 1 {
+		t.Fatalf("files left: %v", names)
+	}
+}
+
+func TestSymlinkToRegularKeepsTheLink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	link := filepath.Join(dir, "link")
+	os.WriteFile(real, []byte("old"), 0o644)
+	if err := os.Symlink("real", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(link, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Lstat(link)
+	b, _ := os.ReadFile(real)
+	if fi.Mode()&os.ModeSymlink == 0 || string(b) != "new" {
+		t.Fatalf("link replaced (%v) or target not written (%q)", fi.Mode(), b)
+	}
+}
+
+func TestDevicesAreWrittenInPlace(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "null")
+	if err := os.Symlink("/dev/null", link); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/dev/null", link} {
+		if err := WriteFile(p, []byte("x")); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	fi, _ := os.Lstat(link)
+	st, _ := os.Stat("/dev/null")
+	if fi.Mode()&os.ModeSymlink == 0 || st.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("replaced: link %v, /dev/null %v", fi.Mode(), st.Mode())
+	}
+	if names := entries(t, dir); len(names) != 1 {
+		t.Fatalf("files left: %v", names)
+	}
+}
+
+func TestFIFOIsStreamed(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	got := make(chan string)
+	go func() {
+		b, _ := os.ReadFile(p)
+		got <- string(b)
+	}()
+	if err := WriteFile(p, []byte("streamed")); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "streamed" {
+		t.Fatalf("read %q", s)
+	}
+	if st, _ := os.Lstat(p); st.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("FIFO replaced: %v", st.Mode())
+	}
+}
+
+func TestCheckRefuses(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, path, want string }{
+		{"missing directory", filepath.Join(dir, "no", "x"), "does not exist"},
+		{"a directory", dir, "is a directory"},
+		{"proc", "/proc/x", "/proc"},
+		{"empty", "", "the path is empty"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := Check(c.path)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Check(%q) = %v, want an error with %q", c.path, err, c.want)
+			}
+			if _, err := Create(c.path); err == nil {
+				t.Fatalf("Create(%q) succeeded", c.path)
+			}
+		})
+	}
+	for _, p := range []string{"-", "/dev/null", "/dev/stdout", filepath.Join(dir, "new")} {
+		if err := Check(p); err != nil {
+			t.Errorf("Check(%q) = %v", p, err)
+		}
+	}
+}
+
+func TestAbortLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "out")
+	os.WriteFile(p, []byte("old"), 0o644)
+	f, err := Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("half"))
+	f.Abort()
+	f.Abort()
+	b, _ := os.ReadFile(p)
+	if names := entries(t, dir); len(names) != 1 || string(b) != "old" {
+		t.Fatalf("files %v, contents %q", names, b)
+	}
+}
+
+func TestFailedWriteIsAnError(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	err := WriteFile("/dev/full", []byte("x"))
+	if err == nil || !strings.Contains(err.Error(), "no space left") {
+		t.Fatalf("got %v, want no space left", err)
+	}
+}
+
+// TestOpenFileThroughProcIsWrittenInPlace: /proc/self/fd/N (what /dev/stdout leads to)
+// names a file this process has open, such as the file a shell redirected stdout to:
+// written in place after what it holds, never replaced by a new file.
+func TestOpenFileThroughProcIsWrittenInPlace(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "redirected")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString("printed ")
+	via := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
+	if _, err := os.Stat(via); err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	st0, _ := os.Stat(p)
+	if err := WriteFile(via, []byte("stats")); err != nil {
+		t.Fatal(err)
+	}
+	st1, _ := os.Stat(p)
+	b, _ := os.ReadFile(p)
+	if !os.SameFile(st0, st1) || string(b) != "printed stats" {
+		t.Fatalf("replaced (%v) or overwritten: %q", !os.SameFile(st0, st1), b)
+	}
+}
