@@ -39,7 +39,7 @@ func TestWARPED2ByHand(t *testing.T) {
 	c := Config{IntersectionsX: 1, IntersectionsY: 1, Cars: 4, MeanInterval: 0, MaxCarsOnRoad: 5, MaxDistance: 1}
 	const seed = 3
 	g := rng.New(seed, 0)
-	g.Range(0, 3) // the shared heading, drawn first
+	g.Range(0, 3)                            // the shared heading, drawn first
 	blocks, events := [3]uint64{}, uint64(0) // cars with 0, 1 and 2 blocks to go
 	for range c.Cars {
 		x, y := destination(&g, 1), destination(&g, 1)
