@@ -27,6 +27,8 @@ type model struct {
 	bind func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error)
 	// results returns the model's totals after a run, as labelled lines and JSON fields.
 	results func(lps []kernel.LogicalProcess) []result
+	// warped2 says, for 'warped help', how the model stands to WARPED2's (warped2.go).
+	warped2 string
 }
 
 // result is one line of a model's final output and one key of the stats file.
@@ -64,8 +66,9 @@ var models = []*model{
 	},
 	{
 		name:    "pcs",
-		summary: "PCS cellular network (WARPED2 defaults)",
+		summary: "PCS cellular network (WARPED2's)",
 		endTime: 200,
+		warped2: pcsWARPED2,
 		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := pcs.DefaultConfig()
 			fs.IntVar(&c.CellsX, "num-cells-x", c.CellsX, "width of the cell grid")
@@ -91,8 +94,9 @@ var models = []*model{
 	},
 	{
 		name:    "traffic",
-		summary: "traffic on a grid of intersections (WARPED2 defaults)",
+		summary: "traffic on a grid of intersections (WARPED2's, with its own lane choice)",
 		endTime: 10000,
+		warped2: trafficWARPED2,
 		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := traffic.DefaultConfig()
 			fs.IntVar(&c.IntersectionsX, "num-intersections-x", c.IntersectionsX, "width of the intersection grid")
@@ -120,10 +124,12 @@ var models = []*model{
 	},
 	{
 		name:    "airport",
-		summary: "planes flying between airports with runway contention (WARPED2 defaults)",
+		summary: "planes flying between airports, with runway contention or as WARPED2's (--variant warped2)",
 		endTime: 2000,
+		warped2: airportWARPED2,
 		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := airport.DefaultConfig()
+			fs.StringVar(&c.Variant, "variant", c.Variant, "runways (runway contention) or warped2 (WARPED2's airport: no runways, so the runway flags are unused)")
 			fs.IntVar(&c.AirportsX, "num-airports-x", c.AirportsX, "width of the airport grid")
 			fs.IntVar(&c.AirportsY, "num-airports-y", c.AirportsY, "height of the airport grid")
 			fs.IntVar(&c.Planes, "num-planes", c.Planes, "planes starting at each airport")

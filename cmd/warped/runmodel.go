@@ -742,5 +742,8 @@ func modelUsage(m *model) string {
 	fs.VisitAll(func(f *flag.Flag) {
 		fmt.Fprintf(&b, "  --%-18s %s (default %s)\n", f.Name, f.Usage, f.DefValue)
 	})
+	if m.warped2 != "" {
+		fmt.Fprintf(&b, "\nAgainst WARPED2 (wilseypa/warped2-models):\n%s", m.warped2)
+	}
 	return b.String()
 }
