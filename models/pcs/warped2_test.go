@@ -27,20 +27,36 @@ import (
 //	Without a channel, 2 NextCall is blocked: next = 3, complete = 4, move 3 <= next:
 //	    MoveCallOut at 3 (4, 3, 3), MoveCallIn at 4, NextCall at 4: a blocked attempt every
 //	    2 time units (at 2, 4, 6, 8, 10).
+//
+// Two portables A and B (A first in Init) share one channel; events at one time go in the
+// kernel's total order (send time, then A's before B's, as A's causes came first):
+//
+//	1, 2: as above for both; 2 A's NextCall takes the channel, MoveCallOut at 3 (3, 4, 3);
+//	    B's is blocked: next 3, complete 4, MoveCallOut at 3 (4, 3, 3).
+//	3: A frees the channel (MoveCallIn at 4 (4, 5, 4)); B was not on a call (5, 4, 4).
+//	4: A's MoveCallIn takes the channel (CompleteCall at 4); B's goes to NextCall at 4; A's
+//	    CompleteCall frees it (MoveCallOut at 5 (6, 5, 5)), B's NextCall takes it
+//	    (MoveCallOut at 5 (5, 6, 5)).
+//	5, 6: B frees it and A comes back idle; 6 A's NextCall comes first, B's MoveCallIn took
+//	    the channel: A is blocked (next 7, complete 8), B's CompleteCall frees the channel.
+//	7: both move out idle with (8, 7, 7): at 8 the state of 2, six units on. Attempts at 2,
+//	    2, 4, 6, 8, 8, 10; blocked: B at 2 and 8, A at 6.
 func TestWARPED2ByHand(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		channels int
+		name                string
+		channels, portables int
 		// events[T-1] is the number of events at times up to T.
 		events [10]uint64
 		res    Results
 		idle   uint64
 	}{
-		{"one channel", 1, [10]uint64{1, 3, 4, 6, 7, 9, 10, 12, 13, 15}, Results{CallAttempts: 3}, 0},
-		{"no channel", 0, [10]uint64{1, 3, 4, 6, 7, 9, 10, 12, 13, 15}, Results{CallAttempts: 5, ChannelBlocks: 5}, 0},
+		{"one channel", 1, 1, [10]uint64{1, 3, 4, 6, 7, 9, 10, 12, 13, 15}, Results{CallAttempts: 3}, 0},
+		{"no channel", 0, 1, [10]uint64{1, 3, 4, 6, 7, 9, 10, 12, 13, 15}, Results{CallAttempts: 5, ChannelBlocks: 5}, 0},
+		{"two portables, one channel", 1, 2, [10]uint64{2, 6, 8, 12, 14, 18, 20, 24, 26, 30},
+			Results{CallAttempts: 7, ChannelBlocks: 3}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := Config{CellsX: 1, CellsY: 1, Channels: tc.channels, Portables: 1}
+			c := Config{CellsX: 1, CellsY: 1, Channels: tc.channels, Portables: tc.portables}
 			for end := 1; end <= 10; end++ {
 				lps, err := New(c)
 				require.NoError(t, err)
