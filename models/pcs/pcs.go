@@ -26,7 +26,9 @@
 // initial events follow initializeObject (lines 30-76: three draws per portable, min_ts,
 // complete += next for a portable not on a call), NextCall, CompleteCall and MoveCallIn
 // follow receiveEvent (lines 94-128, 130-155, 171 on) and min_ts (ties go to the move).
-// What remains different from WARPED2:
+// That revision's move-out sends the move-in at the move time with the times unchanged
+// (lines 157-169); WARPED2's later revision, which this package follows (issue 31), adds
+// TS_OFFSET to all three. What remains different from WARPED2:
 //
 //   - The end time: WARPED2 handles the events at max-sim-time too
 //     (wilseypa/warped2, src/SequentialEventDispatcher.cpp:38 and :55); run with
@@ -36,9 +38,6 @@
 //     and std::uniform_int_distribution; here each cell's generator comes from --seed and
 //     its LP id and draws with package rng. The distributions are the same, the streams are
 //     not: runs agree with WARPED2's in distribution, not draw for draw.
-//   - The move-out: in the revision cited above it sends the move-in at the move time
-//     itself with the times unchanged (lines 157-169); WARPED2's later revision, which this
-//     package follows (issue 31), adds TS_OFFSET to all three.
 //   - The move: that revision's random_move takes one hop in a random direction; the 1 to
 //     3 hops here may differ from the later revision's random_move(index) (declared in
 //     pcs_sim.hpp at 059e660a), whose body has not been checked.
