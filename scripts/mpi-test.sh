@@ -140,6 +140,10 @@ for np in 2 3; do
     --mean-interval 20 --max-distance 6 --max-sim-time 600
   check epidemic "$np" 1 asynchronous --num-locations 40 --population 30 --max-sim-time 1500
   check airport "$np" 2 synchronous --num-airports-x 8 --num-airports-y 6 --num-planes 10 --max-sim-time 800
+  # WARPED2's end rule and airport (issue 31): the ranks agree on the inclusive end.
+  check airport "$np" 2 asynchronous --variant warped2 --num-airports-x 8 --num-airports-y 6 --num-planes 10 \
+    --max-sim-time 800 --max-sim-time-inclusive
+  check pcs "$np" 1 asynchronous --num-cells-x 16 --num-cells-y 16 --max-sim-time 100 --max-sim-time-inclusive
   check logic "$np" 1 asynchronous --circuit multiplier-6 --num-vectors 6
   check logic "$np" 2 asynchronous --random-gates 3000 --num-vectors 4 --max-sim-time 400
 done

@@ -77,6 +77,23 @@ func TestTimeWarpMatchesSequential(t *testing.T) {
 	}
 }
 
+// TestMaxSimTimeInclusive: with integer times, a run to 99 that includes the events at 99
+// (WARPED2's rule) is the run to 100 that excludes those at 100, sequential and time warp.
+func TestMaxSimTimeInclusive(t *testing.T) {
+	pcs := []string{"pcs", "--num-cells-x", "4", "--num-cells-y", "4"}
+	code, out, errOut := warped(append(pcs, "--max-sim-time", "100", "--simulation-type", "sequential")...)
+	require.Equal(t, 0, code, errOut)
+	want := digestOf(t, out)
+	for _, typ := range []string{"sequential", "time-warp"} {
+		code, out, errOut = warped(append(pcs, "--max-sim-time", "99", "--max-sim-time-inclusive",
+			"--simulation-type", typ, "--time-warp-worker-threads", "2")...)
+		require.Equal(t, 0, code, errOut)
+		require.Equal(t, want, digestOf(t, out), typ)
+	}
+	_, out, _ = warped(append(pcs, "--max-sim-time", "99")...)
+	require.NotEqual(t, want, digestOf(t, out), "the events at 99 count")
+}
+
 func TestProgressOnRequest(t *testing.T) {
 	code, _, errOut := warped("phold", "--lps", "64", "--max-sim-time", "20", "--progress")
 	require.Equal(t, 0, code)

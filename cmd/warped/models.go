@@ -34,6 +34,8 @@ type model struct {
 	// writeOutputs writes them after a run (nil: nothing to write).
 	outputPaths  func() map[string]string
 	writeOutputs func(lps []kernel.LogicalProcess) error
+	// warped2 says, for 'warped help', how the model stands to WARPED2's (warped2.go).
+	warped2 string
 }
 
 // outputs returns the files that m's own flags ask a run to write, by flag.
@@ -91,8 +93,9 @@ var models = []*model{
 	},
 	{
 		name:    "pcs",
-		summary: "PCS cellular network (WARPED2 defaults)",
+		summary: "PCS cellular network (WARPED2's)",
 		endTime: 200,
+		warped2: pcsWARPED2,
 		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := pcs.DefaultConfig()
 			fs.IntVar(&c.CellsX, "num-cells-x", c.CellsX, "width of the cell grid")
@@ -123,8 +126,9 @@ var models = []*model{
 	},
 	{
 		name:    "traffic",
-		summary: "traffic on a grid of intersections (WARPED2 defaults)",
+		summary: "traffic on a grid of intersections (WARPED2's, with its own lane choice)",
 		endTime: 10000,
+		warped2: trafficWARPED2,
 		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := traffic.DefaultConfig()
 			fs.IntVar(&c.IntersectionsX, "num-intersections-x", c.IntersectionsX, "width of the intersection grid")
@@ -157,10 +161,12 @@ var models = []*model{
 	},
 	{
 		name:    "airport",
-		summary: "planes flying between airports with runway contention (WARPED2 defaults)",
+		summary: "planes flying between airports, with runway contention or as WARPED2's (--variant warped2)",
 		endTime: 2000,
+		warped2: airportWARPED2,
 		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := airport.DefaultConfig()
+			fs.StringVar(&c.Variant, "variant", c.Variant, "runways (runway contention) or warped2 (WARPED2's airport: no runways, so the runway flags are unused)")
 			fs.IntVar(&c.AirportsX, "num-airports-x", c.AirportsX, "width of the airport grid")
 			fs.IntVar(&c.AirportsY, "num-airports-y", c.AirportsY, "height of the airport grid")
 			fs.IntVar(&c.Planes, "num-planes", c.Planes, "planes starting at each airport")

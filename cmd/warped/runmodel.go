@@ -26,6 +26,7 @@ import (
 // options are the kernel and output flags shared by every model.
 type options struct {
 	maxSimTime float64
+	inclusive  bool
 	simType    string
 	seed       uint64
 	config     string
@@ -76,7 +77,8 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	fs := flag.NewFlagSet("warped "+m.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	o.progress = "auto"
-	fs.Float64Var(&o.maxSimTime, "max-sim-time", m.endTime, "end time: events before it are processed")
+	fs.Float64Var(&o.maxSimTime, "max-sim-time", m.endTime, "end time: events before it are processed (and those at it with --max-sim-time-inclusive)")
+	fs.BoolVar(&o.inclusive, "max-sim-time-inclusive", false, "process the events at --max-sim-time too: WARPED2's rule (it handles timestamps <= max-sim-time), to reproduce its runs")
 	fs.StringVar(&o.simType, "simulation-type", kernel.TimeWarp, "dispatcher: "+strings.Join(kernel.Types(), " or "))
 	fs.IntVar(&o.workers, "time-warp-worker-threads", runtime.GOMAXPROCS(0), "time warp: workers (default: the CPUs this process may use); more than that take turns on that many goroutines")
 	fs.IntVar(&o.schedulers, "time-warp-scheduler-count", 0, "time warp: schedule queues, at most the worker threads (0: one per worker thread)")
@@ -384,7 +386,7 @@ func (inv *invocation) config(part partition.Partitioner) kernel.Config {
 			period = o.period
 		}
 	})
-	return kernel.Config{MaxSimTime: o.maxSimTime, Type: o.simType, Seed: o.seed,
+	return kernel.Config{MaxSimTime: o.maxSimTime, EndInclusive: o.inclusive, Type: o.simType, Seed: o.seed,
 		Transport: inv.tr, Partition: part, Agree: agreed(inv.fs),
 		TimeWarp: kernel.TimeWarpConfig{Workers: o.workers, Schedulers: o.schedulers,
 			QueueType: o.queueType, LockType: o.lockType, StateSavingPeriod: period,
@@ -782,5 +784,8 @@ func modelUsage(m *model) string {
 	fs.VisitAll(func(f *flag.Flag) {
 		fmt.Fprintf(&b, "  --%-18s %s (default %s)\n", f.Name, f.Usage, f.DefValue)
 	})
+	if m.warped2 != "" {
+		fmt.Fprintf(&b, "\nAgainst WARPED2 (wilseypa/warped2-models):\n%s", m.warped2)
+	}
 	return b.String()
 }

@@ -1,22 +1,46 @@
 // Package airport is the classic airport model (Fujimoto's, as ported to ROSS and WARPED2):
-// airports on an X by Y torus, one LP each, with planes that land, wait on the ground, take
-// off and fly to a neighbouring airport, competing for each airport's runways.
+// airports on an X by Y torus, one LP each, with planes that wait on the ground, take off
+// and fly to one of the four neighbouring airports. Both variants have WARPED2's
+// parameters, defaults and flight pattern: 50 x 50 airports, 50 planes each, mean ground
+// time 50, mean flight time 200, every delay the ceiling of an exponential draw.
 //
-// WARPED2's port keeps two event kinds (Departure, Arrival) and no runway; Fujimoto's
-// original, and the issue this package answers, has runway contention. This package keeps
-// WARPED2's parameters, defaults and flight pattern (50 x 50 airports, 50 planes each, mean
-// ground time 50, mean flight time 200, every delay the ceiling of an exponential draw, a
-// flight goes to one of the four neighbours) and adds runways: a plane needs a free runway
-// to land and to take off, and holds for HoldTime when none is free, then tries again. The
-// event kinds are Arrival (a plane reaches the airport's airspace), HoldLand (it tries to
-// land again after holding), Landing (it is down: the runway frees after the landing time),
-// Departure (it is ready to take off, or tries again after holding) and Takeoff (it is up:
-// the runway frees and the plane flies off). Delays are at least one time unit (WARPED2's
-// ceiling of an exponential draw is 0 when the draw is 0), so the lookahead is 1.
+// Config.Variant picks one of two variants:
 //
-// Airports implement kernel.Reverser. A plane that found no free runway and one that took
-// the last leave the same state (no free runway), so Handle draws nothing for a hold and
-// one delay for a runway taken, and Reverse tells them apart by kernel.Context.DrawsMade.
+//   - VariantRunways (the default) adds runway contention, as in Fujimoto's original: a
+//     plane needs a free runway to land and to take off, and holds for HoldTime when none
+//     is free, then tries again. The event kinds are Arrival (a plane reaches the
+//     airport's airspace), HoldLand (it tries to land again after holding), Landing (it is
+//     down: the runway frees after the landing time), Departure (it is ready to take off,
+//     or tries again after holding) and Takeoff (it is up: the runway frees and the plane
+//     flies off). It stays the default because contention is what the model is for and
+//     what the earlier results measured.
+//   - VariantWARPED2 is WARPED2's airport, event for event: no runways, no contention, and
+//     two event kinds, Departure (a plane leaves the ground and flies to a random
+//     neighbour, arriving after a flight time) and Arrival (it is on the ground and
+//     departs after a ground time). The runway parameters are unused.
+//
+// Read against wilseypa/warped2-models, models/airport (the revision with initializeLP):
+// airport.cpp's initializeLP schedules each plane's Departure at ceil(exponential(ground
+// time)) (lines 19-22), receiveEvent's DEPARTURE (lines 41-49) and ARRIVAL (lines 51-59)
+// count departures, arrivals and planes grounded as stepWARPED2 does, and main's defaults
+// are the ones above; airport.hpp's Airport starts with num_planes grounded. What remains
+// different from WARPED2 in VariantWARPED2:
+//
+//   - The end time: WARPED2 handles the events at max-sim-time too
+//     (wilseypa/warped2, src/SequentialEventDispatcher.cpp:38 and :55); run with
+//     --max-sim-time-inclusive to match it.
+//   - Random numbers: WARPED2 seeds each airport's std::default_random_engine with its
+//     index (airport.hpp, Airport's constructor); here each airport's generator comes from
+//     --seed and its LP id. The distributions are the same, the streams are not.
+//   - Delays are at least one time unit: WARPED2's ceiling of an exponential draw is 0
+//     when the draw is 0 (with probability 0, or always with a mean of 0); here it is 1,
+//     which gives the model a lookahead of 1.
+//   - The results add landings, holds and delays (all 0 without runways).
+//
+// Airports implement kernel.Reverser. In VariantRunways a plane that found no free runway
+// and one that took the last leave the same state (no free runway), so Handle draws nothing
+// for a hold and one delay for a runway taken, and Reverse tells them apart by
+// kernel.Context.DrawsMade; in VariantWARPED2 every event changes the counts one way.
 package airport
 
 import (
@@ -30,6 +54,9 @@ import (
 
 // Config holds the parameters, named as WARPED2's flags where WARPED2 has them.
 type Config struct {
+	// Variant is VariantRunways (the default: runway contention) or VariantWARPED2
+	// (WARPED2's airport: no runways, two event kinds; the runway parameters are unused).
+	Variant string `json:"variant"`
 	// AirportsX and AirportsY are the torus's width and height.
 	AirportsX int `json:"num-airports-x"`
 	AirportsY int `json:"num-airports-y"`
@@ -48,16 +75,29 @@ type Config struct {
 	HoldTime int `json:"hold-time"`
 }
 
-// DefaultConfig returns WARPED2's defaults (50x50 airports, 50 planes each, ground time 50,
-// flight time 200) and two runways per airport with mean landing and takeoff times 2 and a
-// holding time of 5.
+// DefaultConfig returns VariantRunways with WARPED2's defaults (50x50 airports, 50 planes
+// each, ground time 50, flight time 200) and two runways per airport with mean landing and
+// takeoff times 2 and a holding time of 5.
 func DefaultConfig() Config {
-	return Config{AirportsX: 50, AirportsY: 50, Planes: 50, GroundTime: 50, FlightTime: 200,
+	return Config{Variant: VariantRunways, AirportsX: 50, AirportsY: 50, Planes: 50, GroundTime: 50, FlightTime: 200,
 		Runways: 2, LandTime: 2, TakeoffTime: 2, HoldTime: 5}
 }
 
+// The variants accepted in Config.Variant.
+const (
+	// VariantRunways is the airport with runway contention (Fujimoto's): Arrival, HoldLand,
+	// Landing, Departure and Takeoff.
+	VariantRunways = "runways"
+	// VariantWARPED2 is WARPED2's airport: no runways, Departure and Arrival only (see
+	// warped2.go).
+	VariantWARPED2 = "warped2"
+)
+
 // Validate reports the first bad parameter.
 func (c Config) Validate() error {
+	if c.Variant != VariantRunways && c.Variant != VariantWARPED2 {
+		return fmt.Errorf("airport: --variant must be %s or %s, got %q", VariantRunways, VariantWARPED2, c.Variant)
+	}
 	for _, p := range []struct {
 		name   string
 		v, min int
@@ -167,6 +207,9 @@ func (a *Airport) Handle(ctx *kernel.Context, ev *kernel.Event) {
 // time now at the airport with the given index (its LP id) and returns the one event it
 // sends: receiver, time and kind.
 func (c *Config) step(s *State, g *kernel.RNG, now uint64, index uint32, k Kind) (uint32, uint64, Kind) {
+	if c.Variant == VariantWARPED2 {
+		return c.stepWARPED2(s, g, now, index, k)
+	}
 	switch k {
 	case Arrival, HoldLand:
 		if k == Arrival {
@@ -210,6 +253,10 @@ func (a *Airport) Reverse(ctx *kernel.Context, ev *kernel.Event) {
 // unstep undoes step on state s for an event of kind k, given the number of draws step
 // made: none for a hold, one for a runway taken.
 func (c *Config) unstep(s *State, made uint32, k Kind) {
+	if c.Variant == VariantWARPED2 {
+		unstepWARPED2(s, k)
+		return
+	}
 	hold := func() {
 		s.Holds--
 		s.HoldTime -= uint64(c.HoldTime)

@@ -348,6 +348,7 @@ __device__ __forceinline__ void warped_pcs_handle(const WarpedBatch& b, const wa
             idle++;
         }
         to = warped_pcs_random_move(b.lp[i], (warped_u32)b.params[0], (warped_u32)b.params[1], &g);
+        complete += 1, next += 1, move += 1; // WARPED2's TS_OFFSET as the portable leaves
         method = WARPED_PCS_MOVE_CALL_IN, at = move;
     } else { // WARPED_PCS_MOVE_CALL_IN
         move += warped_pcs_delay(move_interval, &g);

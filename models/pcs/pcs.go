@@ -9,13 +9,38 @@
 // call ends and frees its channel), MoveCallOut (the portable leaves, freeing its channel if
 // it was on a call) and MoveCallIn (it arrives 1 to 3 random hops away; a call in progress
 // is handed off, and blocked when the new cell has no idle channel). Every delay is a
-// Poisson draw with the configured mean plus one, as in WARPED2.
+// Poisson draw with the configured mean plus TS_OFFSET = 1, and a move-out adds TS_OFFSET to
+// the portable's three times, so that its move-in lands one time unit after the move, as in
+// WARPED2. The parameters, their flag names and defaults are WARPED2's (main of
+// pcs_sim.cpp): 100 x 100 cells, 15 channels, call interval 200, call duration 50, move
+// interval 100, 50 portables per cell.
 //
 // The results are WARPED2's counts summed over cells: call attempts, channel blocks
 // (attempts and hand-offs that found no idle channel) and hand-off blocks. As in WARPED2,
 // channel blocks also count the portables that start in a call for which their cell has no
 // idle channel, so with the defaults (50 portables, 15 channels) they can exceed the call
 // attempts.
+//
+// Read against wilseypa/warped2-models, models/pcs/pcs_sim.cpp (the revision with
+// TS_OFFSET and min_ts; line numbers are that revision's): TS_OFFSET is 1 (line 15), the
+// initial events follow initializeObject (lines 30-76: three draws per portable, min_ts,
+// complete += next for a portable not on a call), NextCall, CompleteCall and MoveCallIn
+// follow receiveEvent (lines 94-128, 130-155, 171 on) and min_ts (ties go to the move).
+// That revision's move-out sends the move-in at the move time with the times unchanged
+// (lines 157-169); WARPED2's later revision, which this package follows (issue 31), adds
+// TS_OFFSET to all three. What remains different from WARPED2:
+//
+//   - The end time: WARPED2 handles the events at max-sim-time too
+//     (wilseypa/warped2, src/SequentialEventDispatcher.cpp:38 and :55); run with
+//     --max-sim-time-inclusive (kernel.Config.EndInclusive) to match it.
+//   - Random numbers: WARPED2 seeds each cell's std::default_random_engine with the cell's
+//     index (pcs_sim.hpp, PcsCell's constructor) and draws with std::poisson_distribution
+//     and std::uniform_int_distribution; here each cell's generator comes from --seed and
+//     its LP id and draws with package rng. The distributions are the same, the streams are
+//     not: runs agree with WARPED2's in distribution, not draw for draw.
+//   - The move: that revision's random_move takes one hop in a random direction; the 1 to
+//     3 hops here may differ from the later revision's random_move(index) (declared in
+//     pcs_sim.hpp at 059e660a), whose body has not been checked.
 //
 // Cells implement kernel.Batcher (see batch.go): each of the four event kinds has its own
 // batch kernel, CUDA C and a Go twin that shares Handle's code, so that on an offload backend
@@ -156,8 +181,12 @@ func New(c Config) ([]kernel.LogicalProcess, error) {
 // Name returns "Cell_<index>".
 func (c *Cell) Name() string { return fmt.Sprintf("Cell_%d", c.index) }
 
-// delay draws a Poisson delay, plus one.
-func delay(g *kernel.RNG, p *kernel.Poisson) uint64 { return p.Draw(g) + 1 }
+// TSOffset is WARPED2's TS_OFFSET: every delay is a Poisson draw plus TSOffset, and a
+// move-out adds it to the portable's three times.
+const TSOffset = 1
+
+// delay draws a Poisson delay, plus TSOffset.
+func delay(g *kernel.RNG, p *kernel.Poisson) uint64 { return p.Draw(g) + TSOffset }
 
 // minTS is WARPED2's min_ts: which of the three times comes first, a move winning ties.
 func minTS(complete, next, move uint64) action {
@@ -316,7 +345,11 @@ func (m *shared) step(self kernel.LPID, index uint32, s *State, g *kernel.RNG, w
 		if complete < next { // on a call: free its channel
 			s.IdleChannels++
 		}
-		return m.randomMove(index, g), move, portable(MoveCallIn, complete, next, move)
+		to := m.randomMove(index, g)
+		// WARPED2's move-out adds TS_OFFSET to all three times: the move-in lands one time
+		// unit after the move (and the handoff is never at the move's own time).
+		complete, next, move = complete+TSOffset, next+TSOffset, move+TSOffset
+		return to, move, portable(MoveCallIn, complete, next, move)
 
 	case MoveCallIn:
 		move += delay(g, &m.moveInterval)

@@ -7,23 +7,40 @@
 // finished its trip), DirectionSelect (it leaves its lane and picks the road it leaves on,
 // which reduces the distance still to go; a road holds at most MaxCarsOnRoad cars waiting
 // to depart) and Departure (it drives to the next intersection). Every step takes
-// 1 + floor(e) time units, e exponential with mean MeanInterval (WARPED2's NegExp draw with
-// its offset of 1), so the model has integer times and a lookahead of 1. The parameters and
-// defaults are WARPED2's: 100 x 100 intersections, 25 cars per intersection, mean interval
-// 400, at most 5 cars on a road; trips reach up to 100 blocks in each direction.
+// 1 + floor(e) time units, e exponential with mean MeanInterval, so the model has integer
+// times and a lookahead of 1. The parameters and defaults are WARPED2's: 100 x 100
+// intersections, 25 cars per intersection, mean interval 400, at most 5 cars on a road
+// (MAX_CARS_ON_ROAD); as in WARPED2 each intersection draws its cars' trips from its own
+// generator, its cars all start with one heading drawn once for the intersection, and a
+// destination lies uniformly in [-99, 100] blocks along each axis (with MaxDistance 100).
 //
-// Where this model differs from WARPED2's: WARPED2 chooses among twelve lanes (direction
-// by left, straight, right) and, when every useful road is full, sends the car on in a
-// direction that depends on where it came from, without updating its distance to go (and
-// sometimes onto no lane at all). Here a car prefers to go straight on when that brings it
-// closer, else turns towards its destination along x, then along y; a car whose useful
-// roads are all full waits 1 + floor(e) more for each full road it tried (counted in
-// Results.FullRoads) and then queues on the first useful road anyway, so every car keeps
-// getting closer and every trip ends. WARPED2 draws every car's start and destination
-// from one unseeded generator, so all its cars make the same trip; here each intersection
-// draws its cars' trips from its own generator. The results add the average travel time
-// (finish time minus the time of the first arrival) and the counts of cars waiting in
-// lanes at the end.
+// Read against wilseypa/warped2-models, models/traffic: traffic.hpp at 059e660a seeds each
+// intersection's std::default_random_engine with its index (line 128); traffic.cpp at
+// 18a8a0e draws one initial lane per intersection for all its cars (lines 20-22) and the
+// destinations from uniform_int_distribution(-99, 100) (lines 24-25). What remains
+// different from WARPED2:
+//
+//   - The end time: WARPED2 handles the events at max-sim-time too
+//     (wilseypa/warped2, src/SequentialEventDispatcher.cpp:38 and :55); run with
+//     --max-sim-time-inclusive to match it.
+//   - Random numbers: here each intersection's generator comes from --seed and its LP id
+//     (package rng), not from the index alone, so the streams differ from WARPED2's; the
+//     distributions are the same.
+//   - The delays: 18a8a0e truncates a NegExp draw with no offset (traffic.cpp:30, so a step
+//     can take 0); its later revision draws std::exponential_distribution in initializeLP,
+//     whose rounding has not been checked here. 1 + floor(e) equals ceil(e) but for e an
+//     integer (probability 0), and keeps every step at least 1.
+//   - Lanes and the full-road rule: WARPED2 chooses among twelve lanes (direction by left,
+//     straight, right) and, when every useful road is full, sends the car on in a
+//     direction that depends on where it came from, without updating its distance to go
+//     (and sometimes onto no lane at all; traffic.cpp's DIRECTION_SELECT). Here a car
+//     prefers to go straight on when that brings it closer, else turns towards its
+//     destination along x, then along y; a car whose useful roads are all full waits
+//     1 + floor(e) more for each full road it tried (counted in Results.FullRoads) and then
+//     queues on the first useful road anyway, so every car keeps getting closer and every
+//     trip ends. The one initial heading is one of four (WARPED2's lane, one of twelve).
+//   - The results add the average travel time (finish time minus the time of the first
+//     arrival) and the counts of cars waiting in lanes at the end.
 //
 // Intersections implement kernel.Reverser: Reverse undoes each event kind exactly. A
 // DirectionSelect's choice is not visible in the state after it (the road chosen holds one
@@ -52,12 +69,13 @@ type Config struct {
 	// MaxCarsOnRoad is the most cars a road holds waiting to depart before cars look for
 	// another road (WARPED2's MAX_CARS_ON_ROAD).
 	MaxCarsOnRoad int `json:"max-cars-on-road"`
-	// MaxDistance is the farthest a destination lies along each axis, in blocks.
+	// MaxDistance is the farthest a destination lies east or north, in blocks; it lies at
+	// most MaxDistance-1 blocks west or south (WARPED2's [-99, 100] with 100).
 	MaxDistance int `json:"max-distance"`
 }
 
 // DefaultConfig returns WARPED2's defaults: 100x100 intersections, 25 cars each, mean
-// interval 400, at most 5 cars on a road, destinations up to 100 blocks away on each axis.
+// interval 400, at most 5 cars on a road, destinations in [-99, 100] blocks on each axis.
 func DefaultConfig() Config {
 	return Config{IntersectionsX: 100, IntersectionsY: 100, Cars: 25, MeanInterval: 400,
 		MaxCarsOnRoad: 5, MaxDistance: 100}
@@ -169,17 +187,28 @@ func unpack(w kernel.Words) (k Kind, heading grid.Direction, x, y int64, start u
 	return Kind(w[0] & 0xff), grid.Direction(w[0] >> 8 & 3), int64(w[1]), int64(w[2]), w[3]
 }
 
-// Init starts the intersection's cars: each arrives here after one step, heading a random
-// way, with a destination up to MaxDistance blocks away along each axis.
+// Init starts the intersection's cars, as WARPED2's initializeLP does: one heading drawn
+// for the intersection and shared by all its cars (WARPED2 draws one initial lane per
+// intersection), and for each car a destination (destination) and the delay of its first
+// arrival here.
 func (in *Intersection) Init(ctx *kernel.Context) {
-	g, d := ctx.RNG(), uint64(in.cfg.MaxDistance)
+	g, d := ctx.RNG(), in.cfg.MaxDistance
+	h := grid.Direction(g.Range(0, 3))
 	for range in.cfg.Cars {
-		h := grid.Direction(g.Range(0, 3))
-		x := int64(g.Range(0, 2*d)) - int64(d)
-		y := int64(g.Range(0, 2*d)) - int64(d)
+		x := destination(g, d)
+		y := destination(g, d)
 		t := in.cfg.delay(g)
 		ctx.SendWords(ctx.Self(), kernel.Time(t), car(Arrival, h, x, y, t))
 	}
+}
+
+// destination draws the blocks a car still has to go along one axis, uniformly in
+// [-(d-1), d] as WARPED2's uniform_int_distribution(-99, 100) with d = 100 (0 when d is 0).
+func destination(g *kernel.RNG, d int) int64 {
+	if d == 0 {
+		return 0
+	}
+	return int64(g.Range(0, 2*uint64(d)-1)) - int64(d-1)
 }
 
 // Handle processes one car event; the body is step.

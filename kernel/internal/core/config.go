@@ -155,8 +155,14 @@ const (
 // Config configures a Simulation. The zero value is not valid: set MaxSimTime.
 type Config struct {
 	// MaxSimTime is the end time: events with a receive time strictly below it are
-	// processed. Infinity runs until no event is pending.
+	// processed (and those at it too with EndInclusive). Infinity runs until no event is
+	// pending.
 	MaxSimTime Time
+	// EndInclusive processes the events at MaxSimTime as well: WARPED2's rule, whose
+	// dispatchers drop only the events with timestamp() > max_sim_time_
+	// (wilseypa/warped2, src/SequentialEventDispatcher.cpp:38 and :55), so that a WARPED2
+	// run to T is reproduced by a run to T with EndInclusive.
+	EndInclusive bool
 	// Type picks the dispatcher; empty means Sequential.
 	Type string
 	// Seed seeds every LP's generator (together with the LP's id).
@@ -205,7 +211,7 @@ type Config struct {
 type Progress struct {
 	// Now is a lower bound on the time of every unprocessed event (GVT under time warp).
 	Now Time
-	// EndTime is Config.MaxSimTime.
+	// EndTime is the end time as the dispatchers apply it (Config.Bound).
 	EndTime Time
 	// EventsProcessed counts events processed so far.
 	EventsProcessed uint64
@@ -223,6 +229,18 @@ func (p Progress) Fraction() float64 {
 		return 1
 	}
 	return math.Min(1, math.Max(0, p.Now/p.EndTime))
+}
+
+// Bound returns the end time as every dispatcher applies it: the events with a receive
+// time strictly below it are processed. It is MaxSimTime, or with EndInclusive the next
+// float64 above MaxSimTime, so that an event at MaxSimTime is processed and none after it.
+// NewSim stores it as the Sim's MaxSimTime, so the dispatchers (sequential, time warp and
+// across processes, whose ranks compare it before they start) share this one rule.
+func (c *Config) Bound() Time {
+	if c.EndInclusive {
+		return math.Nextafter(c.MaxSimTime, math.Inf(1))
+	}
+	return c.MaxSimTime
 }
 
 // Validate reports the first thing wrong with c, saying what to do about it.

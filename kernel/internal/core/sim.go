@@ -110,6 +110,8 @@ func NewSim(cfg Config, lps []LogicalProcess, check func(name string, lp Logical
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// The dispatchers compare receive times with MaxSimTime alone.
+	cfg.MaxSimTime, cfg.EndInclusive = cfg.Bound(), false
 	if cfg.Type == "" {
 		cfg.Type = Sequential
 	}

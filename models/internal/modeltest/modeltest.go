@@ -24,6 +24,8 @@ type Model struct {
 	// End is the end time and Seed the seed of every run.
 	End  kernel.Time
 	Seed uint64
+	// EndInclusive runs every configuration with WARPED2's end rule (kernel.Config's).
+	EndInclusive bool
 	// Partition is the model's partitioner (nil: blocks).
 	Partition partition.Partitioner
 	// Payloads is the model's payload registry (nil when it sends only words).
@@ -38,7 +40,7 @@ type Model struct {
 // Sequential runs m with the sequential dispatcher and returns the result.
 func Sequential(t testing.TB, m Model) kernel.Result {
 	t.Helper()
-	s, err := kernel.New(kernel.Config{MaxSimTime: m.End, Seed: m.Seed, Payloads: m.Payloads}, m.Build())
+	s, err := kernel.New(kernel.Config{MaxSimTime: m.End, EndInclusive: m.EndInclusive, Seed: m.Seed, Payloads: m.Payloads}, m.Build())
 	require.NoError(t, err)
 	r, err := s.Run(context.Background())
 	require.NoError(t, err)
@@ -49,7 +51,7 @@ func Sequential(t testing.TB, m Model) kernel.Result {
 // the sequential run want did.
 func matches(t *testing.T, m Model, tw kernel.TimeWarpConfig, want kernel.Result) kernel.Result {
 	t.Helper()
-	s, err := kernel.New(kernel.Config{MaxSimTime: m.End, Seed: m.Seed, Type: kernel.TimeWarp,
+	s, err := kernel.New(kernel.Config{MaxSimTime: m.End, EndInclusive: m.EndInclusive, Seed: m.Seed, Type: kernel.TimeWarp,
 		Partition: m.Partition, Payloads: m.Payloads, TimeWarp: tw}, m.Build())
 	require.NoError(t, err)
 	r, err := s.Run(context.Background())
@@ -124,7 +126,7 @@ func Matrix(t *testing.T, m Model) kernel.Result {
 				if ss == kernel.StateSavingPeriodic {
 					tw.StateSavingPeriod = 3
 				}
-				cfg := kernel.Config{MaxSimTime: m.End, Seed: m.Seed, Type: kernel.TimeWarp,
+				cfg := kernel.Config{MaxSimTime: m.End, EndInclusive: m.EndInclusive, Seed: m.Seed, Type: kernel.TimeWarp,
 					Partition: m.Partition, Payloads: m.Payloads, TimeWarp: tw}
 				res := Ranks(t, n, cfg, m.Build)
 				for r := range n {
@@ -184,7 +186,7 @@ func Bench(b *testing.B, m Model) {
 		workers int
 	}{{"seq", 0}, {"tw1", 1}, {"tw2", 2}} {
 		b.Run(c.name, func(b *testing.B) {
-			cfg := kernel.Config{MaxSimTime: m.End, Seed: m.Seed, Partition: m.Partition, Payloads: m.Payloads}
+			cfg := kernel.Config{MaxSimTime: m.End, EndInclusive: m.EndInclusive, Seed: m.Seed, Partition: m.Partition, Payloads: m.Payloads}
 			if c.workers > 0 {
 				cfg.Type, cfg.TimeWarp = kernel.TimeWarp, kernel.TimeWarpConfig{Workers: c.workers}
 			}
