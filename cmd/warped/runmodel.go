@@ -736,7 +736,11 @@ func modelUsage(m *model) string {
 	var o options
 	fs, _ := newFlagSet(m, &o)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Usage: warped %s [flags]\n\n%s.\n\nFlags:\n", m.name, m.summary)
+	fmt.Fprintf(&b, "Usage: warped %s [flags]\n\n%s.\n\n", m.name, m.summary)
+	if m.notes != "" {
+		fmt.Fprintf(&b, "%s\n", m.notes)
+	}
+	b.WriteString("Flags:\n")
 	fs.VisitAll(func(f *flag.Flag) {
 		fmt.Fprintf(&b, "  --%-18s %s (default %s)\n", f.Name, f.Usage, f.DefValue)
 	})
