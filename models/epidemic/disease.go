@@ -39,9 +39,7 @@ func (l *Location) reactWARPED2(g *kernel.RNG, now uint32) {
 	t := f32(c.Transmissibility)
 	inf := [...]float64{Latent: f32(c.LatentInfectivity), Incubating: f32(c.IncubatingInfectivity),
 		Infectious: f32(c.InfectiousInfectivity), Asymptomatic: f32(c.AsymptInfectivity)}
-	ulu := uint32(float32(c.ProbULU) * probMultiplier)
-	ulv := uint32(float32(c.ProbULV) * probMultiplier)
-	urvUlv := uint32((float32(c.ProbURV) + float32(c.ProbULV)) * probMultiplier)
+	ulu, ulv, urvUlv := percent(c.ProbULU), percent(c.ProbULV), percent(c.ProbURV, c.ProbULV)
 	for i := range l.people {
 		p := &l.people[i]
 		if p.State != Uninfected {
@@ -70,6 +68,17 @@ func (l *Location) reactWARPED2(g *kernel.RNG, now uint32) {
 		}
 		l.stats.Infections++
 	}
+}
+
+// percent is WARPED2's (unsigned int) ((p + ...) * PROB_MULTIPLIER) for float parameters
+// (DiseaseModel.hpp:95-97,106): the sum and product in float32, then truncated. For 0.29 it
+// is 29, where double arithmetic gives 28.
+func percent(p ...float64) uint32 {
+	var sum float32
+	for _, v := range p {
+		sum += float32(v)
+	}
+	return uint32(sum * probMultiplier)
 }
 
 // pttsWARPED2 is WARPED2's within-host progression (DiseaseModel.hpp:120-154): latent to

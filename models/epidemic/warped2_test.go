@@ -149,6 +149,19 @@ func TestWARPED2HandChecked(t *testing.T) {
 	}
 }
 
+// TestPercent: WARPED2's thresholds are computed in float, not double.
+func TestPercent(t *testing.T) {
+	for _, tc := range []struct {
+		p    []float64
+		want uint32
+	}{
+		{[]float64{0.29}, 29}, {[]float64{0.57}, 57}, {[]float64{0.2}, 20}, {[]float64{1}, 100},
+		{[]float64{0.5, 0.9}, 140}, {[]float64{0}, 0},
+	} {
+		require.Equal(t, tc.want, percent(tc.p...), "%v", tc.p)
+	}
+}
+
 // TestGenerate: the generated sites follow createConfig.cpp's rules.
 func TestGenerate(t *testing.T) {
 	c := DefaultConfig()
