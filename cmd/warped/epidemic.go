@@ -78,23 +78,24 @@ func epidemicFlags(fs *flag.FlagSet, c *epidemic.Config) {
 	fs.IntVar(&c.SampleInterval, "sample-interval", c.SampleInterval, "time between samples of the time series")
 }
 
-// epidemicVariantConfig returns c with the defaults of its variant for every parameter
-// that neither the command line nor the --config file set (c holds the WARPED2
-// variant's).
-func epidemicVariantConfig(fs *flag.FlagSet, c epidemic.Config) (epidemic.Config, error) {
-	if c.Variant != epidemic.Stochastic {
-		return c, nil
+// epidemicResolve gives every parameter flag that neither the command line nor the
+// --config file set its variant's default (the flag set holds the WARPED2 variant's).
+func epidemicResolve(fs *flag.FlagSet) error {
+	if epidemic.Variant(fs.Lookup("variant").Value.String()) != epidemic.Stochastic {
+		return nil
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	d := epidemic.Defaults(epidemic.Stochastic)
-	replay := flag.NewFlagSet("epidemic", flag.ContinueOnError)
-	epidemicFlags(replay, &d)
+	defaults := flag.NewFlagSet("epidemic", flag.ContinueOnError)
+	epidemicFlags(defaults, &d)
 	var err error
-	fs.Visit(func(f *flag.Flag) {
-		if replay.Lookup(f.Name) != nil && err == nil {
-			err = replay.Set(f.Name, f.Value.String())
+	defaults.VisitAll(func(f *flag.Flag) {
+		if !set[f.Name] && err == nil && fs.Lookup(f.Name).Value.String() != f.DefValue {
+			err = fs.Set(f.Name, f.DefValue)
 		}
 	})
-	return d, err
+	return err
 }
 
 // epidemicFileConflicts reports a flag set beside --warped2-config that the file sets too.

@@ -28,6 +28,10 @@ type model struct {
 	// bind registers the model's flags on fs and returns a function that builds the LPs
 	// from the parsed values, with the model's own partitioner (nil: contiguous blocks).
 	bind func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error)
+	// resolve, when set, runs after the flags are parsed and --config applied, and sets
+	// the flags whose defaults depend on other flags (the epidemic's variant), so that
+	// --dump-config and --stats-file show the values the run uses.
+	resolve func(fs *flag.FlagSet) error
 	// results returns the model's totals after a run, as labelled lines and JSON fields.
 	results func(lps []kernel.LogicalProcess) []result
 }
@@ -228,6 +232,7 @@ func epidemicModel() *model {
 		name:    "epidemic",
 		summary: "epidemic spreading over a small world of locations (WARPED2's rules, or --variant stochastic)",
 		notes:   epidemicNotes,
+		resolve: epidemicResolve,
 		endTime: 5000,
 		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := epidemic.DefaultConfig()
@@ -239,10 +244,6 @@ func epidemicModel() *model {
 					if st, err := os.Stat(filepath.Dir(series)); err != nil || !st.IsDir() {
 						return nil, nil, fmt.Errorf("epidemic: cannot write --time-series %s: no such directory", series)
 					}
-				}
-				c, err := epidemicVariantConfig(fs, c)
-				if err != nil {
-					return nil, nil, err
 				}
 				if file == "" {
 					lps, err := epidemic.New(c)

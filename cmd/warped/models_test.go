@@ -175,3 +175,28 @@ func TestEpidemicWARPED2Config(t *testing.T) {
 	require.Contains(t, errOut, bad+`:8: the location state refresh interval must be an integer from 1 to 2147483647, got "five"`)
 	require.NoFileExists(t, stats)
 }
+
+// TestEpidemicVariantDefaults: --variant stochastic gives every parameter flag left unset
+// its own default, which --dump-config shows; flags given keep their values, before or
+// after --variant.
+func TestEpidemicVariantDefaults(t *testing.T) {
+	dump := func(args ...string) map[string]any {
+		code, out, errOut := warped(append([]string{"epidemic", "--dump-config"}, args...)...)
+		require.Equal(t, 0, code, errOut)
+		var kv map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &kv))
+		return kv
+	}
+	kv := dump()
+	require.Equal(t, "warped2", kv["variant"])
+	require.Equal(t, 0.12, kv["transmissibility"])
+	require.Equal(t, 8.0, kv["watts-strogatz-k"])
+	kv = dump("--variant", "stochastic")
+	require.Equal(t, 0.004, kv["transmissibility"])
+	require.Equal(t, 4.0, kv["watts-strogatz-k"])
+	require.Equal(t, 0.8, kv["prob-ul-u"])
+	kv = dump("--transmissibility", "0.3", "--variant", "stochastic", "--watts-strogatz-k", "6")
+	require.Equal(t, 0.3, kv["transmissibility"])
+	require.Equal(t, 6.0, kv["watts-strogatz-k"])
+	require.Equal(t, 0.8, kv["prob-ul-u"])
+}
