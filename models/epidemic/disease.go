@@ -32,8 +32,8 @@ func (l *Location) reactWARPED2(g *kernel.RNG, now uint32) {
 		l.pttsWARPED2(p, now)
 		n[p.State]++
 	}
-	if n[Uninfected] == 0 {
-		return
+	if n[Uninfected] == 0 || n[Latent]+n[Incubating]+n[Infectious]+n[Asymptomatic] == 0 {
+		return // nobody to infect, or every escape probability is 1 and so is its power
 	}
 	f32 := func(v float64) float64 { return float64(float32(v)) }
 	t := f32(c.Transmissibility)
