@@ -27,9 +27,11 @@ func (l *Location) reactWARPED2(g *kernel.RNG, now uint32) {
 	c := &l.m.Config
 	r := uint32(g.Range(0, probMultiplier-1))
 	var n [NumDiseaseStates]int
+	dwell := [NumDiseaseStates]uint32{Latent: uint32(c.LatentDwell), Incubating: uint32(c.IncubatingDwell),
+		Infectious: uint32(c.InfectiousDwell), Asymptomatic: uint32(c.AsymptDwell)}
 	for i := range l.people {
 		p := &l.people[i]
-		l.pttsWARPED2(p, now)
+		pttsWARPED2(p, now, &dwell)
 		n[p.State]++
 	}
 	if n[Uninfected] == 0 || n[Latent]+n[Incubating]+n[Infectious]+n[Asymptomatic] == 0 {
@@ -83,22 +85,22 @@ func percent(p ...float64) uint32 {
 
 // pttsWARPED2 is WARPED2's within-host progression (DiseaseModel.hpp:120-154): latent to
 // infectious, incubating to asymptomatic, infectious to recovered and asymptomatic to
-// uninfected, each when the time since the last change reaches the state's dwell time,
-// tested in that order so that one call can take several steps; the change time advances
-// by the dwell time, and is 0 for uninfected and recovered people.
-func (l *Location) pttsWARPED2(p *Person, now uint32) {
-	c := &l.m.Config
-	for _, s := range [...]struct {
-		from, to Disease
-		dwell    int
-	}{
-		{Latent, Infectious, c.LatentDwell}, {Incubating, Asymptomatic, c.IncubatingDwell},
-		{Infectious, Recovered, c.InfectiousDwell}, {Asymptomatic, Uninfected, c.AsymptDwell},
-	} {
-		if p.State == s.from && now-p.Since >= uint32(s.dwell) {
-			p.State = s.to
-			p.Since += uint32(s.dwell)
-		}
+// uninfected, each when the time since the last change reaches the state's dwell time
+// (dwell, indexed by the state left), tested in that order so that one call can take
+// several steps; the change time advances by the dwell time, and is 0 for uninfected and
+// recovered people.
+func pttsWARPED2(p *Person, now uint32, dwell *[NumDiseaseStates]uint32) {
+	if p.State == Latent && now-p.Since >= dwell[Latent] {
+		p.State, p.Since = Infectious, p.Since+dwell[Latent]
+	}
+	if p.State == Incubating && now-p.Since >= dwell[Incubating] {
+		p.State, p.Since = Asymptomatic, p.Since+dwell[Incubating]
+	}
+	if p.State == Infectious && now-p.Since >= dwell[Infectious] {
+		p.State, p.Since = Recovered, p.Since+dwell[Infectious]
+	}
+	if p.State == Asymptomatic && now-p.Since >= dwell[Asymptomatic] {
+		p.State, p.Since = Uninfected, p.Since+dwell[Asymptomatic]
 	}
 	if p.State == Uninfected || p.State == Recovered {
 		p.Since = 0
