@@ -18,11 +18,18 @@ import (
 type model struct {
 	name    string
 	summary string
+	// notes, when set, follow the summary in 'warped help MODEL' (such as where the model
+	// differs from the one it follows).
+	notes string
 	// endTime is the default --max-sim-time.
 	endTime float64
 	// bind registers the model's flags on fs and returns a function that builds the LPs
 	// from the parsed values, with the model's own partitioner (nil: contiguous blocks).
 	bind func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error)
+	// resolve, when set, runs after the flags are parsed and --config applied, and sets
+	// the flags whose defaults depend on other flags (the epidemic's variant), so that
+	// --dump-config and --stats-file show the values the run uses.
+	resolve func(fs *flag.FlagSet) error
 	// results returns the model's totals after a run, as labelled lines and JSON fields.
 	results func(lps []kernel.LogicalProcess) []result
 	// size returns the model's LP count and its initial events (or other items of state
@@ -262,39 +269,32 @@ func findModel(name string) *model {
 // epidemicModel returns the epidemic's entry: its --time-series path is shared by the flag
 // set and the results.
 func epidemicModel() *model {
-	var series string
+	var series, file string
 	return &model{
 		name:    "epidemic",
-		summary: "epidemic spreading over a small world of locations (WARPED2 events)",
+		summary: "epidemic spreading over a small world of locations (WARPED2's rules, or --variant stochastic)",
+		notes:   epidemicNotes,
+		warped2: epidemicWARPED2,
+		resolve: epidemicResolve,
 		endTime: 5000,
 		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := epidemic.DefaultConfig()
-			fs.IntVar(&c.Locations, "num-locations", c.Locations, "number of locations")
-			fs.IntVar(&c.Population, "population", c.Population, "people starting in each location")
-			fs.Float64Var(&c.InitialInfected, "initial-infected", c.InitialInfected, "probability that a person starts latent")
-			fs.Float64Var(&c.Vaccinated, "vaccinated", c.Vaccinated, "probability that a person is vaccinated")
-			fs.Float64Var(&c.Transmissibility, "transmissibility", c.Transmissibility, "scales every infectivity")
-			fs.IntVar(&c.LatentDwell, "latent-dwell-time", c.LatentDwell, "time latent before infectious")
-			fs.IntVar(&c.IncubatingDwell, "incubating-dwell-time", c.IncubatingDwell, "time incubating before asymptomatic")
-			fs.IntVar(&c.InfectiousDwell, "infectious-dwell-time", c.InfectiousDwell, "time infectious before recovered")
-			fs.IntVar(&c.AsymptDwell, "asympt-dwell-time", c.AsymptDwell, "time asymptomatic before recovered")
-			fs.Float64Var(&c.LatentInfectivity, "latent-infectivity", c.LatentInfectivity, "infectivity of latent people")
-			fs.Float64Var(&c.IncubatingInfectivity, "incubating-infectivity", c.IncubatingInfectivity, "infectivity of incubating people")
-			fs.Float64Var(&c.InfectiousInfectivity, "infectious-infectivity", c.InfectiousInfectivity, "infectivity of infectious people")
-			fs.Float64Var(&c.AsymptInfectivity, "asympt-infectivity", c.AsymptInfectivity, "infectivity of asymptomatic people")
-			fs.Float64Var(&c.ProbULU, "prob-ul-u", c.ProbULU, "probability that an infected unvaccinated person is latent (else incubating)")
-			fs.Float64Var(&c.ProbULV, "prob-ul-v", c.ProbULV, "probability that an infected vaccinated person is latent")
-			fs.Float64Var(&c.ProbURV, "prob-ur-v", c.ProbURV, "probability that an infected vaccinated person recovers at once")
-			fs.IntVar(&c.RefreshInterval, "location-state-refresh-interval", c.RefreshInterval, "time between disease updates of a location")
-			fs.IntVar(&c.DiffusionInterval, "diffusion-trigger-interval", c.DiffusionInterval, "time between departures from a location")
-			fs.IntVar(&c.TravelTime, "travel-time", c.TravelTime, "time to reach a neighbouring location")
-			fs.IntVar(&c.WattsStrogatzK, "watts-strogatz-k", c.WattsStrogatzK, "mean degree of the location network (even)")
-			fs.Float64Var(&c.WattsStrogatzBeta, "watts-strogatz-beta", c.WattsStrogatzBeta, "rewiring probability of the location network")
-			fs.Uint64Var(&c.DiffusionSeed, "diffusion-seed", c.DiffusionSeed, "seed of the location network")
-			fs.IntVar(&c.SampleInterval, "sample-interval", c.SampleInterval, "time between samples of the time series")
+			epidemicFlags(fs, &c)
+			fs.StringVar(&file, "warped2-config", "", "read the locations, people, network and disease parameters from this WARPED2 configuration file (the comma-separated text its config/createConfig.cpp writes); needs --variant warped2")
 			fs.StringVar(&series, "time-series", "", "write the counts per disease state over time as CSV to this file")
 			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
-				lps, err := epidemic.New(c)
+				if file == "" {
+					lps, err := epidemic.New(c)
+					return lps, nil, err
+				}
+				if err := epidemicFileConflicts(fs, c); err != nil {
+					return nil, nil, err
+				}
+				c, sites, err := epidemic.ReadConfigFile(file, c)
+				if err != nil {
+					return nil, nil, err
+				}
+				lps, err := epidemic.Build(c, sites)
 				return lps, nil, err
 			}
 		},

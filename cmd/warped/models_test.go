@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,7 @@ var smallRuns = [][]string{
 		"--max-sim-time", "800"},
 	{"logic", "--circuit", "multiplier-4", "--num-vectors", "5"},
 	{"logic", "--random-gates", "2000", "--num-vectors", "4", "--max-sim-time", "400"},
+	{"epidemic", "--variant", "stochastic", "--num-locations", "20", "--population", "30", "--max-sim-time", "1500"},
 }
 
 func TestHelpListsEveryModel(t *testing.T) {
@@ -112,6 +114,10 @@ func TestNewModelsBadFlags(t *testing.T) {
 		{[]string{"traffic", "--number-of-cars", "0"}, "traffic: --number-of-cars must be at least 1, got 0"},
 		{[]string{"epidemic", "--transmissibility", "2"}, "epidemic: --transmissibility is a probability in [0, 1], got 2"},
 		{[]string{"epidemic", "--time-series", "/no/such/dir/s.csv"}, "cannot write --time-series"},
+		{[]string{"epidemic", "--variant", "sir"}, `epidemic: --variant must be warped2 or stochastic, got "sir"`},
+		{[]string{"epidemic", "--warped2-config", "/no/such.dat"}, "epidemic: --warped2-config: open /no/such.dat"},
+		{[]string{"epidemic", "--warped2-config", "x.dat", "--variant", "stochastic"}, "epidemic: --warped2-config needs --variant warped2, got stochastic"},
+		{[]string{"epidemic", "--warped2-config", "x.dat", "--transmissibility", "0.1"}, "epidemic: --transmissibility cannot be used with --warped2-config"},
 		{[]string{"airport", "--runways", "0"}, "airport: --runways must be at least 1, got 0"},
 		{[]string{"logic", "--circuit", "/no/such.bench"}, "logic: --circuit: open /no/such.bench"},
 		{[]string{"logic", "--circuit", "adder-4", "--vectors", "01"}, "must be 8 bits"},
@@ -123,4 +129,74 @@ func TestNewModelsBadFlags(t *testing.T) {
 		require.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
 		require.Empty(t, out)
 	}
+}
+
+// TestEpidemicWARPED2Config runs the epidemic from a WARPED2 configuration file written
+// here: time warp commits the sequential digest, and a bad line stops the command before
+// the run with one line naming the file and line (exit 2, no stats file).
+func TestEpidemicWARPED2Config(t *testing.T) {
+	code, help, _ := warped("help", "epidemic")
+	require.Equal(t, 0, code)
+	for _, s := range []string{"Where --variant warped2 still differs from WARPED2:", "DiseaseModel.hpp:146", "--warped2-config"} {
+		require.Contains(t, help, s)
+	}
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("Watts-Strogatz,2,0.2\n0.12\n20,0\n10,0.3\n40,1.0\n20,0.5\n0.2,0.9,0.5,0.1,0.3\n5\n2\n")
+	pid := 1
+	for r := range 2 {
+		fmt.Fprintf(&b, "r%d,3\n", r)
+		for l := range 3 {
+			fmt.Fprintf(&b, "l%d,%d,%d,4\n", l, 3+l, 7+2*l)
+			for range 4 {
+				fmt.Fprintf(&b, "%d,0.%d,%d,%d\n", pid, pid%10, pid%2, pid%6)
+				pid++
+			}
+		}
+	}
+	file := filepath.Join(dir, "model.dat")
+	require.NoError(t, os.WriteFile(file, []byte(b.String()), 0o600))
+	args := []string{"epidemic", "--warped2-config", file, "--max-sim-time", "400", "--sample-interval", "50"}
+	code, out, errOut := warped(append(args, "--simulation-type", "sequential")...)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "Final uninfected:")
+	want := digestOf(t, out)
+	code, out, errOut = warped(append(args, "--time-warp-worker-threads", "2", "--time-warp-state-saving-period", "3")...)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, want, digestOf(t, out))
+
+	bad := filepath.Join(dir, "bad.dat")
+	require.NoError(t, os.WriteFile(bad, []byte(strings.Replace(b.String(), "\n5\n", "\nfive\n", 1)), 0o600))
+	stats := filepath.Join(dir, "stats.json")
+	code, out, errOut = warped("epidemic", "--warped2-config", bad, "--stats-file", stats)
+	require.Equal(t, 2, code)
+	require.Empty(t, out)
+	require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	require.Contains(t, errOut, bad+`:8: the location state refresh interval must be an integer from 1 to 2147483647, got "five"`)
+	require.NoFileExists(t, stats)
+}
+
+// TestEpidemicVariantDefaults: --variant stochastic gives every parameter flag left unset
+// its own default, which --dump-config shows; flags given keep their values, before or
+// after --variant.
+func TestEpidemicVariantDefaults(t *testing.T) {
+	dump := func(args ...string) map[string]any {
+		code, out, errOut := warped(append([]string{"epidemic", "--dump-config"}, args...)...)
+		require.Equal(t, 0, code, errOut)
+		var kv map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &kv))
+		return kv
+	}
+	kv := dump()
+	require.Equal(t, "warped2", kv["variant"])
+	require.Equal(t, 0.12, kv["transmissibility"])
+	require.Equal(t, 8.0, kv["watts-strogatz-k"])
+	kv = dump("--variant", "stochastic")
+	require.Equal(t, 0.004, kv["transmissibility"])
+	require.Equal(t, 4.0, kv["watts-strogatz-k"])
+	require.Equal(t, 0.8, kv["prob-ul-u"])
+	kv = dump("--transmissibility", "0.3", "--variant", "stochastic", "--watts-strogatz-k", "6")
+	require.Equal(t, 0.3, kv["transmissibility"])
+	require.Equal(t, 6.0, kv["watts-strogatz-k"])
+	require.Equal(t, 0.8, kv["prob-ul-u"])
 }

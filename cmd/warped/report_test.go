@@ -20,7 +20,7 @@ import (
 func TestReport(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.html")
-	code, stdout, errOut := warped("epidemic", "--num-locations", "16", "--population", "20", "--max-sim-time", "1000",
+	code, stdout, errOut := warped("epidemic", "--variant", "stochastic", "--num-locations", "16", "--population", "20", "--max-sim-time", "1000",
 		"--gpu", "off", "--time-warp-worker-threads", "2", "--report", path)
 	require.Equal(t, 0, code, errOut)
 	page, err := os.ReadFile(path)
@@ -95,7 +95,7 @@ func TestReportBadPath(t *testing.T) {
 // model's series.
 func TestReportSequentialSeries(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.html")
-	code, _, errOut := warped("epidemic", "--num-locations", "8", "--population", "20", "--max-sim-time", "500",
+	code, _, errOut := warped("epidemic", "--variant", "stochastic", "--num-locations", "8", "--population", "20", "--max-sim-time", "500",
 		"--simulation-type", "sequential", "--report", path)
 	require.Equal(t, 0, code, errOut)
 	page, err := os.ReadFile(path)

@@ -276,7 +276,8 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 }
 
 // parseFlags parses the model's flags from args, then sets those that the --config file
-// names and the command line does not, and checks the end time. It returns flag.ErrHelp
+// names and the command line does not, checks the end time, and lets the model settle
+// the flags whose defaults depend on others (model.resolve). It returns flag.ErrHelp
 // when args ask for help.
 func (inv *invocation) parseFlags(args []string) error {
 	inv.fs, inv.build = newFlagSet(inv.m, &inv.o)
@@ -300,6 +301,11 @@ func (inv *invocation) parseFlags(args []string) error {
 	}
 	if math.IsNaN(inv.o.maxSimTime) || inv.o.maxSimTime <= 0 {
 		return usageFailure("--max-sim-time must be a positive number (or +Inf), got %v", inv.o.maxSimTime)
+	}
+	if inv.m.resolve != nil {
+		if err := inv.m.resolve(fs); err != nil {
+			return usageFailure("%v", err)
+		}
 	}
 	return nil
 }
@@ -780,7 +786,11 @@ func modelUsage(m *model) string {
 	var o options
 	fs, _ := newFlagSet(m, &o)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Usage: warped %s [flags]\n\n%s.\n\nFlags:\n", m.name, m.summary)
+	fmt.Fprintf(&b, "Usage: warped %s [flags]\n\n%s.\n\n", m.name, m.summary)
+	if m.notes != "" {
+		fmt.Fprintf(&b, "%s\n", m.notes)
+	}
+	b.WriteString("Flags:\n")
 	fs.VisitAll(func(f *flag.Flag) {
 		fmt.Fprintf(&b, "  --%-18s %s (default %s)\n", f.Name, f.Usage, f.DefValue)
 	})

@@ -200,7 +200,7 @@ func TestPlotCompare(t *testing.T) {
 // both files together, one chart per disease state beside the engine's.
 func TestSeriesFile(t *testing.T) {
 	dir := t.TempDir()
-	args := []string{"epidemic", "--num-locations", "12", "--population", "20", "--max-sim-time", "1000", "--gpu", "off"}
+	args := []string{"epidemic", "--variant", "stochastic", "--num-locations", "12", "--population", "20", "--max-sim-time", "1000", "--gpu", "off"}
 	seq := filepath.Join(dir, "seq.csv")
 	code, _, errOut := warped(append(args, "--simulation-type", "sequential", "--series-file", seq)...)
 	require.Equal(t, 0, code, errOut)

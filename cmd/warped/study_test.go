@@ -45,7 +45,7 @@ func TestStudyMatchesRunsOneByOne(t *testing.T) {
 		{"model: pcs\nflags: {num-cells-x: 4, num-cells-y: 4, max-sim-time: 50}\nparameters:\n  channel-cnt: [5, 10]\nreplications: 2\nseed: 11\n",
 			[]string{"--jobs", "2", "--simulation-type", "time-warp", "--workers", "2"},
 			map[string]string{"call_attempts": "Call attempts", "channel_blocks": "Channel blocks", "handoff_blocks": "Handoff blocks"}},
-		{"model: epidemic\nflags: {num-locations: 6, population: 20, max-sim-time: 300}\nparameters:\n  transmissibility: [0.3, 0.9]\nreplications: 2\nresults: [infections, moves]\n",
+		{"model: epidemic\nflags: {watts-strogatz-k: 4, num-locations: 6, population: 20, max-sim-time: 300}\nparameters:\n  transmissibility: [0.3, 0.9]\nreplications: 2\nresults: [infections, moves]\n",
 			[]string{"--jobs", "2", "--simulation-type", "time-warp", "--workers", "1"},
 			map[string]string{"infections": "Infections", "moves": "Moves"}},
 	}
@@ -197,7 +197,7 @@ func TestStudyRefusesRunOutputs(t *testing.T) {
 	dir := t.TempDir()
 	for _, flag := range []string{"sample-file", "series-file", "report"} {
 		spec := filepath.Join(dir, flag+".yaml")
-		require.NoError(t, os.WriteFile(spec, []byte("model: epidemic\nflags: {num-locations: 6, population: 20, max-sim-time: 300, "+
+		require.NoError(t, os.WriteFile(spec, []byte("model: epidemic\nflags: {watts-strogatz-k: 4, num-locations: 6, population: 20, max-sim-time: 300, "+
 			flag+": x.out}\nparameters:\n  transmissibility: [0.3, 0.9]\nreplications: 2\n"), 0o644))
 		out := filepath.Join(dir, flag+".out")
 		code, _, stderr := warped("study", spec, "--out", out, "--progress=off")

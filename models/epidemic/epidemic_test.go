@@ -15,9 +15,18 @@ import (
 	"github.com/warpedgo/warped/models/internal/modeltest"
 )
 
+// small is a small stochastic-variant configuration.
 func small() Config {
-	c := DefaultConfig()
+	c := Defaults(Stochastic)
 	c.Locations, c.Population, c.InitialInfected = 24, 40, 0.05
+	return c
+}
+
+// smallWARPED2 is a small generated WARPED2-variant configuration whose people move often.
+func smallWARPED2() Config {
+	c := DefaultConfig()
+	c.Locations, c.Population, c.WattsStrogatzK = 12, 20, 4
+	c.MinTravelTimeToHub, c.MaxTravelTimeToHub, c.MinDiffusionInterval, c.MaxDiffusionInterval = 5, 30, 10, 40
 	return c
 }
 
@@ -37,15 +46,20 @@ func TestValidate(t *testing.T) {
 		mod  func(*Config)
 		want string
 	}{
+		{func(c *Config) { c.Variant = "seir" }, `--variant must be warped2 or stochastic, got "seir"`},
+		{func(c *Config) { c.Network = "ring" }, `--network must be watts-strogatz or barabasi-albert, got "ring"`},
 		{func(c *Config) { c.Locations = 1 }, "--num-locations must be at least 2, got 1"},
+		{func(c *Config) { c.Locations, c.WattsStrogatzK = 2, 1 }, "WARPED2's rewiring needs at least 3 locations"},
+		{func(c *Config) { c.MinTravelTimeToHub = 0 }, "--min-travel-time-to-hub must be at least 1"},
+		{func(c *Config) { c.Network, c.BarabasiAlbertM = BarabasiAlbert, 1000 }, "--barabasi-albert-m must be less than --num-locations"},
+		{func(c *Config) { c.Variant, c.Network = Stochastic, BarabasiAlbert }, "--network barabasi-albert needs --variant warped2"},
+		{func(c *Config) { c.Variant, c.WattsStrogatzK = Stochastic, 3 }, "--watts-strogatz-k must be even"},
 		{func(c *Config) { c.Population = -1 }, "--population must be at least 0"},
 		{func(c *Config) { c.TravelTime = 0 }, "--travel-time must be at least 1"},
 		{func(c *Config) { c.RefreshInterval = 0 }, "--location-state-refresh-interval must be at least 1"},
 		{func(c *Config) { c.Transmissibility = 1.5 }, "--transmissibility is a probability"},
 		{func(c *Config) { c.ProbULU = -0.1 }, "--prob-ul-u is a probability"},
-		{func(c *Config) { c.WattsStrogatzK = 3 }, "--watts-strogatz-k must be even"},
 		{func(c *Config) { c.Locations, c.WattsStrogatzK = 4, 4 }, "less than --num-locations"},
-		{func(c *Config) { c.ProbULV, c.ProbURV = 0.5, 0.6 }, "--prob-ul-v + --prob-ur-v"},
 		{func(c *Config) { c.Locations, c.Population = 1<<30, 1<<10 }, "too many people"},
 	} {
 		c := DefaultConfig()
@@ -54,6 +68,14 @@ func TestValidate(t *testing.T) {
 		require.ErrorContains(t, err, tc.want)
 	}
 	require.NoError(t, DefaultConfig().Validate())
+	require.NoError(t, Defaults(Stochastic).Validate())
+	c := DefaultConfig()
+	require.Equal(t, 1.4, c.ProbULV+c.ProbURV, "WARPED2's generator's thresholds, accepted")
+	c.Variant = Stochastic
+	require.NoError(t, c.Validate(), "with the same meaning in the stochastic variant")
+	c.Locations, c.WattsStrogatzK, c.WattsStrogatzBeta = 2, 1, 0
+	c.Variant = WARPED2
+	require.NoError(t, c.Validate(), "2 locations are fine without rewiring")
 }
 
 func TestWattsStrogatz(t *testing.T) {
@@ -118,18 +140,36 @@ func TestObserverReverseUndoesHandle(t *testing.T) {
 	require.Equal(t, before, o.S)
 }
 
+// TestDeterminismMatrix runs the determinism matrix for each variant: the WARPED2 one
+// generated on each network and read from a configuration file, and the stochastic one.
 func TestDeterminismMatrix(t *testing.T) {
-	c := small()
-	c.Locations, c.Population = 12, 20
-	want := modeltest.Matrix(t, modeltest.Model{
-		Build: func() []kernel.LogicalProcess {
-			lps, err := New(c)
-			require.NoError(t, err)
-			return lps
-		},
-		End: 1200, Seed: 4, Short: raceEnabled,
-	})
-	require.Greater(t, want.EventsCommitted, uint64(1000))
+	sto := small()
+	sto.Locations, sto.Population = 12, 20
+	ba := smallWARPED2()
+	ba.Network, ba.BarabasiAlbertM = BarabasiAlbert, 2
+	file, sites, err := ParseConfig("matrix.dat", strings.NewReader(writeConfig(smallWARPED2(), Generate(smallWARPED2()))), DefaultConfig())
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name  string
+		build func() ([]kernel.LogicalProcess, error)
+	}{
+		{"warped2", func() ([]kernel.LogicalProcess, error) { return New(smallWARPED2()) }},
+		{"warped2/barabasi-albert", func() ([]kernel.LogicalProcess, error) { return New(ba) }},
+		{"warped2/file", func() ([]kernel.LogicalProcess, error) { return Build(file, sites) }},
+		{"stochastic", func() ([]kernel.LogicalProcess, error) { return New(sto) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := modeltest.Matrix(t, modeltest.Model{
+				Build: func() []kernel.LogicalProcess {
+					lps, err := tc.build()
+					require.NoError(t, err)
+					return lps
+				},
+				End: 1200, Seed: 4, Short: raceEnabled,
+			})
+			require.Greater(t, want.EventsCommitted, uint64(1000))
+		})
+	}
 }
 
 // TestObserverSnapshot: the observer saves only the rows in use, and restoring a copy after
@@ -168,17 +208,22 @@ func TestObserverSnapshot(t *testing.T) {
 	require.Equal(t, o.AppendState(nil), fresh.AppendState(nil))
 }
 
-// BenchmarkRun runs the default epidemic (1000 locations of 100 people) to its default end
-// time 5000, sequentially and under time warp with 1 and 2 workers (see modeltest.Bench).
+// BenchmarkRun runs the default epidemic of each variant (1000 locations of 100 people) to
+// its default end time 5000, sequentially and under time warp with 1 and 2 workers (see
+// modeltest.Bench).
 func BenchmarkRun(b *testing.B) {
-	modeltest.Bench(b, modeltest.Model{
-		Build: func() []kernel.LogicalProcess {
-			lps, err := New(DefaultConfig())
-			require.NoError(b, err)
-			return lps
-		},
-		End: 5000, Seed: 1,
-	})
+	for _, v := range []Variant{WARPED2, Stochastic} {
+		b.Run(string(v), func(b *testing.B) {
+			modeltest.Bench(b, modeltest.Model{
+				Build: func() []kernel.LogicalProcess {
+					lps, err := New(Defaults(v))
+					require.NoError(b, err)
+					return lps
+				},
+				End: 5000, Seed: 1,
+			})
+		})
+	}
 }
 
 // TestSeriesUnderTimeWarp: the disease-state counts the locations record through the kernel
