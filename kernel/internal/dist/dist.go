@@ -53,7 +53,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -184,11 +183,9 @@ func (m *Driver) Post(e *event.Event) {
 // Agree compares the configuration of every rank and adds up the initial events (made,
 // this rank's count). Every rank gets the same answer, so all stop on a mismatch.
 func (m *Driver) Agree(made int) (int, error) {
-	var b []byte
-	b = strconv.AppendInt(b, int64(made), 10)
-	b = append(b, '\n')
-	for _, kv := range m.settings() {
-		b = append(b, kv[0]+"="+kv[1]+"\n"...)
+	b, err := comm.EncodeAgreement(&comm.Agreement{Made: int64(made), Settings: m.settings()})
+	if err != nil {
+		return 0, err
 	}
 	all, err := m.tr.AllGather(b)
 	if err != nil {
@@ -197,30 +194,23 @@ func (m *Driver) Agree(made int) (int, error) {
 	total := 0
 	var base [][2]string // rank 0's settings: every rank compares every rank with them
 	for r, theirs := range all {
-		lines := strings.Split(strings.TrimSuffix(string(theirs), "\n"), "\n")
-		if len(theirs) == 0 {
-			return 0, fmt.Errorf("rank %d sent an empty configuration", r)
-		}
-		n, err := strconv.Atoi(lines[0])
-		if err != nil {
+		var a comm.Agreement
+		if err := comm.DecodeAgreement(theirs, &a); err != nil {
 			return 0, fmt.Errorf("rank %d sent a malformed configuration: %w", r, err)
 		}
-		total += n
+		total += int(a.Made)
 		if r == 0 {
-			for _, l := range lines[1:] {
-				k, v, _ := strings.Cut(l, "=")
-				base = append(base, [2]string{k, v})
-			}
+			base = a.Settings
 			continue
 		}
-		if key, a, b, ok := firstDifference(base, lines[1:]); ok {
+		if key, a, b, ok := firstDifference(base, a.Settings); ok {
 			return 0, &core.MismatchError{Key: key, Mine: a, Theirs: b, Rank: 0, Other: r}
 		}
 	}
 	return total, nil
 }
 
-// settings are the key=value pairs every rank must share, sorted by key.
+// settings are the (name, value) pairs every rank must share, sorted by name.
 func (m *Driver) settings() [][2]string {
 	s := m.sim
 	tw := m.cfg
@@ -249,13 +239,12 @@ func (m *Driver) settings() [][2]string {
 	return out
 }
 
-// firstDifference finds the first key whose value differs between mine and theirs
-// ("key=value" lines, sorted), or that only one side has.
-func firstDifference(mine [][2]string, theirs []string) (key, a, b string, ok bool) {
+// firstDifference finds the first name whose value differs between mine and theirs
+// (both sorted by name), or that only one side has.
+func firstDifference(mine, theirs [][2]string) (key, a, b string, ok bool) {
 	other := make(map[string]string, len(theirs))
-	for _, l := range theirs {
-		k, v, _ := strings.Cut(l, "=")
-		other[k] = v
+	for _, kv := range theirs {
+		other[kv[0]] = kv[1]
 	}
 	for _, kv := range mine {
 		v, has := other[kv[0]]
