@@ -69,16 +69,24 @@ func (l *Ticket) Lock() {
 // corrupts it.
 func (l *Ticket) Unlock() { l.serving.Add(1) }
 
-// Kinds returns the names New accepts.
-func Kinds() []string { return []string{"ticket", "mutex"} }
+// The lock kinds New accepts.
+const (
+	// KindTicket names a *Ticket.
+	KindTicket = "ticket"
+	// KindMutex names a *Mutex that polls before it parks.
+	KindMutex = "mutex"
+)
 
-// New returns a new unlocked lock of the named kind: "ticket" (*Ticket) or "mutex"
-// (*Mutex).
+// Kinds returns the names New accepts.
+func Kinds() []string { return []string{KindTicket, KindMutex} }
+
+// New returns a new unlocked lock of the named kind: [KindTicket] (*Ticket) or
+// [KindMutex] (*Mutex).
 func New(kind string) (sync.Locker, error) {
 	switch kind {
-	case "ticket":
+	case KindTicket:
 		return new(Ticket), nil
-	case "mutex":
+	case KindMutex:
 		return NewMutex(true), nil
 	}
 	return nil, fmt.Errorf("unknown lock type %q (want ticket or mutex)", kind)

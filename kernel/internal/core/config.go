@@ -249,39 +249,56 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// WithDefaults returns tw with every zero field set to its default.
+// Cancellation kinds accepted in TimeWarpConfig.Cancellation ("" is aggressive).
+const (
+	// CancelAggressive sends anti-messages for every output of a rolled-back event at once.
+	CancelAggressive = "aggressive"
+	// CancelLazy holds them and cancels only the outputs that re-execution does not
+	// regenerate identically.
+	CancelLazy = "lazy"
+)
+
+// DefaultTimeWarp returns the table of time-warp defaults: [TimeWarpConfig.WithDefaults]
+// fills each zero field from it, and the command line's flags take their defaults from
+// it, so each default is written here alone. Schedulers is 0 in the table: one schedule
+// queue per worker, resolved by WithDefaults once Workers is known.
+func DefaultTimeWarp() TimeWarpConfig {
+	return TimeWarpConfig{
+		Workers:           runtime.GOMAXPROCS(0),
+		QueueType:         QueueCalendar,
+		LockType:          spinlock.KindMutex,
+		StateSavingPeriod: 16,
+		StateSaving:       StateSavingAuto,
+		Cancellation:      CancelAggressive,
+		GVTPeriod:         2 * time.Millisecond,
+		GVTMethod:         GVTAsynchronous,
+		MaxAggregate:      256,
+	}
+}
+
+// WithDefaults returns tw with every zero field set to its default ([DefaultTimeWarp]).
+// It is the one place where a time-warp default is applied.
 func (tw TimeWarpConfig) WithDefaults() TimeWarpConfig {
-	if tw.Workers == 0 {
-		tw.Workers = runtime.GOMAXPROCS(0)
-	}
-	if tw.Schedulers == 0 {
-		tw.Schedulers = tw.Workers
-	}
-	if tw.QueueType == "" {
-		tw.QueueType = QueueCalendar
-	}
-	if tw.LockType == "" {
-		tw.LockType = "mutex"
-	}
-	if tw.StateSavingPeriod == 0 {
-		tw.StateSavingPeriod = 16
-	}
-	if tw.GVTPeriod == 0 {
-		tw.GVTPeriod = 2 * time.Millisecond
-	}
-	if tw.Cancellation == "" {
-		tw.Cancellation = "aggressive"
-	}
-	if tw.StateSaving == "" {
-		tw.StateSaving = StateSavingAuto
-	}
-	if tw.GVTMethod == "" {
-		tw.GVTMethod = GVTAsynchronous
-	}
-	if tw.MaxAggregate == 0 {
-		tw.MaxAggregate = 256
-	}
+	d := DefaultTimeWarp()
+	orDefault(&tw.Workers, d.Workers)
+	orDefault(&tw.Schedulers, tw.Workers)
+	orDefault(&tw.QueueType, d.QueueType)
+	orDefault(&tw.LockType, d.LockType)
+	orDefault(&tw.StateSavingPeriod, d.StateSavingPeriod)
+	orDefault(&tw.StateSaving, d.StateSaving)
+	orDefault(&tw.Cancellation, d.Cancellation)
+	orDefault(&tw.GVTPeriod, d.GVTPeriod)
+	orDefault(&tw.GVTMethod, d.GVTMethod)
+	orDefault(&tw.MaxAggregate, d.MaxAggregate)
 	return tw
+}
+
+// orDefault sets *v to def when *v is zero.
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
 }
 
 // validate reports the first bad time-warp setting, saying what to do about it.
@@ -300,7 +317,7 @@ func (tw TimeWarpConfig) validate() error {
 		return fmt.Errorf("time-warp optimism window must be >= 0 (0: unbounded), got %v", tw.OptimismWindow)
 	case tw.GVTPeriod < 0:
 		return fmt.Errorf("time-warp GVT period must be positive, got %v", tw.GVTPeriod)
-	case d.Cancellation != "aggressive" && d.Cancellation != "lazy":
+	case d.Cancellation != CancelAggressive && d.Cancellation != CancelLazy:
 		return fmt.Errorf("unknown time-warp cancellation %q (want aggressive or lazy)", tw.Cancellation)
 	case d.StateSaving != StateSavingAuto && d.StateSaving != StateSavingPeriodic && d.StateSaving != StateSavingReverse:
 		return fmt.Errorf("unknown time-warp state-saving type %q (want auto, periodic or reverse)", tw.StateSaving)
