@@ -150,9 +150,9 @@ func (m *Mutex) Lock() {
 
 // mutexPolls is how many times Mutex.Lock polls between its looks at the clock, at each
 // of which it also yields the processor: about 0.1 ms on the 2-vCPU machine of
-// docs/PERFORMANCE.md (a poll is a PAUSE, 27 ns there). Every 256 polls cost workers
-// sharing a schedule queue 12% of their rate: a waiter in the scheduler misses the
-// hand-over.
+// docs/PERFORMANCE.md (a poll is a PAUSE, 27 ns there). Yielding more often costs workers
+// that share a schedule queue their rate: a waiter in the scheduler misses the hand-over
+// (docs/DECISIONS.md, "Shared schedule queues at the sequential rate").
 const mutexPolls = 4096
 
 // Unlock releases the lock.

@@ -593,8 +593,8 @@ func (m *Driver) beginReading(tok *gvt.Token) {
 func (m *Driver) stepGVT(now time.Time) {
 	// A round starts every GVT period, or sooner when a worker of rank 0 asked for one: a
 	// worker takes at most aheadEvents events per GVT round (package timewarp), so waiting
-	// for the period would cap it at that many per period (measured on mpirun -np 2, PHOLD
-	// with reverse computation: 3.39-3.72 M events/s waiting, 4.03-4.29 not).
+	// for the period would cap it at that many per period, and the round rate would be
+	// the event rate (docs/PERFORMANCE.md, "Time warp across processes").
 	if m.rank == 0 && !m.gvtRunning && m.tok == nil &&
 		(now.Sub(m.lastGVT) >= m.cfg.GVTPeriod || m.e.GVTWanted()) {
 		m.gvtRunning = true
