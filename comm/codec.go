@@ -29,10 +29,6 @@ const (
 	KindTermToken
 	// KindTerminate carries a *Terminate: termination was detected; stop.
 	KindTerminate
-	// KindStats carries a *Stats: one rank's statistics.
-	KindStats
-	// KindConfig carries a *Config: opaque configuration bytes to compare across ranks.
-	KindConfig
 	// KindTQReport carries a *TQReport: one rank's TQ-GVT report for one quantum.
 	KindTQReport
 	// KindPromise carries a *Promise: a lower bound on the receive times of the events
@@ -48,8 +44,6 @@ var kindNames = [...]string{
 	KindGVTValue:  "gvt-value",
 	KindTermToken: "term-token",
 	KindTerminate: "terminate",
-	KindStats:     "stats",
-	KindConfig:    "config",
 	KindTQReport:  "tq-report",
 	KindPromise:   "promise",
 }
@@ -188,21 +182,6 @@ type Terminate struct {
 	Err string
 }
 
-// Stats is a KindStats message: named statistics of one rank, for example "events" or
-// "rollbacks". The names are the kernel's; the codec writes them sorted, so equal Stats
-// encode to equal bytes.
-type Stats struct {
-	// Values maps a statistic's name to its value. An empty map decodes as nil.
-	Values map[string]float64
-}
-
-// Config is a KindConfig message: a rank's encoded configuration, compared across ranks
-// before the run starts. The codec does not look inside.
-type Config struct {
-	// Data is the encoded configuration.
-	Data []byte
-}
-
 // Codec encodes and decodes kernel messages. It holds the payload Registry and reusable
 // encoder, decoder and batch state, so it is not safe for concurrent use: give each
 // goroutine (normally only the manager goroutine of a process) its own Codec.
@@ -217,8 +196,6 @@ type Config struct {
 //	promise:    [id, low, recv, others, echo, sent]
 //	term-token: [round, sent, received, sticky, initiator]
 //	terminate:  err (a string, empty at a normal end)
-//	stats:      {name: value...}
-//	config:     bin
 //
 // Event flags: 1 anti-message, 2 a payload follows (registered name and msgpack value,
 // see Registry.EncodePayload), 4 the four Words follow (omitted when all are zero). Times
@@ -283,52 +260,6 @@ func PeekKind(msg []byte) (Kind, error) {
 		return 0, fmt.Errorf("decode message: unknown message kind byte 0x%02x", msg[0])
 	}
 	return k, nil
-}
-
-// AppendMessage appends the encoding of v to dst. v is one of *Batch, *GVTToken,
-// *GVTValue, *TermToken, *Terminate, *Stats, *Config, *TQReport or *Promise (or the same
-// types as values).
-// On error it returns dst unchanged.
-func (c *Codec) AppendMessage(dst []byte, v any) ([]byte, error) {
-	switch m := v.(type) {
-	case *Batch:
-		return c.AppendBatch(dst, m)
-	case Batch:
-		return c.AppendBatch(dst, &m)
-	case *GVTToken:
-		return c.AppendGVTToken(dst, m), nil
-	case GVTToken:
-		return c.AppendGVTToken(dst, &m), nil
-	case *GVTValue:
-		return c.AppendGVTValue(dst, m), nil
-	case GVTValue:
-		return c.AppendGVTValue(dst, &m), nil
-	case *TermToken:
-		return c.AppendTermToken(dst, m), nil
-	case TermToken:
-		return c.AppendTermToken(dst, &m), nil
-	case *Terminate:
-		return c.AppendTerminate(dst, m), nil
-	case Terminate:
-		return c.AppendTerminate(dst, &m), nil
-	case *Stats:
-		return c.AppendStats(dst, m)
-	case Stats:
-		return c.AppendStats(dst, &m)
-	case *Config:
-		return c.AppendConfig(dst, m)
-	case Config:
-		return c.AppendConfig(dst, &m)
-	case *TQReport:
-		return c.AppendTQReport(dst, m), nil
-	case TQReport:
-		return c.AppendTQReport(dst, &m), nil
-	case *Promise:
-		return c.AppendPromise(dst, m), nil
-	case Promise:
-		return c.AppendPromise(dst, &m), nil
-	}
-	return dst, fmt.Errorf("encode message: %T is not a kernel message type", v)
 }
 
 // AppendBatch appends the KindEvents encoding of b to dst. On error (a payload that
@@ -467,47 +398,8 @@ func (c *Codec) AppendTerminate(dst []byte, t *Terminate) []byte {
 	return appendString(dst, t.Err)
 }
 
-// AppendStats appends the KindStats encoding of s to dst, names sorted.
-func (c *Codec) AppendStats(dst []byte, s *Stats) ([]byte, error) {
-	names := make([]string, 0, len(s.Values))
-	for name := range s.Values {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	start := len(dst)
-	c.w.b = append(dst, byte(KindStats))
-	err := c.enc.EncodeMapLen(len(names))
-	for _, name := range names {
-		if err != nil {
-			break
-		}
-		if err = c.enc.EncodeString(name); err == nil {
-			c.w.b = appendTime(c.w.b, s.Values[name])
-		}
-	}
-	dst = c.w.b
-	c.w.b = nil
-	if err != nil {
-		return dst[:start], fmt.Errorf("encode stats message: %w", err)
-	}
-	return dst, nil
-}
-
-// AppendConfig appends the KindConfig encoding of cfg to dst.
-func (c *Codec) AppendConfig(dst []byte, cfg *Config) ([]byte, error) {
-	start := len(dst)
-	c.w.b = append(dst, byte(KindConfig))
-	err := c.enc.EncodeBytes(cfg.Data)
-	dst = c.w.b
-	c.w.b = nil
-	if err != nil {
-		return dst[:start], fmt.Errorf("encode config message: %w", err)
-	}
-	return dst, nil
-}
-
 // Decode decodes one message and returns its kind and value: *Batch, *GVTToken,
-// *GVTValue, *TermToken, *Terminate, *Stats, *Config or *TQReport.
+// *GVTValue, *TermToken, *Terminate, *TQReport or *Promise.
 //
 // The *Batch returned for KindEvents belongs to the Codec: it and its Events slice are
 // reused (overwritten) by the next Decode of a KindEvents message, so copy the events
@@ -549,10 +441,6 @@ func (c *Codec) Decode(msg []byte) (Kind, any, error) {
 			err = fmt.Errorf("error text: %w", err)
 		}
 		v = &Terminate{Err: msg}
-	case KindStats:
-		v, err = c.decodeStats()
-	case KindConfig:
-		v, err = c.decodeConfig()
 	case KindTQReport:
 		v, err = c.decodeTQReport()
 	case KindPromise:
@@ -989,47 +877,6 @@ func (c *Codec) decodeTermToken() (*TermToken, error) {
 	}
 	t.Initiator = int(init)
 	return t, nil
-}
-
-func (c *Codec) decodeStats() (*Stats, error) {
-	n, err := c.dec.DecodeMapLen()
-	if err != nil {
-		return nil, err
-	}
-	// Every entry takes at least two bytes.
-	if n < 0 || n > c.r.Len()/2 {
-		return nil, fmt.Errorf("header claims %d entries but only %d bytes remain", n, c.r.Len())
-	}
-	s := &Stats{}
-	if n > 0 {
-		s.Values = make(map[string]float64, n)
-	}
-	for i := range n {
-		name, err := c.dec.DecodeString()
-		if err != nil {
-			return nil, fmt.Errorf("entry %d name: %w", i, err)
-		}
-		if s.Values[name], err = c.time(name); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
-
-func (c *Codec) decodeConfig() (*Config, error) {
-	n, err := c.dec.DecodeBytesLen()
-	if err != nil {
-		return nil, err
-	}
-	if n == -1 {
-		return &Config{}, nil
-	}
-	if n > c.r.Len() {
-		return nil, fmt.Errorf("header claims %d bytes but only %d remain", n, c.r.Len())
-	}
-	b := make([]byte, n)
-	_, _ = c.r.Read(b) // cannot fail: n bytes remain
-	return &Config{Data: b}, nil
 }
 
 // rest returns the bytes of the message that the decoder has not read yet.

@@ -10,11 +10,40 @@ import (
 
 // The messages below are not kernel messages of the Codec (they carry no Kind byte): they
 // are what each rank contributes to the collective Transport.AllGather calls of a run
-// across processes, a lap of the synchronous GVT method and the final gather of results.
+// across processes: the comparison of configurations before the run, a lap of the
+// synchronous GVT method and the final gather of results.
 // They are plain msgpack maps with one-letter keys (the msgpack tags), so adding a field
 // later keeps older fields readable. Decoding first checks that the bytes hold exactly one
 // well-formed msgpack value whose declared lengths fit in them, so a corrupt message is an
 // error, never a huge allocation.
+
+// Agreement is one rank's contribution to the comparison of configurations before a run:
+// the settings every rank must share and the number of initial events the rank made.
+// Wire format: a msgpack map {"n", "s"}.
+type Agreement struct {
+	// Made is the number of initial events the rank made (the ranks add them up).
+	Made int64 `msgpack:"n"`
+	// Settings are the (name, value) pairs every rank must share, sorted by name.
+	Settings [][2]string `msgpack:"s"`
+}
+
+// EncodeAgreement returns the wire encoding of a.
+func EncodeAgreement(a *Agreement) ([]byte, error) {
+	b, err := msgpack.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("encode configuration: %w", err)
+	}
+	return b, nil
+}
+
+// DecodeAgreement decodes b, written by EncodeAgreement, into a.
+func DecodeAgreement(b []byte, a *Agreement) error {
+	*a = Agreement{}
+	if err := unmarshal(b, a); err != nil {
+		return fmt.Errorf("decode configuration: %w", err)
+	}
+	return nil
+}
 
 // SyncReading is one rank's contribution to a lap of the synchronous GVT method: every
 // rank takes its reading, the ranks all-gather them, and each combines them the same way.

@@ -189,3 +189,18 @@ func TestWireDecodeRejectsCorruptBytes(t *testing.T) {
 	_, err = DecodeSnapshot([]byte{}, snapValue{})
 	require.ErrorContains(t, err, "decode model state")
 }
+
+func TestAgreementWire(t *testing.T) {
+	for name, a := range map[string]Agreement{
+		"settings": {Made: 1 << 40, Settings: [][2]string{{"lps", "12"}, {"max-sim-time", "+Inf"}, {"seed", ""}}},
+		"empty":    {},
+	} {
+		b, err := EncodeAgreement(&a)
+		require.NoError(t, err, name)
+		got := Agreement{Made: 3, Settings: [][2]string{{"stale", "x"}}} // decoding overwrites every field
+		require.NoError(t, DecodeAgreement(b, &got), name)
+		require.Equal(t, a, got, name)
+	}
+	var a Agreement
+	require.ErrorContains(t, DecodeAgreement([]byte("12\nlps=3\n"), &a), "decode configuration")
+}

@@ -54,8 +54,9 @@ type Calendar struct {
 	// Events sent into the current bucket that sort after all of order (zero-delay sends
 	// from the run's events, which share its time) wait unsorted in after, and become the
 	// sorted run once order is used up (promote): sorting them then costs a fraction of
-	// what the late heap's pushes and pops would (PCS sends 40% of its events this way,
-	// thousands per bucket). Everything in after sorts after everything in order, so
+	// what the late heap's pushes and pops would (PCS sends many of its events this way,
+	// thousands per bucket: docs/DECISIONS.md, "The sequential dispatcher keeps events by
+	// value in a calendar queue"). Everything in after sorts after everything in order, so
 	// while order has events Pop need not look at it.
 	cur    int64
 	order  []slot
@@ -207,8 +208,7 @@ func slotOf(r *record) slot {
 
 // set makes s the slot of record r. It and the other writes of whole records and events
 // on the hot path go field by field: a composite literal is built on the stack and then
-// copied in 16-byte moves, which stall on forwarding from the smaller stores that built it
-// (3% of a PHOLD run).
+// copied in 16-byte moves, which stall on forwarding from the smaller stores that built it.
 func (s *slot) set(r *record) {
 	s.t, s.st, s.ds, s.e = r.recvTime, r.sendTime, uint64(r.depth)<<32|uint64(r.sender), r
 }

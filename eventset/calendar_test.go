@@ -119,10 +119,10 @@ func TestCalendarEmptyAndPeak(t *testing.T) {
 	require.Equal(t, 0, c.Len())
 }
 
-// TestCalendarPushAfterOnlyInfinityLeft is a regression test: a tuning that found only
-// events at +Inf used to leave the calendar tuned with its current bucket closed, so an
-// event pushed at or before that bucket stayed in it after being popped, and came out
-// again at the next tuning.
+// TestCalendarPushAfterOnlyInfinityLeft checks a tuning that finds only events at +Inf:
+// it must not leave the calendar with its current bucket closed, or an event pushed at or
+// before that bucket stays in it after being popped and comes out again at the next
+// tuning.
 func TestCalendarPushAfterOnlyInfinityLeft(t *testing.T) {
 	var c Calendar
 	for i := range 10 {

@@ -58,10 +58,28 @@ const QueueCalendar = core.QueueCalendar
 
 // GVT methods accepted in TimeWarpConfig.GVTMethod ("" is asynchronous).
 const (
+	// GVTAsynchronous is Mattern's token on the ring of processes.
 	GVTAsynchronous = core.GVTAsynchronous
-	GVTSynchronous  = core.GVTSynchronous
-	GVTTQ           = core.GVTTQ
+	// GVTSynchronous is an all-gather of every process's reading, repeated until no
+	// event is in flight.
+	GVTSynchronous = core.GVTSynchronous
+	// GVTTQ is TQ-GVT: per-quantum reports to rank 0.
+	GVTTQ = core.GVTTQ
 )
+
+// Cancellation kinds accepted in TimeWarpConfig.Cancellation ("" is aggressive).
+const (
+	// CancelAggressive sends anti-messages for every output of a rolled-back event at once.
+	CancelAggressive = core.CancelAggressive
+	// CancelLazy holds them and cancels only the outputs that re-execution does not
+	// regenerate identically.
+	CancelLazy = core.CancelLazy
+)
+
+// DefaultTimeWarp returns the table of time-warp defaults, which
+// [TimeWarpConfig.WithDefaults] applies to zero fields and the command line's flags
+// show. Schedulers is 0: one schedule queue per worker.
+func DefaultTimeWarp() TimeWarpConfig { return core.DefaultTimeWarp() }
 
 // MaxBatchSize is the largest TimeWarpConfig.BatchSize accepted.
 const MaxBatchSize = core.MaxBatchSize

@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -120,31 +121,34 @@ func TestAcrossProcessesMatchesSequential(t *testing.T) {
 					if workers == 3 && method == kernel.GVTSynchronous {
 						continue
 					}
-					name := fmt.Sprintf("%s/ranks=%d/workers=%d/%s", m.name, ranks, workers, method)
-					t.Run(name, func(t *testing.T) {
-						var part partition.Partitioner = partition.Blocks{}
-						if workers >= 2 {
-							part = partition.RoundRobin{Block: 3}
-						}
-						opts := comm.LoopbackOptions{Seed: uint64(ranks*10 + workers), MaxDelay: 5, Reorder: true,
-							Slow: map[int]int{ranks - 1: 3}}
-						cfg := kernel.Config{MaxSimTime: m.end, Seed: 7, Partition: part,
-							TimeWarp: kernel.TimeWarpConfig{Workers: workers, GVTMethod: method, GVTPeriod: 200_000,
-								MaxAggregate: 1 + ranks*workers%4, CheckRollbacks: true}}
-						if (ranks+workers)%2 == 0 {
-							cfg.TimeWarp.Cancellation = "lazy"
-						}
-						if ranks == 3 && method == kernel.GVTSynchronous {
+					var part partition.Partitioner = partition.Blocks{}
+					if workers >= 2 {
+						part = partition.RoundRobin{Block: 3}
+					}
+					opts := comm.LoopbackOptions{Seed: uint64(ranks*10 + workers), MaxDelay: 5, Reorder: true,
+						Slow: map[int]int{ranks - 1: 3}}
+					cfg := kernel.Config{MaxSimTime: m.end, Seed: 7, Partition: part,
+						TimeWarp: kernel.TimeWarpConfig{Workers: workers, GVTMethod: method, GVTPeriod: 200_000,
+							MaxAggregate: 1 + ranks*workers%4, CheckRollbacks: true, Cancellation: kernel.CancelAggressive}}
+					if (ranks+workers)%2 == 0 {
+						cfg.TimeWarp.Cancellation = kernel.CancelLazy
+					}
+					if ranks == 3 && method == kernel.GVTSynchronous {
+						cfg.TimeWarp.Offload, cfg.TimeWarp.BatchSize = be, 8
+					}
+					arrangement := "calendar, one per worker"
+					if workers == 3 { // two schedule queues: workers 0 and 2 share one (group.go)
+						cfg.TimeWarp.Schedulers = 2
+						if ranks == 2 {
 							cfg.TimeWarp.Offload, cfg.TimeWarp.BatchSize = be, 8
 						}
-						arrangement := "calendar, one per worker"
-						if workers == 3 { // two schedule queues: workers 0 and 2 share one (group.go)
-							cfg.TimeWarp.Schedulers = 2
-							if ranks == 2 {
-								cfg.TimeWarp.Offload, cfg.TimeWarp.BatchSize = be, 8
-							}
-							arrangement = "calendar, 2 shared by 3 workers"
-						}
+						arrangement = "calendar, 2 shared by 3 workers"
+					}
+					// The name says every setting that varies, so a reader sees what ran.
+					name := fmt.Sprintf("%s/ranks=%d/workers=%d/queues=%d/%s/%s/aggregate=%d/%s/offload=%v", m.name, ranks, workers,
+						cfg.TimeWarp.Schedulers, method, cfg.TimeWarp.Cancellation, cfg.TimeWarp.MaxAggregate,
+						strings.TrimPrefix(fmt.Sprintf("%T", part), "partition."), cfg.TimeWarp.Offload != nil)
+					t.Run(name, func(t *testing.T) {
 						res, errs := runRanks(t, ranks, opts, cfg, func(int) []kernel.LogicalProcess { return m.build() }, nil)
 						requireRanksMatch(t, want, res, errs)
 						for r := range ranks {

@@ -11,8 +11,8 @@ import (
 )
 
 // TestSampleRowsAddUp checks that the engine samples of a time-warp run add up to its
-// totals, in both engines and both modes, and that sampling leaves the results alone; and
-// that a worker's time split covers the run (the engine's; zero in the other).
+// totals, with one schedule queue per worker (in both modes) and with shared queues, and
+// that sampling leaves the results alone; and that a worker's time split covers the run.
 func TestSampleRowsAddUp(t *testing.T) {
 	build := zeroLookaheadPHOLD(t, 64, 8)
 	const end = 60
@@ -22,9 +22,9 @@ func TestSampleRowsAddUp(t *testing.T) {
 		tw   kernel.TimeWarpConfig
 		mode string
 	}{
-		{"calendar-gvt", kernel.TimeWarpConfig{Workers: 4, GVTPeriod: 200 * time.Microsecond}, kernel.SampleGVT},
-		{"calendar-real-time", kernel.TimeWarpConfig{Workers: 4, GVTPeriod: 200 * time.Microsecond}, kernel.SampleRealTime},
-		{"shared-gvt", kernel.TimeWarpConfig{Workers: 4, Schedulers: 2, StateSavingPeriod: 4, GVTPeriod: 200 * time.Microsecond}, ""},
+		{"own-queues-gvt", kernel.TimeWarpConfig{Workers: 4, GVTPeriod: 200 * time.Microsecond}, kernel.SampleGVT},
+		{"own-queues-real-time", kernel.TimeWarpConfig{Workers: 4, GVTPeriod: 200 * time.Microsecond}, kernel.SampleRealTime},
+		{"shared-queues-gvt", kernel.TimeWarpConfig{Workers: 4, Schedulers: 2, StateSavingPeriod: 4, GVTPeriod: 200 * time.Microsecond}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex // the manager calls Sample; the test reads after Run

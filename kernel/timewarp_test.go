@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/models/pcs"
 	"github.com/warpedgo/warped/models/phold"
@@ -79,119 +80,152 @@ func requireSettled(t *testing.T, in kernel.TimeWarpInternals, lazy bool, lps in
 	}
 }
 
-// TestDeterminismMatrix is the core oracle for shared schedule queues (fewer schedule
-// queues than workers: groups of workers share a part of the engine, group.go): every
-// configuration commits exactly what the sequential dispatcher commits, digest for digest.
-// The configurations alternate between aggressive and lazy cancellation, periodic state
-// saving and reverse computation (for models whose LPs implement Reverse), both lock types,
-// with and without an optimism window, the rollback check and batched event handling on
-// the CPU backend.
-func TestDeterminismMatrix(t *testing.T) {
-	offloads := []int{-1, 0, 16} // -1: no offload; else the batch size (0: tuned)
-	locks := []string{"ticket", "mutex"}
-	periods := []int{1, 2, 7, 32}
+// twCase is one time-warp configuration of a determinism matrix. Its name (String) lists
+// every field, so each subtest says what it ran.
+type twCase struct {
+	workers, schedulers int    // schedulers 0: one schedule queue per worker
+	offload             int    // -1: no offload; else the CPU backend with this batch size (0: tuned)
+	lock, stateSaving   string // stateSaving reverse runs periodic for a model without Reverse
+	period              int    // state-saving period
+	gvtMicros           int    // GVT period in microseconds
+	window              bool   // an optimism window of a tenth of the end time
+	cancellation        string
+	check               bool // CheckRollbacks
+	namedQueue          bool // QueueType calendar given, not left to the default
+}
+
+func (c twCase) String() string {
+	s := fmt.Sprintf("w%d-s%d-off%d-%s-%s-p%d-gvt%dus-win%v-%s-check%v", c.workers, c.schedulers,
+		c.offload, c.lock, c.stateSaving, c.period, c.gvtMicros, c.window, c.cancellation, c.check)
+	if c.namedQueue {
+		s += "-calendar"
+	}
+	return s
+}
+
+// config returns the case's configuration for model m, with be as the CPU backend.
+func (c twCase) config(m model, be gpuoffload.Backend) kernel.TimeWarpConfig {
+	tw := kernel.TimeWarpConfig{Workers: c.workers, Schedulers: c.schedulers, LockType: c.lock,
+		StateSaving: c.stateSaving, StateSavingPeriod: c.period, Cancellation: c.cancellation,
+		GVTPeriod: time.Duration(c.gvtMicros) * time.Microsecond, CheckRollbacks: c.check}
+	if !m.reversible {
+		tw.StateSaving = kernel.StateSavingPeriodic
+	}
+	if c.window {
+		tw.OptimismWindow = m.end / 10
+	}
+	if c.namedQueue {
+		tw.QueueType = kernel.QueueCalendar
+	}
+	if c.offload >= 0 {
+		tw.Offload, tw.BatchSize = be, c.offload
+	}
+	return tw
+}
+
+// sharedCases are TestDeterminismMatrixSharedQueues' configurations: for 2, 3, 4 and 8 workers,
+// each of no offload and offload with a tuned and a fixed batch size, with both lock
+// types; across them every schedule-queue count from 1 to workers-1 at least once for 2
+// to 4 workers, both state-saving types, every period, both cancellations, the three GVT
+// periods, with and without a window and the rollback check.
+var sharedCases = []twCase{
+	// workers, schedulers, offload, lock, state saving, period, GVT µs, window, cancellation, check, named queue
+	{2, 1, -1, "ticket", "reverse", 2, 500, false, "aggressive", false, false},
+	{2, 1, -1, "mutex", "periodic", 7, 900, false, "lazy", true, false},
+	{2, 1, 0, "ticket", "periodic", 32, 100, true, "aggressive", true, false},
+	{2, 1, 0, "mutex", "reverse", 1, 500, false, "aggressive", false, false},
+	{2, 1, 16, "ticket", "periodic", 2, 900, false, "lazy", false, false},
+	{2, 1, 16, "mutex", "reverse", 7, 100, true, "aggressive", false, false},
+	{3, 2, -1, "ticket", "reverse", 32, 500, false, "lazy", true, false},
+	{3, 1, -1, "mutex", "periodic", 1, 900, false, "lazy", false, false},
+	{3, 2, 0, "ticket", "periodic", 2, 100, true, "aggressive", false, false},
+	{3, 1, 0, "mutex", "periodic", 7, 500, false, "lazy", true, false},
+	{3, 2, 16, "ticket", "periodic", 32, 900, false, "aggressive", false, false},
+	{3, 1, 16, "mutex", "reverse", 1, 100, true, "aggressive", true, false},
+	{4, 2, -1, "ticket", "reverse", 2, 500, false, "lazy", false, false},
+	{4, 3, -1, "mutex", "periodic", 7, 900, false, "aggressive", false, false},
+	{4, 1, 0, "ticket", "reverse", 32, 100, true, "lazy", false, false},
+	{4, 2, 0, "mutex", "periodic", 1, 500, false, "lazy", false, false},
+	{4, 3, 16, "ticket", "periodic", 2, 900, false, "aggressive", true, false},
+	{4, 1, 16, "mutex", "reverse", 7, 100, true, "lazy", false, false},
+	{8, 6, -1, "ticket", "reverse", 32, 500, false, "aggressive", false, false},
+	{8, 7, -1, "mutex", "reverse", 1, 900, false, "aggressive", false, false},
+	{8, 1, 0, "ticket", "reverse", 2, 100, true, "lazy", false, false},
+	{8, 2, 0, "mutex", "periodic", 7, 500, false, "aggressive", true, false},
+	{8, 3, 16, "ticket", "periodic", 32, 900, false, "lazy", false, false},
+	{8, 4, 16, "mutex", "reverse", 1, 100, true, "lazy", true, false},
+}
+
+// TestDeterminismMatrixSharedQueues is the core oracle for shared schedule queues (fewer schedule
+// queues than workers: groups of workers share a queue, group.go): every configuration
+// of sharedCases commits exactly what the sequential dispatcher commits, digest for digest.
+func TestDeterminismMatrixSharedQueues(t *testing.T) {
 	be := cpuBackend(t)
 	for _, m := range smallModels(t) {
 		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 5}, m.build())
-		i := 0
-		for _, workers := range []int{2, 3, 4, 8} {
-			for _, off := range offloads {
-				for _, l := range locks {
-					i++
-					tw := kernel.TimeWarpConfig{
-						Workers:           workers,
-						Schedulers:        1 + i%(workers-1),
-						LockType:          l,
-						StateSavingPeriod: periods[i%len(periods)],
-						GVTPeriod:         time.Duration(100+i%3*400) * time.Microsecond,
-					}
-					if i%3 == 0 {
-						tw.OptimismWindow = m.end / 10
-					}
-					tw.Cancellation = "aggressive"
-					if (i+i/4)%2 == 0 {
-						tw.Cancellation = "lazy"
-					}
-					tw.CheckRollbacks = i%5 == 2 || i%7 == 3
-					tw.StateSaving = "periodic"
-					if m.reversible && (i/2+i/5)%2 == 0 {
-						tw.StateSaving = "reverse"
-					}
-					if off >= 0 {
-						tw.Offload, tw.BatchSize = be, off
-					}
-					name := fmt.Sprintf("%s/w%d-s%d-off%d-%s-%s-p%d-win%v-%s-check%v", m.name, workers, tw.Schedulers,
-						off, l, tw.StateSaving, tw.StateSavingPeriod, tw.OptimismWindow, tw.Cancellation, tw.CheckRollbacks)
-					t.Run(name, func(t *testing.T) {
-						r := runTW(t, kernel.Config{MaxSimTime: m.end, Seed: 5, Type: kernel.TimeWarp, TimeWarp: tw}, m.build())
-						require.Equal(t, fmt.Sprintf("calendar, %d shared by %d workers", tw.Schedulers, workers), r.ScheduleQueues)
-						require.Equal(t, seq.Digest, r.Digest)
-						require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
-					})
-				}
-			}
+		for _, c := range sharedCases {
+			tw := c.config(m, be)
+			t.Run(m.name+"/"+c.String(), func(t *testing.T) {
+				r := runTW(t, kernel.Config{MaxSimTime: m.end, Seed: 5, Type: kernel.TimeWarp, TimeWarp: tw}, m.build())
+				require.Equal(t, fmt.Sprintf("calendar, %d shared by %d workers", tw.Schedulers, tw.Workers), r.ScheduleQueues)
+				require.Equal(t, seq.Digest, r.Digest)
+				require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
+			})
 		}
 	}
 }
 
-// TestDeterminismMatrixCalendar is the determinism oracle for the engine
-// (QueueType calendar, one schedule queue per worker): workers 1 to 8, both inbound lock
-// types, every state-saving period and reverse computation, with and without an optimism
-// window, aggressive and lazy cancellation, with and without the rollback check and
-// batched event handling on the CPU backend, and tiny GVT periods. The default queue type
-// must pick it.
-func TestDeterminismMatrixCalendar(t *testing.T) {
-	locks := []string{"ticket", "mutex"}
-	periods := []int{1, 2, 7, 32}
+// ownCases are TestDeterminismMatrixOwnQueues' configurations (one schedule queue per
+// worker): 1, 2, 3, 4 and 8 workers, each with both lock types and both state-saving
+// types; across them every period, both cancellations, the three GVT periods, with and
+// without a window and the rollback check, offload with batch sizes tuned, 1 and 16, and
+// the queue type named or left to its default (which must be the same).
+var ownCases = []twCase{
+	// workers, schedulers, offload, lock, state saving, period, GVT µs, window, cancellation, check, named queue
+	{1, 0, 1, "ticket", "periodic", 2, 500, false, "aggressive", true, false},
+	{1, 0, -1, "ticket", "reverse", 7, 900, false, "lazy", true, true},
+	{1, 0, -1, "mutex", "periodic", 32, 100, true, "aggressive", false, false},
+	{1, 0, -1, "mutex", "reverse", 1, 500, false, "aggressive", true, true},
+	{2, 0, 16, "ticket", "periodic", 2, 900, false, "lazy", false, false},
+	{2, 0, -1, "ticket", "reverse", 7, 100, true, "aggressive", false, true},
+	{2, 0, -1, "mutex", "periodic", 32, 500, false, "lazy", true, false},
+	{2, 0, -1, "mutex", "reverse", 1, 900, false, "lazy", false, true},
+	{3, 0, 0, "ticket", "periodic", 2, 100, true, "aggressive", false, false},
+	{3, 0, -1, "ticket", "reverse", 7, 500, false, "lazy", true, true},
+	{3, 0, -1, "mutex", "periodic", 32, 900, false, "aggressive", false, false},
+	{3, 0, -1, "mutex", "reverse", 1, 100, true, "aggressive", true, true},
+	{4, 0, 1, "ticket", "periodic", 2, 500, false, "lazy", true, false},
+	{4, 0, -1, "ticket", "reverse", 7, 900, false, "aggressive", false, true},
+	{4, 0, -1, "mutex", "periodic", 32, 100, true, "lazy", false, false},
+	{4, 0, -1, "mutex", "reverse", 1, 500, false, "lazy", true, true},
+	{8, 0, 16, "ticket", "periodic", 2, 900, false, "aggressive", true, false},
+	{8, 0, -1, "ticket", "reverse", 7, 100, true, "lazy", false, true},
+	{8, 0, -1, "mutex", "periodic", 32, 500, false, "aggressive", true, false},
+	{8, 0, -1, "mutex", "reverse", 1, 900, false, "aggressive", false, true},
+}
+
+// TestDeterminismMatrixOwnQueues is the determinism oracle for one schedule queue per
+// worker: every configuration of ownCases commits what the sequential dispatcher commits.
+func TestDeterminismMatrixOwnQueues(t *testing.T) {
 	be := cpuBackend(t)
 	for _, m := range smallModels(t) {
 		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 5}, m.build())
-		i := 0
-		for _, workers := range []int{1, 2, 3, 4, 8} {
-			for _, l := range locks {
-				for _, ss := range []string{"periodic", "reverse"} {
-					if ss == "reverse" && !m.reversible {
-						continue
-					}
-					i++
-					tw := kernel.TimeWarpConfig{
-						Workers:           workers,
-						LockType:          l,
-						StateSaving:       ss,
-						StateSavingPeriod: periods[i%len(periods)],
-						GVTPeriod:         time.Duration(100+i%3*400) * time.Microsecond,
-					}
-					if i%3 == 0 {
-						tw.OptimismWindow = m.end / 10
-					}
-					if i%2 == 0 {
-						tw.QueueType = kernel.QueueCalendar // else the default, which must be the same
-					}
-					if (i+i/4)%2 == 0 {
-						tw.Cancellation = "lazy"
-					}
-					tw.CheckRollbacks = i%5 == 2 || i%3 == 1
-					if i%4 == 1 {
-						tw.Offload, tw.BatchSize = be, []int{0, 1, 16}[i%3]
-					}
-					name := fmt.Sprintf("%s/w%d-%s-%s-p%d-win%v-%s-check%v-offload%v", m.name, workers, l, ss,
-						tw.StateSavingPeriod, tw.OptimismWindow, tw.Cancellation, tw.CheckRollbacks, tw.Offload != nil)
-					t.Run(name, func(t *testing.T) {
-						r := runTW(t, kernel.Config{MaxSimTime: m.end, Seed: 5, Type: kernel.TimeWarp, TimeWarp: tw}, m.build())
-						require.Equal(t, "calendar, one per worker", r.ScheduleQueues)
-						require.Equal(t, seq.Digest, r.Digest)
-						require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
-					})
-				}
-			}
+		for _, c := range ownCases {
+			tw := c.config(m, be)
+			t.Run(m.name+"/"+c.String(), func(t *testing.T) {
+				r := runTW(t, kernel.Config{MaxSimTime: m.end, Seed: 5, Type: kernel.TimeWarp, TimeWarp: tw}, m.build())
+				require.Equal(t, "calendar, one per worker", r.ScheduleQueues)
+				require.Equal(t, seq.Digest, r.Digest)
+				require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
+			})
 		}
 	}
 }
 
-// TestCalendarInitSendsAcrossWorkers checks the engine's parallel Init: initial
+// TestInitSendsAcrossWorkers checks the engine's parallel Init: initial
 // events for another worker's LPs (here the last LP of each worker's block sends to the
 // next worker's first) reach them, and the run matches the sequential one.
-func TestCalendarInitSendsAcrossWorkers(t *testing.T) {
+func TestInitSendsAcrossWorkers(t *testing.T) {
 	build := func() []kernel.LogicalProcess {
 		lps := ringLPs(64, -1)
 		for _, lp := range lps {
@@ -208,8 +242,10 @@ func TestCalendarInitSendsAcrossWorkers(t *testing.T) {
 	}
 }
 
-// TestCalendarRollbacksHappen is TestRollbacksHappen for the engine.
-func TestCalendarRollbacksHappen(t *testing.T) {
+// TestRollbacksHappenPerStateSaving is TestRollbacksHappen for each state-saving kind,
+// with one schedule queue per worker: rollbacks, anti-messages, secondary rollbacks and
+// (periodic) coast forward occur, and the result is the sequential one.
+func TestRollbacksHappenPerStateSaving(t *testing.T) {
 	build := zeroLookaheadPHOLD(t, 64, 8)
 	seq := run(t, kernel.Config{MaxSimTime: 20, Seed: 9}, build())
 	for _, ss := range []string{"periodic", "reverse"} {
@@ -232,12 +268,12 @@ func TestCalendarRollbacksHappen(t *testing.T) {
 	}
 }
 
-// TestCalendarLogCompaction runs the engine with its history log bounded to a
-// few dozen entries, so that full logs are compacted again and again (compactPart drops
+// TestLogCompaction runs the engine with its history log bounded to a
+// few dozen entries, so that full logs are compacted again and again ([statemgr.History] compaction drops
 // rolled-back and committed entries from anywhere in the log and renumbers the rest), on
 // models with rollbacks, under both state-saving kinds: the result must stay the
 // sequential one, and the log must stay near its bound.
-func TestCalendarLogCompaction(t *testing.T) {
+func TestLogCompaction(t *testing.T) {
 	for _, m := range smallModels(t) {
 		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 3}, m.build())
 		for _, workers := range []int{2, 3, 4} {
@@ -291,8 +327,8 @@ func TestCommitHorizon(t *testing.T) {
 	}
 }
 
-// TestLongGVTPeriod: a GVT period far longer than the run does not hold its end (the
-// manager used to wait for its next tick after the workers had finished).
+// TestLongGVTPeriod: a GVT period far longer than the run does not hold its end: the
+// manager must not wait for its next tick once the workers have finished.
 func TestLongGVTPeriod(t *testing.T) {
 	m := smallModels(t)[0]
 	seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 2}, m.build())

@@ -1,6 +1,9 @@
 // Package ltsf holds lowest-timestamp-first (LTSF) schedule queues: priority queues of
 // LPs ordered by the key of each LP's earliest unprocessed event (the total order of
-// package event), from which dispatchers take the next LP to run.
+// package event), from which a dispatcher would take the next LP to run. The engine's
+// schedule queues are calendar queues of events ([github.com/warpedgo/warped/eventset.Calendar]); this package is a
+// library of the other kinds, with their benchmarks, which the configuration check names
+// when it refuses them.
 //
 // A schedule queue holds at most one entry per logical process: the LP's id and the key
 // (event.Key) of its earliest unprocessed event. Every entry keeps its key inline, so
@@ -13,8 +16,8 @@
 // its sender and sequence number) are ordered by LP id, smaller first, so the order is
 // total and deterministic.
 //
-// Queues are not safe for concurrent use; the time-warp workers guard each queue with a
-// lock (see below).
+// Queues are not safe for concurrent use; workers that share one guard it with a lock
+// (see below).
 //
 // # Implementations
 //
@@ -31,8 +34,7 @@
 //   - Ladder (kind "ladder"): a ladder queue (Tang, Goh and Thng, 2005): an unsorted
 //     Top, rungs of buckets, and a sorted Bottom. O(1) amortized Push and Pop for the
 //     usual PDES time distributions; in the hold benchmark it is the fastest, increasingly
-//     so for large queues (tens of thousands of LPs and more per queue). It is the
-//     time-warp dispatcher's default.
+//     so for large queues (tens of thousands of LPs and more per queue).
 //     Its buckets are intrusive lists threaded through a per-LP node table that holds
 //     each key, and Bottom is an array of (key, LP) entries, so it never allocates in
 //     steady state. It buckets by the receive time of the key (Key.RecvTime). Many equal
@@ -54,7 +56,7 @@
 //
 // # Locks
 //
-// The workers guard each queue with a lock from package spinlock (a FIFO-fair ticket
+// Workers that share a queue guard it with a lock from package spinlock (a FIFO-fair ticket
 // spinlock, or sync.Mutex); BenchmarkLocks here measures both around the hold operation
 // of a heap.
 package ltsf

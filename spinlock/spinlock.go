@@ -69,16 +69,24 @@ func (l *Ticket) Lock() {
 // corrupts it.
 func (l *Ticket) Unlock() { l.serving.Add(1) }
 
-// Kinds returns the names New accepts.
-func Kinds() []string { return []string{"ticket", "mutex"} }
+// The lock kinds New accepts.
+const (
+	// KindTicket names a *Ticket.
+	KindTicket = "ticket"
+	// KindMutex names a *Mutex that polls before it parks.
+	KindMutex = "mutex"
+)
 
-// New returns a new unlocked lock of the named kind: "ticket" (*Ticket) or "mutex"
-// (*Mutex).
+// Kinds returns the names New accepts.
+func Kinds() []string { return []string{KindTicket, KindMutex} }
+
+// New returns a new unlocked lock of the named kind: [KindTicket] (*Ticket) or
+// [KindMutex] (*Mutex).
 func New(kind string) (sync.Locker, error) {
 	switch kind {
-	case "ticket":
+	case KindTicket:
 		return new(Ticket), nil
-	case "mutex":
+	case KindMutex:
 		return NewMutex(true), nil
 	}
 	return nil, fmt.Errorf("unknown lock type %q (want ticket or mutex)", kind)
@@ -142,9 +150,9 @@ func (m *Mutex) Lock() {
 
 // mutexPolls is how many times Mutex.Lock polls between its looks at the clock, at each
 // of which it also yields the processor: about 0.1 ms on the 2-vCPU machine of
-// docs/PERFORMANCE.md (a poll is a PAUSE, 27 ns there). Every 256 polls cost workers
-// sharing a schedule queue 12% of their rate: a waiter in the scheduler misses the
-// hand-over.
+// docs/PERFORMANCE.md (a poll is a PAUSE, 27 ns there). Yielding more often costs workers
+// that share a schedule queue their rate: a waiter in the scheduler misses the hand-over
+// (docs/DECISIONS.md, "Shared schedule queues at the sequential rate").
 const mutexPolls = 4096
 
 // Unlock releases the lock.

@@ -20,7 +20,6 @@ type Merger struct {
 
 	mu    sync.Mutex
 	queue []*request
-	spare []*request
 	wake  chan struct{}
 	stop  chan struct{}
 	done  chan struct{}

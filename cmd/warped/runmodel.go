@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,21 +76,22 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	fs := flag.NewFlagSet("warped "+m.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	o.progress = "auto"
+	tw := kernel.DefaultTimeWarp() // every time-warp flag's default
 	fs.Float64Var(&o.maxSimTime, "max-sim-time", m.endTime, "end time: events before it are processed (and those at it with --max-sim-time-inclusive)")
 	fs.BoolVar(&o.inclusive, "max-sim-time-inclusive", false, "process the events at --max-sim-time too: WARPED2's rule (it handles timestamps <= max-sim-time), to reproduce its runs")
 	fs.StringVar(&o.simType, "simulation-type", kernel.TimeWarp, "dispatcher: "+strings.Join(kernel.Types(), " or "))
-	fs.IntVar(&o.workers, "time-warp-worker-threads", runtime.GOMAXPROCS(0), "time warp: workers (default: the CPUs this process may use); more than that take turns on that many goroutines")
-	fs.IntVar(&o.schedulers, "time-warp-scheduler-count", 0, "time warp: schedule queues, at most the worker threads (0: one per worker thread)")
-	fs.StringVar(&o.queueType, "time-warp-queue-type", "", "time warp: calendar, the only kind (each schedule queue is a calendar queue of its LPs' events, shared by its workers when there are fewer queues than workers); heap, splay, ladder and parallel-heap are no longer schedule arrangements")
-	fs.StringVar(&o.lockType, "time-warp-lock-type", "", "time warp: the locks of the schedule queues: ticket or mutex (default: mutex, which polls briefly, then parks)")
-	fs.IntVar(&o.period, "time-warp-state-saving-period", 16, "time warp: save each LP's state every N events (1: copy state saving)")
-	fs.StringVar(&o.stateSaving, "time-warp-state-saving-type", kernel.StateSavingAuto, "time warp: periodic state saving, reverse computation (every LP must implement Reverse), or auto: reverse when every LP implements it and no period is set")
-	fs.StringVar(&o.cancellation, "time-warp-cancellation", "aggressive", "time warp: aggressive or lazy cancellation")
+	fs.IntVar(&o.workers, "time-warp-worker-threads", tw.Workers, "time warp: workers (default: the CPUs this process may use); more than that take turns on that many goroutines")
+	fs.IntVar(&o.schedulers, "time-warp-scheduler-count", tw.Schedulers, "time warp: schedule queues, at most the worker threads (0: one per worker thread)")
+	fs.StringVar(&o.queueType, "time-warp-queue-type", tw.QueueType, "time warp: calendar, the only kind (each schedule queue is a calendar queue of its LPs' events, shared by its workers when there are fewer queues than workers); heap, splay, ladder and parallel-heap are no longer schedule arrangements")
+	fs.StringVar(&o.lockType, "time-warp-lock-type", tw.LockType, "time warp: the locks of the schedule queues: ticket (FIFO spinlock) or mutex (polls briefly, then parks)")
+	fs.IntVar(&o.period, "time-warp-state-saving-period", tw.StateSavingPeriod, "time warp: save each LP's state every N events (1: copy state saving)")
+	fs.StringVar(&o.stateSaving, "time-warp-state-saving-type", tw.StateSaving, "time warp: periodic state saving, reverse computation (every LP must implement Reverse), or auto: reverse when every LP implements it and no period is set")
+	fs.StringVar(&o.cancellation, "time-warp-cancellation", tw.Cancellation, "time warp: aggressive or lazy cancellation")
 	fs.Float64Var(&o.window, "time-warp-optimism-window", 0, "time warp: never process events at or above GVT + W (0: unbounded)")
-	fs.Float64Var(&o.gvtPeriodMS, "time-warp-gvt-calculation-period", 2, "time warp: milliseconds between GVT rounds")
+	fs.Float64Var(&o.gvtPeriodMS, "time-warp-gvt-calculation-period", float64(tw.GVTPeriod)/float64(time.Millisecond), "time warp: milliseconds between GVT rounds")
 	fs.BoolVar(&o.checkRollbacks, "time-warp-check-rollbacks", false, "time warp: debug mode: check that re-executed events rebuild the same state")
-	fs.StringVar(&o.gvtMethod, "time-warp-gvt-calculation-method", kernel.GVTAsynchronous, "time warp across processes: GVT by Mattern's token (asynchronous), all-gather (synchronous) or time quanta reported to rank 0 (tq)")
-	fs.IntVar(&o.maxAggregate, "time-warp-communication-max-aggregate", 256, "time warp across processes: most events in one message (1: no aggregation)")
+	fs.StringVar(&o.gvtMethod, "time-warp-gvt-calculation-method", tw.GVTMethod, "time warp across processes: GVT by Mattern's token (asynchronous), all-gather (synchronous) or time quanta reported to rank 0 (tq)")
+	fs.IntVar(&o.maxAggregate, "time-warp-communication-max-aggregate", tw.MaxAggregate, "time warp across processes: most events in one message (1: no aggregation)")
 	fs.BoolVar(&o.remoteSafe, "time-warp-remote-safe", true, "time warp across processes: commit events below the other processes' promises unlogged (reverse computation, 1 worker per process)")
 	fs.StringVar(&o.gpu, "gpu", gpuoffload.ModeAuto, "time warp: batched event handling on an offload backend: off, on (CUDA, or fail), auto (CUDA if it opens, and while batching pays) or cpu (the CPU backend)")
 	fs.IntVar(&o.gpuBatchSize, "gpu-batch-size", 0, "time warp with --gpu: most events per batch (0: tuned while the run proceeds)")

@@ -82,11 +82,10 @@ func (c *Circuit) OutputName(j int) string { return c.name(c.outputs[j]) }
 
 // builder collects a circuit's definitions.
 type builder struct {
-	c      Circuit
-	index  map[string]uint32
-	args   [][]string // each gate's input names, resolved in finish
-	outs   []string
-	inputs []string
+	c     Circuit
+	index map[string]uint32
+	args  [][]string // each gate's input names, resolved in finish
+	outs  []string
 }
 
 // newBuilder returns an empty builder.

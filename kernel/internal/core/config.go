@@ -60,9 +60,9 @@ type TimeWarpConfig struct {
 	Schedulers int
 	// QueueType is the schedule queue: calendar (the default and only kind). Each schedule
 	// queue is a calendar queue of its LPs' pending events with the history and output
-	// logs beside it (see package timewarp, engine.go). The LTSF queues of package ltsf (heap, splay,
-	// ladder, parallel-heap) are no longer schedule arrangements: naming one is an error
-	// that says so (docs/DECISIONS.md, "Shared schedule queues as groups").
+	// logs beside it (see package timewarp, engine.go). Naming one of the LTSF queues of
+	// package ltsf (heap, splay, ladder, parallel-heap) is an error that says so: workers
+	// share calendar queues instead (docs/DECISIONS.md, "Shared schedule queues as groups").
 	QueueType string
 	// LockType is the kind of lock that guards each schedule queue's inbound events from
 	// other queues and, with fewer schedule queues than workers, a queue its workers share:
@@ -77,10 +77,10 @@ type TimeWarpConfig struct {
 	// StateSavingPeriod events, then coast forward), reverse (reverse computation: the
 	// LP's Reverse undoes each rolled-back event, newest first, and the kernel rewinds its
 	// generator and send sequence number; nothing is saved; every LP must implement
-	// Reverser), or auto (the default): reverse when every LP implements Reverser and
+	// [Reverser]), or auto (the default): reverse when every LP implements Reverser and
 	// StateSavingPeriod is not set, periodic otherwise. Reverse computation saves the
-	// copies' memory and time (PHOLD: 1.6 times the committed rate, a third of the
-	// memory). New resolves auto; Simulation.StateSaving says what a run uses.
+	// copies' memory and time (docs/DECISIONS.md, "Time-warp defaults chosen by
+	// measurement"). New resolves auto; Simulation.StateSaving says what a run uses.
 	StateSaving string
 	// Cancellation is aggressive (default: anti-messages for every output of a rolled-back
 	// event at once) or lazy (hold them, and cancel only the outputs that re-execution
@@ -100,9 +100,9 @@ type TimeWarpConfig struct {
 	// GVT + OptimismWindow (bounded time warp).
 	OptimismWindow Time
 	// GVTPeriod is how often a GVT round starts (default 2 ms); rounds also start as soon
-	// as every worker is idle. Across processes a worker of the engine waits
-	// for GVT after 4096 events, so rounds must come often: PHOLD under mpirun -np 2
-	// measured 0.8 M events/s at 10 ms and 3.5 – 3.9 at 2 ms.
+	// as every worker is idle. Across processes a worker waits for GVT after a bounded
+	// number of events, so rounds must come often or workers wait
+	// (docs/PERFORMANCE.md, "Time warp across processes").
 	GVTPeriod time.Duration
 	// GVTMethod computes GVT between processes (runs across processes only): asynchronous
 	// (default: Mattern's token on the ring of processes, Fujimoto inside each) or
@@ -123,7 +123,7 @@ type TimeWarpConfig struct {
 	// process. Each process decides alone; a mix is correct. See docs/DECISIONS.md.
 	NoRemoteSafe bool
 
-	// Offload, when set, handles the events of LPs that implement Batcher in batches on
+	// Offload, when set, handles the events of LPs that implement [Batcher] in batches on
 	// this backend (see Batcher and offload.go); nil handles every event with Handle. The
 	// results are the same either way. The caller closes the backend after the run. In a
 	// run across processes each process has its own.
@@ -267,39 +267,56 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// WithDefaults returns tw with every zero field set to its default.
+// Cancellation kinds accepted in TimeWarpConfig.Cancellation ("" is aggressive).
+const (
+	// CancelAggressive sends anti-messages for every output of a rolled-back event at once.
+	CancelAggressive = "aggressive"
+	// CancelLazy holds them and cancels only the outputs that re-execution does not
+	// regenerate identically.
+	CancelLazy = "lazy"
+)
+
+// DefaultTimeWarp returns the table of time-warp defaults: [TimeWarpConfig.WithDefaults]
+// fills each zero field from it, and the command line's flags take their defaults from
+// it, so each default is written here alone. Schedulers is 0 in the table: one schedule
+// queue per worker, resolved by WithDefaults once Workers is known.
+func DefaultTimeWarp() TimeWarpConfig {
+	return TimeWarpConfig{
+		Workers:           runtime.GOMAXPROCS(0),
+		QueueType:         QueueCalendar,
+		LockType:          spinlock.KindMutex,
+		StateSavingPeriod: 16,
+		StateSaving:       StateSavingAuto,
+		Cancellation:      CancelAggressive,
+		GVTPeriod:         2 * time.Millisecond,
+		GVTMethod:         GVTAsynchronous,
+		MaxAggregate:      256,
+	}
+}
+
+// WithDefaults returns tw with every zero field set to its default ([DefaultTimeWarp]).
+// It is the one place where a time-warp default is applied.
 func (tw TimeWarpConfig) WithDefaults() TimeWarpConfig {
-	if tw.Workers == 0 {
-		tw.Workers = runtime.GOMAXPROCS(0)
-	}
-	if tw.Schedulers == 0 {
-		tw.Schedulers = tw.Workers
-	}
-	if tw.QueueType == "" {
-		tw.QueueType = QueueCalendar
-	}
-	if tw.LockType == "" {
-		tw.LockType = "mutex"
-	}
-	if tw.StateSavingPeriod == 0 {
-		tw.StateSavingPeriod = 16
-	}
-	if tw.GVTPeriod == 0 {
-		tw.GVTPeriod = 2 * time.Millisecond
-	}
-	if tw.Cancellation == "" {
-		tw.Cancellation = "aggressive"
-	}
-	if tw.StateSaving == "" {
-		tw.StateSaving = StateSavingAuto
-	}
-	if tw.GVTMethod == "" {
-		tw.GVTMethod = GVTAsynchronous
-	}
-	if tw.MaxAggregate == 0 {
-		tw.MaxAggregate = 256
-	}
+	d := DefaultTimeWarp()
+	orDefault(&tw.Workers, d.Workers)
+	orDefault(&tw.Schedulers, tw.Workers)
+	orDefault(&tw.QueueType, d.QueueType)
+	orDefault(&tw.LockType, d.LockType)
+	orDefault(&tw.StateSavingPeriod, d.StateSavingPeriod)
+	orDefault(&tw.StateSaving, d.StateSaving)
+	orDefault(&tw.Cancellation, d.Cancellation)
+	orDefault(&tw.GVTPeriod, d.GVTPeriod)
+	orDefault(&tw.GVTMethod, d.GVTMethod)
+	orDefault(&tw.MaxAggregate, d.MaxAggregate)
 	return tw
+}
+
+// orDefault sets *v to def when *v is zero.
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
 }
 
 // validate reports the first bad time-warp setting, saying what to do about it.
@@ -318,7 +335,7 @@ func (tw TimeWarpConfig) validate() error {
 		return fmt.Errorf("time-warp optimism window must be >= 0 (0: unbounded), got %v", tw.OptimismWindow)
 	case tw.GVTPeriod < 0:
 		return fmt.Errorf("time-warp GVT period must be positive, got %v", tw.GVTPeriod)
-	case d.Cancellation != "aggressive" && d.Cancellation != "lazy":
+	case d.Cancellation != CancelAggressive && d.Cancellation != CancelLazy:
 		return fmt.Errorf("unknown time-warp cancellation %q (want aggressive or lazy)", tw.Cancellation)
 	case d.StateSaving != StateSavingAuto && d.StateSaving != StateSavingPeriodic && d.StateSaving != StateSavingReverse:
 		return fmt.Errorf("unknown time-warp state-saving type %q (want auto, periodic or reverse)", tw.StateSaving)

@@ -53,7 +53,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -184,11 +183,9 @@ func (m *Driver) Post(e *event.Event) {
 // Agree compares the configuration of every rank and adds up the initial events (made,
 // this rank's count). Every rank gets the same answer, so all stop on a mismatch.
 func (m *Driver) Agree(made int) (int, error) {
-	var b []byte
-	b = strconv.AppendInt(b, int64(made), 10)
-	b = append(b, '\n')
-	for _, kv := range m.settings() {
-		b = append(b, kv[0]+"="+kv[1]+"\n"...)
+	b, err := comm.EncodeAgreement(&comm.Agreement{Made: int64(made), Settings: m.settings()})
+	if err != nil {
+		return 0, err
 	}
 	all, err := m.tr.AllGather(b)
 	if err != nil {
@@ -197,30 +194,23 @@ func (m *Driver) Agree(made int) (int, error) {
 	total := 0
 	var base [][2]string // rank 0's settings: every rank compares every rank with them
 	for r, theirs := range all {
-		lines := strings.Split(strings.TrimSuffix(string(theirs), "\n"), "\n")
-		if len(theirs) == 0 {
-			return 0, fmt.Errorf("rank %d sent an empty configuration", r)
-		}
-		n, err := strconv.Atoi(lines[0])
-		if err != nil {
+		var a comm.Agreement
+		if err := comm.DecodeAgreement(theirs, &a); err != nil {
 			return 0, fmt.Errorf("rank %d sent a malformed configuration: %w", r, err)
 		}
-		total += n
+		total += int(a.Made)
 		if r == 0 {
-			for _, l := range lines[1:] {
-				k, v, _ := strings.Cut(l, "=")
-				base = append(base, [2]string{k, v})
-			}
+			base = a.Settings
 			continue
 		}
-		if key, a, b, ok := firstDifference(base, lines[1:]); ok {
+		if key, a, b, ok := firstDifference(base, a.Settings); ok {
 			return 0, &core.MismatchError{Key: key, Mine: a, Theirs: b, Rank: 0, Other: r}
 		}
 	}
 	return total, nil
 }
 
-// settings are the key=value pairs every rank must share, sorted by key.
+// settings are the (name, value) pairs every rank must share, sorted by name.
 func (m *Driver) settings() [][2]string {
 	s := m.sim
 	tw := m.cfg
@@ -249,13 +239,12 @@ func (m *Driver) settings() [][2]string {
 	return out
 }
 
-// firstDifference finds the first key whose value differs between mine and theirs
-// ("key=value" lines, sorted), or that only one side has.
-func firstDifference(mine [][2]string, theirs []string) (key, a, b string, ok bool) {
+// firstDifference finds the first name whose value differs between mine and theirs
+// (both sorted by name), or that only one side has.
+func firstDifference(mine, theirs [][2]string) (key, a, b string, ok bool) {
 	other := make(map[string]string, len(theirs))
-	for _, l := range theirs {
-		k, v, _ := strings.Cut(l, "=")
-		other[k] = v
+	for _, kv := range theirs {
+		other[kv[0]] = kv[1]
 	}
 	for _, kv := range mine {
 		v, has := other[kv[0]]
@@ -604,8 +593,8 @@ func (m *Driver) beginReading(tok *gvt.Token) {
 func (m *Driver) stepGVT(now time.Time) {
 	// A round starts every GVT period, or sooner when a worker of rank 0 asked for one: a
 	// worker takes at most aheadEvents events per GVT round (package timewarp), so waiting
-	// for the period would cap it at that many per period (measured on mpirun -np 2, PHOLD
-	// with reverse computation: 3.39-3.72 M events/s waiting, 4.03-4.29 not).
+	// for the period would cap it at that many per period, and the round rate would be
+	// the event rate (docs/PERFORMANCE.md, "Time warp across processes").
 	if m.rank == 0 && !m.gvtRunning && m.tok == nil &&
 		(now.Sub(m.lastGVT) >= m.cfg.GVTPeriod || m.e.GVTWanted()) {
 		m.gvtRunning = true

@@ -34,10 +34,10 @@ import (
 //
 // with L the lookahead. Each term is one way an event x sends after the promise can come
 // about; none depends on the bound it sets, so the bounds follow the ranks' positions, not
-// a chain of null messages that each add one lookahead (a first version, which promised
-// min(pending, bounds) + L, advanced one lookahead per message and committed 36 of 8.2
-// million PHOLD events safe under mpirun). Without a lookahead the bounds cannot pass the
-// ranks' positions, and the feature is off.
+// a chain of null messages that each add one lookahead (a promise of min(pending, bounds)
+// + L advances one lookahead per message and trails the workers: docs/DECISIONS.md, "Safe
+// events across processes"). Without a lookahead the bounds cannot pass the ranks'
+// positions, and the feature is off.
 
 // promiseEvery is the least time between two rounds of promises.
 const promiseEvery = 20 * time.Microsecond
