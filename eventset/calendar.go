@@ -64,7 +64,7 @@ type Calendar struct {
 	late   []slot
 	after  []slot
 	isOpen bool
-	// scratch is promote's sorting buffer.
+	// scratch is open's and promote's sorting buffer.
 	scratch []slot
 	// inRing counts the held events in the window, the current bucket's included.
 	inRing int
@@ -877,7 +877,7 @@ func (c *Calendar) slide() {
 func (c *Calendar) promote() {
 	c.order, c.after = c.after, c.order[:0]
 	c.head = 0
-	c.scratch = radixSlots(c.order, c.scratch)
+	c.scratch = sortBucket(c.order, c.scratch)
 }
 
 // open sorts the current bucket's events into order.
@@ -888,7 +888,7 @@ func (c *Calendar) open() {
 			appendSlot(&c.order, e)
 		}
 	}
-	sortSlots(c.order)
+	c.scratch = sortBucket(c.order, c.scratch)
 	c.head = 0
 	c.isOpen = true
 }

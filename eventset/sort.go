@@ -2,14 +2,12 @@ package eventset
 
 import "math/bits"
 
-// sortSlots sorts s by key. In integer-time models a bucket holds one time and its events
-// arrive nearly sorted (they were sent in time order, so only events sent at the same time
-// can be out of order: about one adjacent pair in eight in PCS), so when a sample of
-// adjacent pairs shows few descents it uses an insertion sort, linear on such input, with
-// a budget of moves. Otherwise, or past the budget, it uses an introsort (quicksort with
-// median-of-three pivots, insertion sort for short runs, heapsort past a depth limit).
-// Both are specialised to slots so that the key comparison inlines. Keys are distinct
-// (they are total-order keys of distinct events).
+// sortSlots sorts s by key. When a sample of adjacent pairs shows few descents it uses an
+// insertion sort, linear on nearly sorted input, with a budget of moves. Otherwise, or past
+// the budget, it uses an introsort (quicksort with median-of-three pivots, insertion sort
+// for short runs, heapsort past a depth limit). Both are specialised to slots so that the
+// key comparison inlines. Keys are distinct (they are total-order keys of distinct
+// events).
 func sortSlots(s []slot) {
 	if nearlySorted(s) && insertionWithin(s, 8*len(s)) {
 		return
@@ -204,29 +202,80 @@ func removeSlot(h *[]slot, i int) {
 	downSlots(a, i, x)
 }
 
-// radixMin is the shortest run radixSlots sorts by radix; shorter ones go to sortSlots.
+// radixMin is the shortest run that sortBucket and sortWords sort by radix; shorter ones
+// go to sortSlots.
 const radixMin = 256
 
-// radixSlots sorts s by key, as sortSlots does, using tmp (grown as needed, and returned)
-// as scratch. When all of s share their receive and send times, which is the case of the
-// zero-delay events a bucket collects in after (see Calendar), the order is that of the
-// depth and sender word, then the sequence number: it sorts by the bits in which the
-// words differ with a stable least-significant-digit radix sort, a byte per pass, which
-// takes no data-dependent branches, and an insertion pass then orders what shares a word
-// (events of one sender, already in sequence order when sent in order). Otherwise, or
-// when the words differ in more than three bytes' span, it uses sortSlots.
-func radixSlots(s, tmp []slot) []slot {
+// sortBucket sorts s, the events of a bucket, by key, using tmp (grown as needed, and
+// returned) as scratch. A bucket holds hundreds or thousands of events only when many
+// share a time (integer-time models: PCS, traffic, airport, logic); they then share their
+// receive time, and they were pushed in the order they were sent, which is the order of
+// their send times (the sequential dispatcher and a time-warp worker handle events in
+// key order). Such a bucket is a sequence of runs of one send time each, ascending, and
+// sorting each run by the rest of the key (sortWords) sorts the bucket: the comparison
+// sorts, over the whole bucket, paid for the send times' order that the input already
+// has, and in PCS, whose move-ins are sent one time unit before they are received in
+// hundreds per time, for an insertion sort that overran its budget on the run of
+// move-ins too (docs/PERFORMANCE.md, "The calendar sorts a bucket run by run"). Any other
+// bucket (receive times that differ, send times out of order: a rollback's re-sends, or
+// a tuning's gathering of the far list) goes to sortSlots whole.
+func sortBucket(s, tmp []slot) []slot {
+	if len(s) < radixMin || !ascendingSends(s) {
+		sortSlots(s)
+		return tmp
+	}
+	for len(s) > 0 {
+		st, n := s[0].st, 1
+		for n < len(s) && s[n].st == st {
+			n++
+		}
+		tmp = sortWords(s[:n], tmp)
+		s = s[n:]
+	}
+	return tmp
+}
+
+// ascendingSends reports whether the slots of s share their receive time and their send
+// times do not descend.
+func ascendingSends(s []slot) bool {
+	t0, st := s[0].t, s[0].st
+	for i := range s {
+		if s[i].t != t0 || s[i].st < st {
+			return false
+		}
+		st = s[i].st
+	}
+	return true
+}
+
+// sortWords sorts s, whose slots share their receive and send times, by key, using tmp
+// (grown as needed, and returned) as scratch. The order is that of the depth and sender
+// word, then the sequence number. A short run goes to sortSlots. A long one that a sample
+// shows nearly sorted (logic's gate outputs, traffic's cars) gets an insertion sort with a
+// budget of a move per event; past the budget (a few long descents: PCS's move-ins, the
+// concatenation of ascending runs), or when the sample shows disorder (airport's arrivals,
+// the zero-delay events of after), it gets a radix sort of the word (radixWords).
+func sortWords(s, tmp []slot) []slot {
 	if len(s) < radixMin {
 		sortSlots(s)
 		return tmp
 	}
-	t0, st0, ds0 := s[0].t, s[0].st, s[0].ds
+	if nearlySorted(s) && insertionWithin(s, len(s)) {
+		return tmp
+	}
+	return radixWords(s, tmp)
+}
+
+// radixWords sorts s, whose slots share their receive and send times, by key, using tmp
+// (grown as needed, and returned) as scratch: by the bits in which the depth-and-sender
+// words differ with a stable least-significant-digit radix sort, a byte per pass, which
+// takes no data-dependent branches, and then with an insertion pass that orders what
+// shares a word (events of one sender, already in sequence order when sent in order).
+// When the words are all equal or differ in more than three bytes' span it uses sortSlots.
+func radixWords(s, tmp []slot) []slot {
+	ds0 := s[0].ds
 	var diff uint64
 	for i := range s {
-		if s[i].t != t0 || s[i].st != st0 {
-			sortSlots(s)
-			return tmp
-		}
 		diff |= s[i].ds ^ ds0
 	}
 	lo, hi := bits.TrailingZeros64(diff), bits.Len64(diff)
