@@ -877,7 +877,7 @@ func (c *Calendar) slide() {
 func (c *Calendar) promote() {
 	c.order, c.after = c.after, c.order[:0]
 	c.head = 0
-	c.scratch = sortBucket(c.order, c.scratch)
+	c.scratch = radixSlots(c.order, c.scratch)
 }
 
 // open sorts the current bucket's events into order.

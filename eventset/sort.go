@@ -31,6 +31,13 @@ func nearlySorted(s []slot) bool {
 // insertionWithin insertion-sorts s unless that takes more than budget moves; it reports
 // whether s is sorted. On false, s is a permutation of its input, partly sorted.
 func insertionWithin(s []slot, budget int) bool {
+	return insertionPrefix(s, budget) == len(s)
+}
+
+// insertionPrefix insertion-sorts s until that has taken more than budget moves, and
+// returns the length of the prefix of s it left sorted: len(s) when it sorted all of s.
+// The rest of s is as it was.
+func insertionPrefix(s []slot, budget int) int {
 	for i := 1; i < len(s); i++ {
 		if !sless(&s[i], &s[i-1]) {
 			continue
@@ -44,10 +51,10 @@ func insertionWithin(s []slot, budget int) bool {
 		}
 		s[j] = x
 		if budget < 0 {
-			return false
+			return i + 1
 		}
 	}
-	return true
+	return len(s)
 }
 
 func slotLess(s []slot, i, j int) bool { return sless(&s[i], &s[j]) }
@@ -202,82 +209,134 @@ func removeSlot(h *[]slot, i int) {
 	downSlots(a, i, x)
 }
 
-// radixMin is the shortest run that sortBucket and sortWords sort by radix; shorter ones
-// go to sortSlots.
+// radixMin is the shortest run of one send time that sortRuns and radixSlots sort by
+// radix, and the fewest events that sortBucket sorts as runs; shorter ones go to
+// sortSlots.
 const radixMin = 256
 
-// sortBucket sorts s, the events of a bucket, by key, using tmp (grown as needed, and
-// returned) as scratch. A bucket holds hundreds or thousands of events only when many
-// share a time (integer-time models: PCS, traffic, airport, logic); they then share their
-// receive time, and they were pushed in the order they were sent, which is the order of
-// their send times (the sequential dispatcher and a time-warp worker handle events in
-// key order). Such a bucket is a sequence of runs of one send time each, ascending, and
-// sorting each run by the rest of the key (sortWords) sorts the bucket: the comparison
-// sorts, over the whole bucket, paid for the send times' order that the input already
-// has, and in PCS, whose move-ins are sent one time unit before they are received in
-// hundreds per time, for an insertion sort that overran its budget on the run of
-// move-ins too (docs/PERFORMANCE.md, "The calendar sorts a bucket run by run"). Any other
-// bucket (receive times that differ, send times out of order: a rollback's re-sends, or
-// a tuning's gathering of the far list) goes to sortSlots whole.
+// sortBucket sorts s, the events of a bucket that becomes current, by key, using tmp
+// (grown as needed, and returned) as scratch. A bucket holds hundreds or thousands of
+// events only when many share a time (integer-time models: PCS, traffic, airport, logic);
+// they then share their receive time, and they were pushed in the order they were sent,
+// which is the order of their send times (the sequential dispatcher and a time-warp worker
+// handle events in key order). Such a bucket is a sequence of runs of one send time each,
+// ascending, and sorting each run sorts it. Most such buckets are nearly sorted (logic's,
+// traffic's): an insertion sort with a budget of a move per event sorts them, as sortSlots
+// would. Where it overruns the budget, a run of many events sent at one time in no order
+// of their senders is to blame (PCS's move-ins, sent one time unit before they are
+// received, hundreds a time unit; airport's arrivals): sortRuns then sorts the rest run by
+// run, from the run where the insertion sort stopped, instead of a comparison sort of the
+// whole bucket (docs/PERFORMANCE.md, "The calendar sorts a bucket run by run").
 func sortBucket(s, tmp []slot) []slot {
-	if len(s) < radixMin || !ascendingSends(s) {
-		sortSlots(s)
-		return tmp
-	}
-	for len(s) > 0 {
-		st, n := s[0].st, 1
-		for n < len(s) && s[n].st == st {
-			n++
-		}
-		tmp = sortWords(s[:n], tmp)
-		s = s[n:]
-	}
-	return tmp
-}
-
-// ascendingSends reports whether the slots of s share their receive time and their send
-// times do not descend.
-func ascendingSends(s []slot) bool {
-	t0, st := s[0].t, s[0].st
-	for i := range s {
-		if s[i].t != t0 || s[i].st < st {
-			return false
-		}
-		st = s[i].st
-	}
-	return true
-}
-
-// sortWords sorts s, whose slots share their receive and send times, by key, using tmp
-// (grown as needed, and returned) as scratch. The order is that of the depth and sender
-// word, then the sequence number. A short run goes to sortSlots. A long one that a sample
-// shows nearly sorted (logic's gate outputs, traffic's cars) gets an insertion sort with a
-// budget of a move per event; past the budget (a few long descents: PCS's move-ins, the
-// concatenation of ascending runs), or when the sample shows disorder (airport's arrivals,
-// the zero-delay events of after), it gets a radix sort of the word (radixWords).
-func sortWords(s, tmp []slot) []slot {
 	if len(s) < radixMin {
 		sortSlots(s)
 		return tmp
 	}
-	if nearlySorted(s) && insertionWithin(s, len(s)) {
-		return tmp
+	k := 0
+	if nearlySorted(s) {
+		if k = insertionPrefix(s, len(s)); k == len(s) {
+			return tmp
+		}
 	}
-	return radixWords(s, tmp)
+	// s[:k] is sorted; s[r:k], the events of its last send time, are sorted with the rest.
+	r := k
+	for r > 0 && s[r-1].st == s[k-1].st && s[r-1].t == s[k-1].t {
+		r--
+	}
+	tmp, ok := sortRuns(s[r:], tmp)
+	if !ok {
+		sortSlots(s) // what sortRuns sorted is still in place: a correct start
+	}
+	return tmp
 }
 
-// radixWords sorts s, whose slots share their receive and send times, by key, using tmp
-// (grown as needed, and returned) as scratch: by the bits in which the depth-and-sender
-// words differ with a stable least-significant-digit radix sort, a byte per pass, which
-// takes no data-dependent branches, and then with an insertion pass that orders what
-// shares a word (events of one sender, already in sequence order when sent in order).
-// When the words are all equal or differ in more than three bytes' span it uses sortSlots.
-func radixWords(s, tmp []slot) []slot {
+// sortRuns sorts s by key when its slots share their receive time and their send times
+// do not descend, and reports whether they did, using tmp (grown as needed, and returned)
+// as scratch. It sorts each run of radixMin or more events of one send time by radix
+// (radixWords) unless it is sorted already, and each stretch of shorter runs between them
+// (traffic's, a few events each) with sortSlots, whose insertion sort, on such a stretch,
+// moves events within their runs only. When the times do not have that shape it returns
+// false, with s a permutation of its input.
+func sortRuns(s, tmp []slot) ([]slot, bool) {
+	t0 := s[0].t
+	short := 0 // the start of the stretch of short runs
+	for run := 0; run < len(s); {
+		st := s[run].st
+		i := run + 1
+		for i < len(s) && s[i].st == st && s[i].t == t0 {
+			i++
+		}
+		if i < len(s) && (s[i].st < st || s[i].t != t0) {
+			return tmp, false
+		}
+		if i-run >= radixMin {
+			if run > short {
+				sortSlots(s[short:run])
+			}
+			if !sorted(s[run:i]) {
+				tmp = radixWords(s[run:i], tmp, wordDiff(s[run:i]))
+			}
+			short = i
+		}
+		run = i
+	}
+	if len(s) > short {
+		sortSlots(s[short:])
+	}
+	return tmp, true
+}
+
+// sorted reports whether s is sorted by key.
+func sorted(s []slot) bool {
+	for i := 1; i < len(s); i++ {
+		if sless(&s[i], &s[i-1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// radixSlots sorts s, the zero-delay events that wait in after, by key, using tmp (grown
+// as needed, and returned) as scratch. Such a wave shares its receive and send times (the
+// time of the events that sent it), and comes in the order its causes were handled, which
+// is no order of its senders: when all of s share their times it goes to radixWords,
+// otherwise (or when short) to sortSlots.
+func radixSlots(s, tmp []slot) []slot {
+	if len(s) < radixMin {
+		sortSlots(s)
+		return tmp
+	}
+	t0, st0, ds0 := s[0].t, s[0].st, s[0].ds
+	var diff uint64
+	for i := range s {
+		if s[i].t != t0 || s[i].st != st0 {
+			sortSlots(s)
+			return tmp
+		}
+		diff |= s[i].ds ^ ds0
+	}
+	return radixWords(s, tmp, diff)
+}
+
+// wordDiff returns the bits in which the depth-and-sender words of s differ from the
+// first one's.
+func wordDiff(s []slot) uint64 {
 	ds0 := s[0].ds
 	var diff uint64
 	for i := range s {
 		diff |= s[i].ds ^ ds0
 	}
+	return diff
+}
+
+// radixWords sorts s, whose slots share their receive and send times, by key, using tmp
+// (grown as needed, and returned) as scratch: by the bits in which the depth-and-sender
+// words differ (diff, as wordDiff returns them) with a stable least-significant-digit
+// radix sort, a byte per pass, which takes no data-dependent branches, and then with an
+// insertion pass that orders what shares a word (events of one sender, already in
+// sequence order when sent in order). When the words are all equal or differ in more than
+// three bytes' span it uses sortSlots.
+func radixWords(s, tmp []slot, diff uint64) []slot {
 	lo, hi := bits.TrailingZeros64(diff), bits.Len64(diff)
 	if diff == 0 || hi-lo > 24 {
 		sortSlots(s)

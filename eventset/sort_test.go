@@ -152,14 +152,30 @@ func TestSortBucket(t *testing.T) {
 	}
 }
 
-// TestSortBucketRuns: a bucket whose send times ascend is sorted run by run, and a run of
-// one send time is sorted by sortWords alone: ascendingSends tells the two apart.
-func TestSortBucketRuns(t *testing.T) {
+// TestSortBucketPaths pins which sort a bucket gets, by whether the radix sort took its
+// scratch: a bucket of integer-time events whose send times ascend (PCS's pattern) sorts
+// its run of move-ins by radix, also after a sorted stretch of short runs; a sorted one
+// needs nothing but the insertion sort's check; one with send times out of order or
+// receive times that differ goes to sortSlots whole.
+func TestSortBucketPaths(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
-	for name, want := range map[string]bool{"one send time": true, "ascending sends": true,
-		"sends out of order": false, "times differ": false} {
-		s, _ := bucketCase(r, name, 1000, 1<<10)
-		require.Equal(t, want, ascendingSends(s), name)
+	for _, c := range []struct {
+		name      string
+		presorted bool
+		radix     bool
+	}{
+		{"ascending sends", false, true},
+		{"ascending sends", true, false},
+		{"one send time", false, true},
+		{"sends out of order", false, false},
+		{"times differ", false, false},
+	} {
+		s, _ := bucketCase(r, c.name, 2000, 1<<10)
+		if c.presorted {
+			sortSlots(s)
+		}
+		tmp := sortBucket(s, nil)
+		require.Equal(t, c.radix, tmp != nil, "%s, presorted %v: radix sort", c.name, c.presorted)
 	}
 }
 
