@@ -80,6 +80,47 @@ func TestCalendarIntegerTimesWithZeroDelays(t *testing.T) {
 	}
 }
 
+// TestCalendarIntegerTimesMixedSends drives a Calendar with PCS's pattern: integer times,
+// each handled event sending, as its receiver, one event a time unit later (a move-in) or
+// one a few units later, so that a bucket holds many events of several send times and a
+// run of hundreds sent one unit before, in the order of their causes, not of their
+// senders (sortBucket's run-by-run sort). Pops must come out in ascending key order, and
+// every pushed event must come out.
+func TestCalendarIntegerTimesMixedSends(t *testing.T) {
+	const lps, initial, steps = 1000, 2000, 30000
+	r := rand.New(rand.NewPCG(31, 1))
+	var c Calendar
+	seq := uint64(0)
+	push := func(at, now float64, sender uint32) {
+		c.Push(&event.Event{RecvTime: at, SendTime: now, Sender: sender, Seq: seq,
+			Receiver: uint32(r.IntN(lps))})
+		seq++
+	}
+	for range initial {
+		push(float64(r.IntN(5)), 0, uint32(r.IntN(lps)))
+	}
+	var last event.Key
+	for step := range steps {
+		p := c.Pop()
+		require.NotNil(t, p, "step %d", step)
+		k := event.KeyOf(p)
+		require.True(t, step == 0 || event.KeyLess(&last, &k), "step %d: %v after %v", step, k, last)
+		last = k
+		delay := 1.0
+		if r.IntN(2) == 0 {
+			delay += float64(r.IntN(20))
+		}
+		push(p.RecvTime+delay, p.RecvTime, p.Receiver)
+	}
+	require.Equal(t, initial, c.Len(), "one push per pop")
+	for c.Len() > 0 {
+		p := c.Pop()
+		k := event.KeyOf(p)
+		require.True(t, event.KeyLess(&last, &k), "drain: %v after %v", k, last)
+		last = k
+	}
+}
+
 func TestCalendarSparseFarFutureAndInfinity(t *testing.T) {
 	calendarWorkload(t, 1, 50, 2000, func(r *rand.Rand) float64 {
 		switch r.IntN(20) {
