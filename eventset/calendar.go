@@ -888,7 +888,11 @@ func (c *Calendar) open() {
 			appendSlot(&c.order, e)
 		}
 	}
-	c.scratch = sortBucket(c.order, c.scratch)
+	if len(c.order) < radixMin {
+		sortSlots(c.order) // what sortBucket would do, without a call (most buckets)
+	} else {
+		c.scratch = sortBucket(c.order, c.scratch)
+	}
 	c.head = 0
 	c.isOpen = true
 }
