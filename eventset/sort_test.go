@@ -115,37 +115,59 @@ func bucketCase(r *rand.Rand, name string, n int, span uint32) ([]slot, []record
 	return s, recs
 }
 
+// presort orders the events of a bucket case before sortBucket: "as sent" leaves them,
+// "nearly sorted" sorts them but for one swapped pair (sortBucket's insertion sort
+// succeeds), "sorted head" sorts the first three quarters, the short runs, so that the
+// insertion sort overruns its budget in the run of move-ins (or at the last event) and
+// sortRuns takes over from the run where it stopped.
+func presort(s []slot, how string) {
+	switch how {
+	case "nearly sorted":
+		sortSlots(s)
+		if len(s) > 10 {
+			s[3], s[4] = s[4], s[3]
+		}
+	case "sorted head":
+		sortSlots(s[:3*len(s)/4])
+	}
+}
+
 // TestSortBucket: sortBucket sorts by key, as sortSlots does, whichever path a bucket
 // takes: a radix sort of one send time's events (sender words spanning one to three
-// bytes), run by run when the send times ascend, an insertion sort of a nearly sorted run,
-// and sortSlots for short buckets, words spanning more than three bytes, send times out of
-// order, or receive times that differ. The result is a permutation of the input.
+// bytes), run by run when the send times ascend (from the start, or from where the
+// insertion sort stopped), an insertion sort of a nearly sorted bucket, and sortSlots for
+// short buckets, words spanning more than three bytes, send times out of order, or receive
+// times that differ; and radixSlots, for the same buckets as sent. The result is a
+// permutation of the input.
 func TestSortBucket(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	var tmp []slot
 	cases := []string{"one send time", "mixed depths", "ascending sends", "sends out of order", "times differ"}
 	for _, name := range cases {
-		for _, n := range []int{10, 255, 256, 1000, 3000} {
+		for _, n := range []int{10, 256, 1000, 3000} {
 			for _, span := range []uint32{1, 200, 1 << 12, 1 << 20, 1 << 30} {
-				for _, presorted := range []bool{false, true} {
+				for _, how := range []string{"as sent", "nearly sorted", "sorted head"} {
 					s, _ := bucketCase(r, name, n, span)
-					if presorted { // sortWords' insertion sort
-						sortSlots(s)
-						if n > 10 {
-							s[3], s[4] = s[4], s[3]
+					presort(s, how)
+					sorters := map[string]func(s, tmp []slot) []slot{"sortBucket": sortBucket}
+					if how == "as sent" { // as a wave of zero-delay events waits in after
+						sorters["radixSlots"] = radixSlots
+					}
+					for sorter, sort := range sorters {
+						s := slices.Clone(s)
+						tmp = sort(s, tmp)
+						for i := 1; i < len(s); i++ {
+							a, b := s[i-1].e.key(), s[i].e.key()
+							require.False(t, event.KeyLess(&b, &a), "%s of %s, n %d, span %d, %s: %d out of order",
+								sorter, name, n, span, how, i)
 						}
+						seen := make([]bool, n)
+						for i := range s {
+							seen[s[i].e.receiver] = true
+						}
+						require.NotContains(t, seen, false, "%s of %s, n %d, span %d, %s: a permutation",
+							sorter, name, n, span, how)
 					}
-					tmp = sortBucket(s, tmp)
-					for i := 1; i < len(s); i++ {
-						a, b := s[i-1].e.key(), s[i].e.key()
-						require.False(t, event.KeyLess(&b, &a), "%s, n %d, span %d, presorted %v: %d out of order",
-							name, n, span, presorted, i)
-					}
-					seen := make([]bool, n)
-					for i := range s {
-						seen[s[i].e.receiver] = true
-					}
-					require.NotContains(t, seen, false, "%s, n %d, span %d: a permutation", name, n, span)
 				}
 			}
 		}
@@ -154,28 +176,27 @@ func TestSortBucket(t *testing.T) {
 
 // TestSortBucketPaths pins which sort a bucket gets, by whether the radix sort took its
 // scratch: a bucket of integer-time events whose send times ascend (PCS's pattern) sorts
-// its run of move-ins by radix, also after a sorted stretch of short runs; a sorted one
-// needs nothing but the insertion sort's check; one with send times out of order or
-// receive times that differ goes to sortSlots whole.
+// its run of move-ins by radix, also after a sorted stretch of short runs; a nearly sorted
+// one needs nothing but the insertion sort; one with send times out of order or receive
+// times that differ goes to sortSlots whole.
 func TestSortBucketPaths(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, c := range []struct {
-		name      string
-		presorted bool
+		name, how string
 		radix     bool
 	}{
-		{"ascending sends", false, true},
-		{"ascending sends", true, false},
-		{"one send time", false, true},
-		{"sends out of order", false, false},
-		{"times differ", false, false},
+		{"ascending sends", "as sent", true},
+		{"ascending sends", "sorted head", true},
+		{"ascending sends", "nearly sorted", false},
+		{"one send time", "as sent", true},
+		{"sends out of order", "as sent", false},
+		{"times differ", "as sent", false},
+		{"times differ", "sorted head", false},
 	} {
 		s, _ := bucketCase(r, c.name, 2000, 1<<10)
-		if c.presorted {
-			sortSlots(s)
-		}
+		presort(s, c.how)
 		tmp := sortBucket(s, nil)
-		require.Equal(t, c.radix, tmp != nil, "%s, presorted %v: radix sort", c.name, c.presorted)
+		require.Equal(t, c.radix, tmp != nil, "%s, %s: radix sort", c.name, c.how)
 	}
 }
 
