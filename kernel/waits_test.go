@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,17 +64,57 @@ func TestParkedWorkersWake(t *testing.T) {
 	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 4}, build())
 	for _, workers := range []int{2, 3, 8} {
 		t.Run(fmt.Sprintf("w%d", workers), func(t *testing.T) {
-			// A goroutine per worker, not hosted (hosts do not park), on any machine.
+			// A host per worker (a host with one worker parks), on any machine.
 			old := runtime.GOMAXPROCS(max(workers, runtime.GOMAXPROCS(0)))
 			defer runtime.GOMAXPROCS(old)
 			cfg := kernel.Config{MaxSimTime: end, Seed: 4, Type: kernel.TimeWarp,
 				TimeWarp: kernel.TimeWarpConfig{Workers: workers, GVTPeriod: time.Hour}}
 			r, err := kernel.RunTimeWarpInternalsTuned(context.Background(), cfg, build(),
-				timewarp.Tuning{ParkAfter: time.Nanosecond})
+				// An idle machine, whatever this one does: a host for each worker throughout.
+				timewarp.Tuning{ParkAfter: time.Nanosecond, HostLoad: func() float64 { return 0 }})
 			require.NoError(t, err)
 			require.Equal(t, seq.Digest, r.Digest)
 			require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
 			require.Positive(t, r.Parks, "no worker parked")
 		})
+	}
+}
+
+// TestAdaptiveHosts runs the workers on hosts whose number follows a load that the test
+// makes up (adapt.go): every few windows the hosts' threads seem to lose half their time,
+// then none, so that hosts are taken away and added back many times during a run, workers
+// passing from host to host. Every run must match the sequential one.
+func TestAdaptiveHosts(t *testing.T) {
+	old := runtime.GOMAXPROCS(4)
+	defer runtime.GOMAXPROCS(old)
+	build := func() []kernel.LogicalProcess {
+		c := phold.DefaultConfig()
+		c.LPs, c.StartEvents = 512, 4
+		lps, err := phold.New(c)
+		require.NoError(t, err)
+		return lps
+	}
+	const end = 150
+	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 5}, build())
+	for _, workers := range []int{2, 4, 7} {
+		for _, ss := range []string{"reverse", "periodic"} {
+			t.Run(fmt.Sprintf("w%d-%s", workers, ss), func(t *testing.T) {
+				var calls atomic.Int64
+				load := func() float64 {
+					if calls.Add(1)/6%2 == 0 {
+						return 0.5
+					}
+					return 0
+				}
+				cfg := kernel.Config{MaxSimTime: end, Seed: 5, Type: kernel.TimeWarp,
+					TimeWarp: kernel.TimeWarpConfig{Workers: workers, StateSaving: ss}}
+				r, err := kernel.RunTimeWarpInternalsTuned(context.Background(), cfg, build(),
+					timewarp.Tuning{HostLoad: load, LoadWindow: 100 * time.Microsecond})
+				require.NoError(t, err)
+				require.Equal(t, seq.Digest, r.Digest)
+				require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
+				require.Greater(t, r.HostChanges, 2, "the number of active hosts hardly changed")
+			})
+		}
 	}
 }

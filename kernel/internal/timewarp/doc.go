@@ -11,8 +11,11 @@
 //     pending events, by value, and beside it the history and output logs of what was
 //     processed, its anti-message list and its inbound. Each mechanism is written once,
 //     in a file of its own:
-//   - loop.go: a worker's loop over its own queue (soloLoop) and housekeep, the checks
-//     it makes before it takes events;
+//   - loop.go: a worker's turn over its own queue (run, stretch) and housekeep, the
+//     checks it makes before it takes events;
+//   - host.go: the host goroutines that run the workers, each a share of them;
+//     adapt.go: how many hosts run workers, following the machine's load;
+//     park.go: an idle worker's wait;
 //   - process.go: processing an event (safe or logged), state saving, the engine's sink;
 //   - handover.go: events between workers (outboxes, inbounds);
 //   - cancel.go: anti-messages and the cancellation of pending events;

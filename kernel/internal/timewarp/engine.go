@@ -336,7 +336,7 @@ func (d *timeWarpDispatcher) initQueues(sched []int, lockType string) error {
 		d.queues[i] = q
 	}
 	for _, w := range d.workers {
-		switch { // with CheckRollbacks, worker.send digests each send, then calls these
+		switch { // with CheckRollbacks, worker.Send digests each send, then calls these
 		case d.check:
 		case d.lazy:
 			w.frame().Out = (*lazySink)(w)

@@ -133,7 +133,7 @@ type stage struct {
 // (sync.Mutex alone, which parks its waiter at once and wakes it at every hand-over,
 // read 0.53 – 0.66 of sequential as a shared queue's lock on the idle machine.)
 func (d *timeWarpDispatcher) newLock(kind string) (sync.Locker, error) {
-	if kind == "mutex" {
+	if kind == spinlock.KindMutex {
 		return spinlock.NewMutex(d.cfg.Workers <= runtime.GOMAXPROCS(0)), nil
 	}
 	return spinlock.New(kind)
@@ -206,7 +206,7 @@ func (w *worker) groupLoop() {
 }
 
 // takeGroup takes the worker's next batch (under the group's lock): up to stage.take of
-// the least pending events, as soloLoop would take them, of LPs that no worker holds. An
+// the least pending events, as a host would take them, of LPs that no worker holds. An
 // event of a held LP is set aside and put back afterwards; a straggler is rolled back
 // (straggler) and ends the batch. It reports whether it took any.
 func (w *worker) takeGroup(g Time) bool {

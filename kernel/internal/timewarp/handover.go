@@ -84,7 +84,7 @@ func (w *worker) drainInbound() {
 	in := q.in
 	if len(in) > 0 {
 		// Active before inN reads 0: the manager's passivity check reads inN without the
-		// lock, then the wake count (see distributed.passive); the other order let it see
+		// lock, then the wake count (see termination.Workers); the other order let it see
 		// neither the events nor the wake, and end the run while they were in hand.
 		w.setIdle(false)
 	}

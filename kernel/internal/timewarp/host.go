@@ -3,95 +3,229 @@ package timewarp
 import (
 	"math"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/warpedgo/warped/kernel/internal/core"
 )
 
-// Hosting: where the workers outnumber GOMAXPROCS (each with a schedule queue of its own),
-// at most GOMAXPROCS of their goroutines can run at once, and the Go scheduler switches
-// among them only when one yields or after a 10 ms time slice. A GVT round needs a report
-// from every worker, so rounds waited for workers that were not running; the running ones
-// ran far ahead in virtual time and were rolled back when the others caught up (PHOLD on
-// 2 processors: 4 workers committed 0.2 – 0.6 of 2 workers' rate, 16 workers at times
-// under 0.1 with more events rolled back than committed).
+// Hosts: the workers (each with a schedule queue of its own) run on host goroutines, at
+// most GOMAXPROCS of them, and the number of hosts that run workers follows the machine's
+// load (adapt.go).
 //
-// So the workers are hosted instead: GOMAXPROCS goroutines each run a share of them
-// (worker i on goroutine i modulo GOMAXPROCS), taking turns in the order of their least
-// pending events, as a sequential simulation of their LPs would: each pass, the hosted
-// worker whose least event is earliest runs up to hostEvents events (run), and every other
-// one housekeeps (it drains its inbound, reports to a running GVT round, collects fossils).
-// The workers and their queues are unchanged, each still a worker of the engine in every
-// respect (GVT, the horizon, the safe bounds), so the result is the same; only what runs
-// when differs.
+// Go runs at most GOMAXPROCS goroutines at once and switches among the others only when one
+// yields or after a 10 ms time slice. A GVT round needs a report from every worker, so with
+// a goroutine per worker, rounds waited for workers that were not running; the running ones
+// ran far ahead in virtual time and were rolled back when the others caught up
+// (docs/DECISIONS.md, "Never waits, first part"). The same happens one level down when
+// other processes take the machine's cores: a worker whose thread is off its core holds up
+// every round.
+//
+// So the workers are hosted: each active host runs a share of them (worker i on host i
+// modulo the number of active hosts), taking turns in the order of their least pending
+// events, as a sequential simulation of their LPs would: each pass, the hosted worker whose
+// least event is earliest runs up to hostEvents events (run), and every other one
+// housekeeps (it drains its inbound, reports to a running GVT round, collects fossils). A
+// host with one worker runs it as a worker goroutine of its own would. The workers and
+// their queues are unchanged, each still a worker of the engine in every respect (GVT, the
+// horizon, the safe bounds), so the result is the same; only what runs when differs.
+//
+// A worker is run by one host at a time: a host claims it (worker.host, from free to the
+// host's number) before running it and frees it when the number of active hosts changes,
+// between two of its turns; the atomic claim orders the hosts' accesses to the worker.
 
 // hostEvents is the most events a hosted worker takes before its host looks again at
-// which of its workers goes next.
-const hostEvents = 32
+// which of its workers goes next; soloEvents the most a host with one worker takes before
+// it looks at the plan and its thread's load again.
+const (
+	hostEvents = 32
+	soloEvents = 4096
+)
 
-// hosted reports whether the workers are hosted (see the comment at the top of host.go):
-// more of them than GOMAXPROCS, each with a queue of its own.
-func (d *timeWarpDispatcher) hosted() bool {
-	return !d.grouped() && len(d.workers) > runtime.GOMAXPROCS(0)
+// free is worker.host's value while no host runs the worker.
+const free = -1
+
+// hostSet is the run's hosts and how many of them run workers now.
+type hostSet struct {
+	hosts []*host
+	// active is the number of hosts that run workers (hosts [0, active)); written by host 0
+	// (adapt.go), read by every host at each pass.
+	active atomic.Int32
+	// adapt is host 0's record of its decisions on active (adapt.go).
+	adapt adaptState
 }
 
-// hosts returns the workers of each host goroutine.
-func (d *timeWarpDispatcher) hosts() [][]*worker {
-	n := runtime.GOMAXPROCS(0)
-	hs := make([][]*worker, n)
-	for i, w := range d.workers {
-		hs[i%n] = append(hs[i%n], w)
+// host is a host goroutine's own state.
+type host struct {
+	d  *timeWarpDispatcher
+	id int
+	// plan is the number of active hosts that its claims follow; ws are the workers it
+	// runs (claimed), want those of its share under plan that it has not claimed yet
+	// (their previous host has not freed them).
+	plan int32
+	ws   []*worker
+	want []*worker
+	// cur is the worker running, for the recovery of a model panic.
+	cur *worker
+	// wake wakes the host while it has no workers (adapt.go).
+	wake chan struct{}
+}
+
+// newHosts makes the run's hosts: GOMAXPROCS of them, or one per worker where there are
+// fewer workers, all active.
+func (d *timeWarpDispatcher) newHosts() *hostSet {
+	n := min(len(d.workers), runtime.GOMAXPROCS(0))
+	hs := &hostSet{}
+	hs.active.Store(int32(n))
+	for i := range n {
+		hs.hosts = append(hs.hosts, &host{d: d, id: i, plan: -1, wake: make(chan struct{}, 1)})
 	}
+	for _, w := range d.workers {
+		w.host.Store(free)
+	}
+	hs.startAdapt(d)
 	return hs
 }
 
-// hostLoop runs the workers ws on one goroutine (see the comment at the top of host.go).
-func hostLoop(ws []*worker) {
-	d := ws[0].d
-	var cur *worker // the worker running, for the recovery of a model panic
+// loop is a host goroutine.
+func (h *host) loop() {
+	d := h.d
 	defer func() {
-		if r := recover(); r != nil && cur != nil {
-			d.fail(core.RecoverModel(r, d.sim, cur.frame().Self, cur.frame().Now, false))
+		if r := recover(); r != nil && h.cur != nil {
+			d.fail(core.RecoverModel(r, d.sim, h.cur.frame().Self, h.cur.frame().Now, false))
 		}
 	}()
+	defer h.release()
 	for !d.done.Load() {
-		next := hostNext(ws)
-		progress := false
-		if next != nil {
-			cur = next
-			took, st := next.runOrHousekeep(hostEvents)
-			if st == turnFailed {
-				return
-			}
-			progress = took > 0
+		h.follow()
+		var ok bool
+		switch len(h.ws) {
+		case 0:
+			h.idle()
+			ok = true
+		case 1:
+			ok = h.solo()
+		default:
+			ok = h.pass()
 		}
-		for _, w := range ws {
-			if w == next {
-				continue
-			}
-			// The others housekeep, or, when the first could take nothing (its least
-			// event is past its ahead bound or window, theirs need not be), run as well.
-			cur = w
-			n := 0
-			if !progress {
-				n = hostEvents
-			}
-			took, st := w.runOrHousekeep(n)
-			if st == turnFailed {
-				return
-			}
-			progress = progress || took > 0
+		if !ok {
+			return
 		}
-		if !progress {
-			// Not parked: the parker watches one worker's inbound only.
-			d.idleRound()
-			ws[0].spinOrPark(false)
-		} else {
-			ws[0].busy()
-		}
-		for _, w := range ws {
-			w.mark(phaseProcess)
+		h.adapt() // adapt.go
+	}
+}
+
+// follow makes the host's claims follow the number of active hosts: when it changed, the
+// host frees its workers and takes its new share; it claims each worker of its share once
+// the worker's previous host has freed it.
+func (h *host) follow() {
+	d := h.d
+	if k := d.hs.active.Load(); k != h.plan {
+		h.release()
+		h.plan = k
+		if int32(h.id) < k {
+			for i := h.id; i < len(d.workers); i += int(k) {
+				h.want = append(h.want, d.workers[i])
+			}
 		}
 	}
+	for i := 0; i < len(h.want); {
+		if w := h.want[i]; w.host.CompareAndSwap(free, int32(h.id)) {
+			w.hostPlan = h.plan
+			h.ws = append(h.ws, w)
+			h.want[i] = h.want[len(h.want)-1]
+			h.want = h.want[:len(h.want)-1]
+		} else {
+			i++
+		}
+	}
+}
+
+// release frees the host's workers and forgets its share.
+func (h *host) release() {
+	for _, w := range h.ws {
+		w.host.Store(free)
+	}
+	h.ws, h.want = h.ws[:0], h.want[:0]
+}
+
+// idle is a turn of a host without workers: it waits for its share's previous hosts to
+// free them (spinning: they do so at their next turn), or, inactive, parks until the
+// number of active hosts changes or the run ends (adapt.go wakes it).
+func (h *host) idle() {
+	if len(h.want) > 0 {
+		runtime.Gosched()
+		return
+	}
+	if h.d.hs.active.Load() != h.plan || h.d.done.Load() {
+		return
+	}
+	<-h.wake
+}
+
+// solo is a turn of a host with one worker: it runs as a worker goroutine of its own would,
+// and parks when the worker has nothing to do (park.go) and no other worker is to come. It
+// returns false when the run failed.
+func (h *host) solo() bool {
+	w := h.ws[0]
+	h.cur = w
+	took, st := w.run(soloEvents)
+	switch st {
+	case turnFailed:
+		return false
+	case turnIdle, turnAhead:
+		if took > 0 {
+			w.busy()
+		}
+		// Not parked while a worker of its share waits to be claimed: its previous host
+		// frees it without waking anyone.
+		w.idleTurn(st == turnAhead || len(h.want) > 0)
+		w.mark(phaseProcess)
+	}
+	return true
+}
+
+// pass is a pass of a host over its workers (see the comment at the top of host.go). It
+// returns false when the run failed.
+func (h *host) pass() bool {
+	d, ws := h.d, h.ws
+	next := hostNext(ws)
+	progress := false
+	if next != nil {
+		h.cur = next
+		took, st := next.runOrHousekeep(hostEvents)
+		if st == turnFailed {
+			return false
+		}
+		progress = took > 0
+	}
+	for _, w := range ws {
+		if w == next {
+			continue
+		}
+		// The others housekeep, or, when the first could take nothing (its least event
+		// is past its ahead bound or window, theirs need not be), run as well.
+		h.cur = w
+		n := 0
+		if !progress {
+			n = hostEvents
+		}
+		took, st := w.runOrHousekeep(n)
+		if st == turnFailed {
+			return false
+		}
+		progress = progress || took > 0
+	}
+	if !progress {
+		// Not parked: the parker watches one worker's inbound only.
+		d.idleRound()
+		ws[0].spinOrPark(false)
+	} else {
+		ws[0].busy()
+	}
+	for _, w := range ws {
+		w.mark(phaseProcess)
+	}
+	return true
 }
 
 // hostNext returns the hosted worker whose least pending event is earliest, or nil when

@@ -37,7 +37,9 @@ type Internals struct {
 	CommittedAtGVT int
 	// Parks counts the times a worker parked (park.go).
 	Parks int
-	Debug []string
+	// HostChanges counts the changes of the number of hosts that run workers (adapt.go).
+	HostChanges int
+	Debug       []string
 }
 
 // Tuning sets the engine's internal bounds for a test run (0: the default).
@@ -46,6 +48,11 @@ type Tuning struct {
 	LogMax int
 	// ParkAfter is how long an idle worker spins before it parks (parkAfter).
 	ParkAfter time.Duration
+	// HostLoad, when set, stands for the share of their time that the active hosts'
+	// threads waited for a processor in the last window (adapt.go).
+	HostLoad func() float64
+	// LoadWindow is the span of a host's load measure (loadWindow).
+	LoadWindow time.Duration
 }
 
 // RunInternals is Run with the engine's bounds set by tu, which also reports the
@@ -61,11 +68,18 @@ func RunInternals(ctx context.Context, s *core.Sim, tu Tuning) (core.Stats, Inte
 	if tu.ParkAfter > 0 {
 		d.parkAfter = tu.ParkAfter
 	}
+	d.hostLoad = tu.HostLoad
+	if tu.LoadWindow > 0 {
+		d.loadWindow = tu.LoadWindow
+	}
 	st, err := d.run(ctx)
 	if err != nil {
 		return core.Stats{}, Internals{}, err
 	}
 	in := Internals{Suppressed: d.suppressed}
+	if d.hs != nil {
+		in.HostChanges = d.hs.adapt.changes
+	}
 	for _, w := range d.workers {
 		in.Parks += w.pk.parks
 	}

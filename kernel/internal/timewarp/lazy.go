@@ -11,7 +11,7 @@ type holdRef struct {
 }
 
 // lazySink is a worker of the engine as the sink of its Context with lazy
-// cancellation (initQueues sets it; with CheckRollbacks, worker.send calls it): it
+// cancellation (initQueues sets it; with CheckRollbacks, worker.Send calls it): it
 // keeps each logged send's contents beside its output log entry, and, when the sender holds
 // outputs, sends the anti-messages of those the send clashes with and suppresses a send
 // identical to a held one, before sink's send.

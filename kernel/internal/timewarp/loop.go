@@ -89,23 +89,6 @@ func (w *worker) housekeep() Time {
 	return g
 }
 
-// soloLoop is a worker goroutine of the engine (a queue of its own; a worker of
-// a group runs groupLoop, workers that outnumber the processors hostLoop).
-func (w *worker) soloLoop() {
-	for !w.d.done.Load() {
-		switch took, st := w.run(math.MaxInt); st {
-		case turnFailed:
-			return
-		case turnIdle, turnAhead:
-			if took > 0 {
-				w.busy()
-			}
-			w.idleTurn(st == turnAhead)
-			w.mark(phaseProcess)
-		}
-	}
-}
-
 // turnState is how a worker's turn over its queue (run) ended.
 type turnState uint8
 

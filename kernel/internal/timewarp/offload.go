@@ -380,7 +380,7 @@ func (w *worker) processBatch(size int, g Time) bool {
 
 // nextTake pops the worker's least pending event for a batch that has popped n events so
 // far (processBatch, takeGroup; dropped and set-aside ones count: after any pop, the least
-// event is no longer the one housekeep saw), where soloLoop would take it: stop is set when it must not
+// event is no longer the one housekeep saw), where a host would take it: stop is set when it must not
 // (nothing below the limit lim, or beyond GVT g the ahead or log bound, or with lazy
 // cancellation a held output's cause first); ev is nil when the event popped was cancelled
 // by its anti-message, and dropped.

@@ -91,12 +91,13 @@ func (w *worker) spinOrPark(mayPark bool) {
 	}
 }
 
-// idleTurn is a turn of a worker that may not take an event: ahead says it holds events
-// below the limit (it waits at the ahead bound for a GVT round to end), and then it spins
-// without parking. When every worker is idle it starts a GVT round (idleRound).
-func (w *worker) idleTurn(ahead bool) {
+// idleTurn is a turn of a worker that may not take an event: with spin set it does not park
+// (it holds events below the limit and waits at the ahead bound for a GVT round to end, or
+// its host waits for another worker). When every worker is idle it starts a GVT round
+// (idleRound).
+func (w *worker) idleTurn(spin bool) {
 	w.d.idleRound()
-	w.spinOrPark(!ahead)
+	w.spinOrPark(!spin)
 }
 
 // busy resets the idle turns (the worker took an event).
@@ -104,12 +105,14 @@ func (w *worker) busy() { w.pk.turns = 0 }
 
 // mayGo reports whether the worker, which has nothing it may take, has something to do
 // after all: the run ended, events were handed over, a round runs that it has not
-// reported in, its least event came below the limit (GVT moved an optimism window), or
-// (in a group) a member committed since its take.
+// reported in, its least event came below the limit (GVT moved an optimism window),
+// (in a group) a member committed since its take, or the number of active hosts changed
+// (its host must follow: adapt.go).
 func (w *worker) mayGo() bool {
 	d, q := w.d, w.q
 	if d.done.Load() || q.inN.Load() > 0 || w.tracker.Due(d.gvt.Round()) ||
-		w.grp && q.commits.Load() != w.seenCommits {
+		w.grp && q.commits.Load() != w.seenCommits ||
+		d.hs != nil && d.hs.active.Load() != w.hostPlan {
 		return true
 	}
 	if w.grp {
@@ -133,6 +136,9 @@ func (w *worker) wakeUp() {
 func (d *timeWarpDispatcher) wakeAll() {
 	for _, w := range d.workers {
 		w.wakeUp()
+	}
+	if d.done.Load() && d.hs != nil {
+		d.hs.wakeHosts() // hosts without workers (host.idle)
 	}
 }
 

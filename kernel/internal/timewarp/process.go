@@ -95,7 +95,7 @@ func (q *queue) save(r *core.LPRecord) *statemgr.Saved {
 }
 
 // sink is a worker of the engine as the sink of its Context (initQueues
-// sets it): its send is the engine's, without worker.send's dispatch, a call that passed
+// sets it): its send is the engine's, without worker.Send's dispatch, a call that passed
 // a send's eleven words of arguments on once more (30 instructions an event).
 type sink worker
 

@@ -24,7 +24,7 @@ type safeWorker struct {
 }
 
 // remoteSafe is the worker's part of safe events across processes, called at the top of
-// its loop (soloLoop): when the remote bound rose, it takes in what arrived before it and
+// its loop (host.solo): when the remote bound rose, it takes in what arrived before it and
 // raises its safe bound to it; then, and every remoteLowEvery turns, it takes a snapshot
 // (dist.RemoteSafe.Publish) for the manager's promises.
 func (w *worker) remoteSafe() {

@@ -11,8 +11,8 @@ import (
 // Engine sampling (Config.Sample): a time series of a time-warp run's progress, one row per
 // worker at each GVT round (or each interval of wall time).
 //
-// Workers pay nothing per event: when a worker reports to a GVT round (report,
-// reportGVT), which it does anyway, it copies its counters into a sampleCell of atomics of
+// Workers pay nothing per event: when a worker reports to a GVT round (report),
+// which it does anyway, it copies its counters into a sampleCell of atomics of
 // its own, and only when sampling is on. The dispatcher's manager goroutine reads the
 // cells and calls Config.Sample; at the end of the run it takes a last row per worker from
 // the workers' own counters, so the rows of a worker add up to its totals.

@@ -93,6 +93,11 @@ type worker struct {
 	// seenCommits is its group's commits as of its last take (group.go).
 	pk          parker
 	seenCommits uint64
+	// host is the number of the host goroutine that runs the worker, or free (host.go);
+	// hostPlan is the number of active hosts that its host follows (written by the host
+	// that claims it, read by mayGo).
+	host     atomic.Int32
+	hostPlan int32
 	// seenChanges is its queue's changes as the worker's last housekeep read it, before
 	// it looked at what bumps them (see stretch).
 	seenChanges uint64
@@ -162,6 +167,11 @@ type timeWarpDispatcher struct {
 	// parkAfter is how long an idle worker spins before it parks (park.go; tests set it
 	// lower).
 	parkAfter time.Duration
+	// hs is the host goroutines (host.go), nil where groups share queues; hostLoad, when
+	// set (by tests), stands for the hosts' measured waits for a processor (adapt.go).
+	hs         *hostSet
+	hostLoad   func() float64
+	loadWindow time.Duration // loadWindow (tests set it shorter)
 	// logMax is the engine's bound on a worker's history log, logMaxDefault (tests
 	// set it lower to exercise compaction).
 	logMax int
@@ -180,21 +190,6 @@ type timeWarpDispatcher struct {
 	perSend bool
 }
 
-// Cancellation kinds accepted in TimeWarpConfig.Cancellation ("" is aggressive).
-const (
-	cancelAggressive = "aggressive"
-	cancelLazy       = "lazy"
-)
-
-// checkCancellation reports an unknown cancellation kind.
-func checkCancellation(kind string) error {
-	switch kind {
-	case "", cancelAggressive, cancelLazy:
-		return nil
-	}
-	return fmt.Errorf("unknown time-warp cancellation %q (want aggressive or lazy)", kind)
-}
-
 // Run runs the LPs of s optimistically to its end time, in this process or, with a
 // Transport of several ranks, across processes, and returns the run's totals.
 func Run(ctx context.Context, s *core.Sim) (core.Stats, error) {
@@ -206,13 +201,11 @@ func Run(ctx context.Context, s *core.Sim) (core.Stats, error) {
 }
 
 func newTimeWarp(s *core.Sim) (*timeWarpDispatcher, error) {
-	cfg := s.Cfg.TimeWarp.WithDefaults()
-	if err := checkCancellation(cfg.Cancellation); err != nil {
-		return nil, err
-	}
+	cfg := s.Cfg.TimeWarp.WithDefaults() // validated by core.NewSim
 	d := &timeWarpDispatcher{sim: s, cfg: cfg, end: s.Cfg.MaxSimTime,
-		gvt: gvt.NewFujimoto(cfg.Workers), passive: termination.NewWorkers(cfg.Workers), lazy: cfg.Cancellation == cancelLazy,
-		check: cfg.CheckRollbacks, seed: maphash.MakeSeed(), reverse: cfg.StateSaving == core.StateSavingReverse, parkAfter: parkAfter}
+		gvt: gvt.NewFujimoto(cfg.Workers), passive: termination.NewWorkers(cfg.Workers), lazy: cfg.Cancellation == core.CancelLazy,
+		check: cfg.CheckRollbacks, seed: maphash.MakeSeed(), reverse: cfg.StateSaving == core.StateSavingReverse, parkAfter: parkAfter,
+		loadWindow: loadWindow}
 	d.perSend = d.lazy || d.check || s.Series != nil
 	parts := s.Cfg.Partition
 	if parts == nil {
@@ -333,13 +326,14 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 	start := time.Now()
 	sp := newSampler(d, start) // nil when sampling is off
 	var wg sync.WaitGroup
-	if d.hosted() {
-		for _, ws := range d.hosts() {
-			wg.Go(func() { hostLoop(ws) }) // host.go
-		}
-	} else {
+	if d.grouped() {
 		for _, w := range d.workers {
 			wg.Go(w.loop)
+		}
+	} else {
+		d.hs = d.newHosts()
+		for _, h := range d.hs.hosts {
+			wg.Go(h.loop) // host.go
 		}
 	}
 	if d.dist != nil {
@@ -481,7 +475,8 @@ func (d *timeWarpDispatcher) manage(ctx context.Context, start time.Time, ended 
 	}
 }
 
-// loop is a worker goroutine.
+// loop is the goroutine of a worker of a group (group.go); other workers run on hosts
+// (host.go).
 func (w *worker) loop() {
 	d := w.d
 	defer func() {
@@ -489,11 +484,7 @@ func (w *worker) loop() {
 			d.fail(core.RecoverModel(r, d.sim, w.frame().Self, w.frame().Now, false))
 		}
 	}()
-	if w.grp {
-		w.groupLoop() // group.go
-		return
-	}
-	w.soloLoop()
+	w.groupLoop()
 }
 
 // setIdle keeps the count of idle workers; when all are idle a GVT round starts at once,

@@ -1,0 +1,129 @@
+package timewarp
+
+import "time"
+
+// The number of active hosts follows the machine's load. Where other processes take
+// cores, a worker whose thread waits for one holds up every GVT round, and the others
+// either wait at their bounds or run ahead into rollbacks, where workers hosted on fewer
+// threads need no thread that is not running (docs/DECISIONS.md, "Never waits, third
+// part"). Host 0 measures, every loadWindow, how long the process's threads waited for a
+// processor (the kernel's run delay, summed over the threads) as a share of the window
+// times the active hosts: above busyShare, one host fewer runs workers; below it, after
+// probeFirst windows, one more is tried, and kept unless the share rises above busyShare
+// in the next window (then the wait before the next try doubles, up to probeMax windows).
+// Where the run delay cannot be read (not Linux), every host stays active.
+
+const (
+	// loadWindow is the span over which the waits are measured.
+	loadWindow = 100 * time.Millisecond
+	// busyShare is the share of their time that the active hosts' threads spend waiting
+	// for a processor above which they are too many for the cores they get.
+	busyShare = 0.2
+	// probeFirst and probeMax bound the time before one more host is tried, in windows.
+	probeFirst = 5
+	probeMax   = 80
+	// loadCheck is the number of host turns between two looks at the clock.
+	loadCheck = 16
+)
+
+// adaptState is host 0's measure of the load and record of its decisions.
+type adaptState struct {
+	on        bool          // adapting (several hosts, and the run delay can be read or is given)
+	meter     delayMeter    // the process's run delay (adapt_linux.go)
+	turns     int           // host 0's turns since its last look at the clock
+	since     time.Time     // the start of the current window
+	delay0    time.Duration // the run delay then
+	probing   bool          // the last change added a host, to be judged in the next window
+	gap       int           // the wait before the next try of one more host, in windows
+	nextProbe time.Time
+	changes   int // changes of the number of active hosts, for tests
+}
+
+// startAdapt begins measuring, before the hosts start.
+func (hs *hostSet) startAdapt(d *timeWarpDispatcher) {
+	st := &hs.adapt
+	if len(hs.hosts) < 2 || d.hostLoad == nil && !st.meter.open() {
+		return
+	}
+	st.on, st.since = true, time.Now()
+	if d.hostLoad == nil {
+		st.delay0 = st.meter.delay()
+	}
+}
+
+// adapt is host 0's look at the load after a turn: every loadWindow it measures the share
+// of the window the active hosts' threads spent waiting for a processor, and decides how
+// many hosts run workers.
+func (h *host) adapt() {
+	d := h.d
+	st := &d.hs.adapt
+	if h.id != 0 || !st.on {
+		return
+	}
+	if st.turns++; st.turns < loadCheck {
+		return
+	}
+	st.turns = 0
+	now := time.Now()
+	el := now.Sub(st.since)
+	if el < d.loadWindow {
+		return
+	}
+	k := int(d.hs.active.Load())
+	var share float64
+	if f := d.hostLoad; f != nil {
+		share = f()
+	} else {
+		dl := st.meter.delay()
+		share = max(0, float64(dl-st.delay0)) / (float64(el) * float64(k))
+		st.delay0 = dl
+	}
+	st.since = now
+	d.hs.decide(now, d.loadWindow, k, share)
+}
+
+// decide is host 0's decision on the number of active hosts (k now), from share, the share
+// of the last window their threads spent waiting for a processor.
+func (hs *hostSet) decide(now time.Time, window time.Duration, k int, share float64) {
+	st := &hs.adapt
+	busy := share > busyShare
+	switch {
+	case st.probing:
+		st.probing = false
+		if busy {
+			hs.setActive(k - 1)
+			st.gap = min(2*st.gap, probeMax)
+		} else {
+			st.gap = probeFirst
+		}
+		st.nextProbe = now.Add(time.Duration(st.gap) * window)
+	case busy && k > 1:
+		hs.setActive(k - 1)
+		if st.gap == 0 {
+			st.gap = probeFirst
+		}
+		st.nextProbe = now.Add(time.Duration(st.gap) * window)
+	case !busy && k < len(hs.hosts) && !now.Before(st.nextProbe):
+		hs.setActive(k + 1)
+		st.probing = true
+	}
+}
+
+// setActive makes the first k hosts the active ones, and wakes every host and worker so
+// that each follows at once.
+func (hs *hostSet) setActive(k int) {
+	hs.active.Store(int32(k))
+	hs.adapt.changes++
+	hs.wakeHosts()
+	hs.hosts[0].d.wakeAll()
+}
+
+// wakeHosts wakes the hosts that wait without workers (host.idle).
+func (hs *hostSet) wakeHosts() {
+	for _, h := range hs.hosts {
+		select {
+		case h.wake <- struct{}{}:
+		default:
+		}
+	}
+}
