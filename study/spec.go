@@ -11,7 +11,6 @@ package study
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"slices"
@@ -19,6 +18,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/spf13/pflag"
 )
 
 // Spec is a parsed, checked study.
@@ -91,7 +92,7 @@ func (e Execution) Check() error {
 type Catalog interface {
 	// Flags returns a new flag set with every flag of the model's runs (its own and the
 	// kernel's), or an error when there is no such model.
-	Flags(model string) (*flag.FlagSet, error)
+	Flags(model string) (*pflag.FlagSet, error)
 	// ResultKeys returns the keys of the model's results, or nil when they are only
 	// known after a run.
 	ResultKeys(model string) []string
@@ -237,7 +238,7 @@ func Parse(data []byte, file string, cat Catalog) (*Spec, error) {
 type parser struct {
 	file  string
 	model string
-	fs    *flag.FlagSet
+	fs    *pflag.FlagSet
 }
 
 func (p *parser) errf(n *yaml.Node, format string, a ...any) error {

@@ -2,13 +2,13 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/models/phold"
@@ -18,11 +18,11 @@ import (
 // and their devices, saying why one is unavailable, and can write the CUDA source of the
 // kernels for inspection.
 func devicesCommand(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("devices", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("devices", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("write-kernels", "", "write the CUDA source of the built-in and model kernels into `DIR`")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+	if err := parseArgs(fs, args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprintf(stdout, "Usage: warped devices [--write-kernels DIR]\n\n"+
 				"Lists the GPU offload backends (--gpu %s) and their devices.\n", strings.Join(gpuoffload.Modes(), "|"))
 			return exitOK

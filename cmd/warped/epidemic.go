@@ -1,9 +1,9 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 
+	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/models/epidemic"
 )
 
@@ -30,7 +30,7 @@ rewiring that moves edges; its defaults are its own (see --variant).
 `
 
 // epidemicFlags registers the epidemic's parameters on fs, bound to c.
-func epidemicFlags(fs *flag.FlagSet, c *epidemic.Config) {
+func epidemicFlags(fs *pflag.FlagSet, c *epidemic.Config) {
 	fs.StringVar((*string)(&c.Variant), "variant", string(c.Variant), "the model's rules: warped2 (WARPED2's, rule for rule) or stochastic (this package's own: a draw per person, asymptomatic people recover; its defaults differ: transmissibility 0.004, dwell times 200, 200, 400, 300, prob-ul-u 0.8, prob-ul-v 0.2, prob-ur-v 0.6, watts-strogatz-k 4)")
 	fs.IntVar(&c.Locations, "num-locations", c.Locations, "number of locations")
 	fs.IntVar(&c.Population, "population", c.Population, "people starting in each location")
@@ -66,17 +66,17 @@ func epidemicFlags(fs *flag.FlagSet, c *epidemic.Config) {
 
 // epidemicResolve gives every parameter flag that neither the command line nor the
 // --config file set its variant's default (the flag set holds the WARPED2 variant's).
-func epidemicResolve(fs *flag.FlagSet) error {
+func epidemicResolve(fs *pflag.FlagSet) error {
 	if epidemic.Variant(fs.Lookup("variant").Value.String()) != epidemic.Stochastic {
 		return nil
 	}
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
 	d := epidemic.Defaults(epidemic.Stochastic)
-	defaults := flag.NewFlagSet("epidemic", flag.ContinueOnError)
+	defaults := pflag.NewFlagSet("epidemic", pflag.ContinueOnError)
 	epidemicFlags(defaults, &d)
 	var err error
-	defaults.VisitAll(func(f *flag.Flag) {
+	defaults.VisitAll(func(f *pflag.Flag) {
 		if !set[f.Name] && err == nil && fs.Lookup(f.Name).Value.String() != f.DefValue {
 			err = fs.Set(f.Name, f.DefValue)
 		}
@@ -85,16 +85,16 @@ func epidemicResolve(fs *flag.FlagSet) error {
 }
 
 // epidemicFileConflicts reports a flag set beside --warped2-config that the file sets too.
-func epidemicFileConflicts(fs *flag.FlagSet, c epidemic.Config) error {
+func epidemicFileConflicts(fs *pflag.FlagSet, c epidemic.Config) error {
 	if c.Variant != epidemic.WARPED2 {
 		return fmt.Errorf("epidemic: --warped2-config needs --variant %s, got %s", epidemic.WARPED2, c.Variant)
 	}
 	var err error
-	fs.Visit(func(f *flag.Flag) {
+	fs.Visit(func(f *pflag.Flag) {
 		switch f.Name {
 		case "variant", "diffusion-seed", "sample-interval", "time-series", "warped2-config":
 		default:
-			replay := flag.NewFlagSet("epidemic", flag.ContinueOnError)
+			replay := pflag.NewFlagSet("epidemic", pflag.ContinueOnError)
 			epidemicFlags(replay, &epidemic.Config{})
 			if replay.Lookup(f.Name) != nil && err == nil {
 				err = fmt.Errorf("epidemic: --%s cannot be used with --warped2-config: the file sets the model's parameters", f.Name)

@@ -6,7 +6,7 @@
 //	warped epidemic [flags]  run WARPED2's epidemic model
 //	warped airport [flags]   run the airport model
 //	warped logic [flags]     run a gate-level logic circuit
-//	warped version           print the version
+//	warped version           print the module version, commit, Go version and build tags
 //	warped devices           list the GPU offload backends and their devices
 //	warped study SPEC        run a parameter study (see 'warped study --help')
 //	warped plot FILE...      draw a --sample-file or --series-file as charts (see 'warped plot --help')
@@ -26,9 +26,6 @@ import (
 	"os/signal"
 	"syscall"
 )
-
-// version is the program's version.
-const version = "0.1.0"
 
 func main() {
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -113,7 +110,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "plot":
 		return plotCommand(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
-		fmt.Fprintf(stdout, "warped %s\n", version)
+		writeVersion(stdout, readBuildInfo()) // version.go
 		return exitOK
 	default:
 		m := findModel(cmd)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,7 +31,7 @@ const (
 // memoryNeed returns the bytes that model m with the flags of fs needs, about, or 0 when
 // m does not say its sizes or has more LPs than any model takes (it says so itself, more
 // clearly).
-func memoryNeed(m *model, fs *flag.FlagSet) float64 {
+func memoryNeed(m *model, fs *pflag.FlagSet) float64 {
 	if m.size == nil {
 		return 0
 	}
@@ -40,26 +40,6 @@ func memoryNeed(m *model, fs *flag.FlagSet) float64 {
 		return 0
 	}
 	return bytesBase + bytesPerLP*lps + bytesPerEvent*events
-}
-
-// flagNumber returns the value of the numeric flag name of fs as a float64 (0 when there
-// is none), so that products of sizes cannot wrap.
-func flagNumber(fs *flag.FlagSet, name string) float64 {
-	f := fs.Lookup(name)
-	if f == nil {
-		return 0
-	}
-	if g, ok := f.Value.(flag.Getter); ok {
-		switch v := g.Get().(type) {
-		case int:
-			return float64(v)
-		case uint64:
-			return float64(v)
-		case float64:
-			return v
-		}
-	}
-	return 0
 }
 
 // memoryLimit is the memory a process may have here, and what sets it.
@@ -129,7 +109,7 @@ func formatBytes(b float64) string {
 }
 
 // sizeFlags names the flags of m that set its sizes, as they were given, for messages.
-func sizeFlags(m *model, fs *flag.FlagSet) string {
+func sizeFlags(m *model, fs *pflag.FlagSet) string {
 	var parts []string
 	for _, name := range m.sizeFlags {
 		if f := fs.Lookup(name); f != nil {
@@ -141,7 +121,7 @@ func sizeFlags(m *model, fs *flag.FlagSet) string {
 
 // checkMemory refuses, before the model is built, a configuration that needs more memory
 // than the process may have.
-func checkMemory(m *model, fs *flag.FlagSet) error {
+func checkMemory(m *model, fs *pflag.FlagSet) error {
 	need := memoryNeed(m, fs)
 	limit := machineMemory()
 	if need == 0 || limit.bytes == 0 || need <= float64(limit.bytes) {
@@ -163,6 +143,8 @@ func (m *maxMemory) String() string {
 	}
 	return strconv.FormatUint(m.bytes, 10)
 }
+
+func (m *maxMemory) Type() string { return "size" }
 
 func (m *maxMemory) Set(s string) error {
 	if strings.EqualFold(s, "auto") {

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"flag"
-
+	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/models/airport"
@@ -25,11 +24,11 @@ type model struct {
 	endTime float64
 	// bind registers the model's flags on fs and returns a function that builds the LPs
 	// from the parsed values, with the model's own partitioner (nil: contiguous blocks).
-	bind func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error)
+	bind func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error)
 	// resolve, when set, runs after the flags are parsed and --config applied, and sets
 	// the flags whose defaults depend on other flags (the epidemic's variant), so that
 	// --dump-config and --stats-file show the values the run uses.
-	resolve func(fs *flag.FlagSet) error
+	resolve func(fs *pflag.FlagSet) error
 	// results returns the model's totals after a run, as labelled lines and JSON fields.
 	results func(lps []kernel.LogicalProcess) []result
 	// size returns the model's LP count and its initial events (or other items of state
@@ -45,7 +44,7 @@ type model struct {
 	warped2 string
 }
 
-// outputs returns the files that m's own flags ask a run to write, by flag.
+// outputs returns the files that m's own flags ask a run to write, by pflag.
 func (m *model) outputs() map[string]string {
 	if m.outputPaths == nil {
 		return nil
@@ -73,7 +72,7 @@ var models = []*model{
 		name:    "phold",
 		summary: "PHOLD synthetic benchmark (ROSS parameters)",
 		endTime: 500,
-		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+		bind: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := phold.DefaultConfig()
 			fs.IntVar(&c.LPs, "lps", c.LPs, "number of logical processes")
 			fs.Float64Var(&c.Remote, "remote", c.Remote, "probability that an event goes to a random LP")
@@ -103,7 +102,7 @@ var models = []*model{
 		summary: "PCS cellular network (WARPED2's)",
 		endTime: 200,
 		warped2: pcsWARPED2,
-		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+		bind: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := pcs.DefaultConfig()
 			fs.IntVar(&c.CellsX, "num-cells-x", c.CellsX, "width of the cell grid")
 			fs.IntVar(&c.CellsY, "num-cells-y", c.CellsY, "height of the cell grid")
@@ -136,7 +135,7 @@ var models = []*model{
 		summary: "traffic on a grid of intersections (WARPED2's, with its own lane choice)",
 		endTime: 10000,
 		warped2: trafficWARPED2,
-		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+		bind: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := traffic.DefaultConfig()
 			fs.IntVar(&c.IntersectionsX, "num-intersections-x", c.IntersectionsX, "width of the intersection grid")
 			fs.IntVar(&c.IntersectionsY, "num-intersections-y", c.IntersectionsY, "height of the intersection grid")
@@ -171,7 +170,7 @@ var models = []*model{
 		summary: "planes flying between airports, with runway contention or as WARPED2's (--variant warped2)",
 		endTime: 2000,
 		warped2: airportWARPED2,
-		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+		bind: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := airport.DefaultConfig()
 			fs.StringVar(&c.Variant, "variant", c.Variant, "runways (runway contention) or warped2 (WARPED2's airport: no runways, so the runway flags are unused)")
 			fs.IntVar(&c.AirportsX, "num-airports-x", c.AirportsX, "width of the airport grid")
@@ -211,7 +210,7 @@ var models = []*model{
 		name:    "logic",
 		summary: "gate-level logic circuits (.bench files, adders, multipliers, random circuits)",
 		endTime: 2100,
-		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+		bind: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := logic.DefaultConfig()
 			fs.StringVar(&c.Circuit, "circuit", c.Circuit, "an ISCAS .bench file, or full-adder, adder-N or multiplier-N")
 			fs.IntVar(&c.RandomGates, "random-gates", c.RandomGates, "generate a random circuit of this many gates instead (0: use --circuit)")
@@ -277,7 +276,7 @@ func epidemicModel() *model {
 		warped2: epidemicWARPED2,
 		resolve: epidemicResolve,
 		endTime: 5000,
-		bind: func(fs *flag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+		bind: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := epidemic.DefaultConfig()
 			epidemicFlags(fs, &c)
 			fs.StringVar(&file, "warped2-config", "", "read the locations, people, network and disease parameters from this WARPED2 configuration file (the comma-separated text its config/createConfig.cpp writes); needs --variant warped2")

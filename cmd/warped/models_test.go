@@ -188,9 +188,9 @@ func TestEpidemicVariantDefaults(t *testing.T) {
 		return kv
 	}
 	kv := dump()
-	require.Equal(t, "warped2", kv["variant"])
-	require.Equal(t, 0.12, kv["transmissibility"])
-	require.Equal(t, 8.0, kv["watts-strogatz-k"])
+	require.Empty(t, kv, "defaults are not written: a --config of the dump keeps them")
+	kv = dump("--variant", "warped2")
+	require.Equal(t, map[string]any{"variant": "warped2"}, kv)
 	kv = dump("--variant", "stochastic")
 	require.Equal(t, 0.004, kv["transmissibility"])
 	require.Equal(t, 4.0, kv["watts-strogatz-k"])

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/sample"
@@ -42,13 +42,13 @@ than 256 workers, more than 64 series.
 
 // plotCommand is 'warped plot': it returns the exit status.
 func plotCommand(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("warped plot", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("warped plot", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	out := fs.String("out", "plots", "directory for the charts")
 	// The file may come before or after the flags.
 	var files []string
 	for {
-		if err := fs.Parse(args); err == flag.ErrHelp {
+		if err := parseArgs(fs, args); err == pflag.ErrHelp {
 			fmt.Fprint(stdout, plotUsage)
 			return exitOK
 		} else if err != nil {

@@ -2,11 +2,11 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"html/template"
 	"sync"
 
+	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/sample"
@@ -114,7 +114,7 @@ func (inv *invocation) writeReport(res kernel.Result, results []result) error {
 	}
 	printResults(&summary, inv.m, inv.o.simType, offload, res, results)
 	page := reportPage{Model: inv.m.name, Digest: res.Digest, Summary: summary.String()}
-	inv.fs.VisitAll(func(f *flag.Flag) {
+	inv.fs.VisitAll(func(f *pflag.Flag) {
 		page.Flags = append(page.Flags, [2]string{f.Name, f.Value.String()})
 	})
 	var charts []chart.Chart

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -15,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/internal/outfile"
@@ -52,8 +52,8 @@ type options struct {
 // progressMode is auto, on or off; a bare --progress means on.
 type progressMode string
 
-func (p *progressMode) String() string   { return string(*p) }
-func (p *progressMode) IsBoolFlag() bool { return true }
+func (p *progressMode) String() string { return string(*p) }
+func (p *progressMode) Type() string   { return "mode" }
 func (p *progressMode) Set(s string) error {
 	switch strings.ToLower(s) {
 	case "auto":
@@ -72,9 +72,10 @@ func (p *progressMode) Set(s string) error {
 var notInConfig = map[string]bool{"config": true, "dump-config": true}
 
 // newFlagSet returns the flag set of model m, with the kernel options bound to o.
-func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalProcess, partition.Partitioner, error)) {
-	fs := flag.NewFlagSet("warped "+m.name, flag.ContinueOnError)
+func newFlagSet(m *model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalProcess, partition.Partitioner, error)) {
+	fs := pflag.NewFlagSet("warped "+m.name, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
 	o.progress = "auto"
 	tw := kernel.DefaultTimeWarp() // every time-warp flag's default
 	fs.Float64Var(&o.maxSimTime, "max-sim-time", m.endTime, "end time: events before it are processed (and those at it with --max-sim-time-inclusive)")
@@ -101,9 +102,11 @@ func newFlagSet(m *model, o *options) (*flag.FlagSet, func() ([]kernel.LogicalPr
 	fs.BoolVar(&o.dumpConfig, "dump-config", false, "print the effective configuration as JSON and exit")
 	fs.StringVar(&o.statsFile, "stats-file", "", "write the statistics and results as JSON to this file")
 	fs.Var(&o.progress, "progress", "progress line on stderr: auto (when stderr is a terminal), on or off")
+	fs.Lookup("progress").NoOptDefVal = "on"
 	addSampleFlags(fs, &o.sample) // sampling.go
 	fs.Var(&o.maxMemory, "max-memory", "stop the run, exit 1, when the process's memory exceeds this size (4GiB, 512MiB; 0: no limit; auto: GOMEMLIMIT if set, else 9/10 of the machine's, cgroup's or ulimit -v's memory)")
 	fs.StringVar(&o.report, "report", "", "write a self-contained HTML page with the configuration, totals, results and charts of the run to this file")
+	annotateGroups(fs) // flags.go: what the model's bind adds is the model's group
 	build := m.bind(fs)
 	return fs, build
 }
@@ -141,7 +144,7 @@ type invocation struct {
 	m              *model
 	stdout, stderr io.Writer
 	o              options
-	fs             *flag.FlagSet
+	fs             *pflag.FlagSet
 	build          func() ([]kernel.LogicalProcess, partition.Partitioner, error)
 	tr             comm.Transport     // nil unless the run spans several processes
 	be             gpuoffload.Backend // the offload backend, or nil
@@ -216,7 +219,7 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 		// run the whole model alone.
 		return &failure{err: err, status: exitUsage}
 	}
-	if err := inv.parseFlags(args); errors.Is(err, flag.ErrHelp) {
+	if err := inv.parseFlags(args); errors.Is(err, pflag.ErrHelp) {
 		fmt.Fprint(inv.stdout, modelUsage(inv.m))
 		return nil
 	} else if err != nil {
@@ -277,21 +280,18 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 
 // parseFlags parses the model's flags from args, then sets those that the --config file
 // names and the command line does not, checks the end time, and lets the model settle
-// the flags whose defaults depend on others (model.resolve). It returns flag.ErrHelp
+// the flags whose defaults depend on others (model.resolve). It returns pflag.ErrHelp
 // when args ask for help.
 func (inv *invocation) parseFlags(args []string) error {
 	inv.fs, inv.build = newFlagSet(inv.m, &inv.o)
 	fs := inv.fs
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+	if err := parseArgs(fs, args); err != nil { // flags.go
+		if errors.Is(err, pflag.ErrHelp) {
 			return err
 		}
 		return usageFailure("%v", err)
 	}
 	if fs.NArg() > 0 {
-		if a := fs.Arg(0); a == "auto" || a == "on" || a == "off" {
-			return usageFailure("unexpected argument %q (to set --progress, write --progress=%s)", a, a)
-		}
 		return usageFailure("unexpected argument %q", fs.Arg(0))
 	}
 	if inv.o.config != "" {
@@ -387,11 +387,9 @@ func (inv *invocation) openTransport() error {
 func (inv *invocation) config(part partition.Partitioner) kernel.Config {
 	o := &inv.o
 	period := 0
-	inv.fs.Visit(func(f *flag.Flag) {
-		if f.Name == "time-warp-state-saving-period" {
-			period = o.period
-		}
-	})
+	if inv.fs.Changed("time-warp-state-saving-period") {
+		period = o.period
+	}
 	return kernel.Config{MaxSimTime: o.maxSimTime, EndInclusive: o.inclusive, Type: o.simType, Seed: o.seed,
 		Transport: inv.tr, Partition: part, Agree: agreed(inv.fs),
 		TimeWarp: kernel.TimeWarpConfig{Workers: o.workers, Schedulers: o.schedulers,
@@ -541,9 +539,9 @@ func openOffload(mode string, lps []kernel.LogicalProcess, workers int) (gpuoffl
 }
 
 // agreed returns the flags every rank of a run across processes must share, by name.
-func agreed(fs *flag.FlagSet) map[string]string {
+func agreed(fs *pflag.FlagSet) map[string]string {
 	kv := map[string]string{}
-	fs.VisitAll(func(f *flag.Flag) {
+	fs.VisitAll(func(f *pflag.Flag) {
 		if !localFlags[f.Name] {
 			kv["--"+f.Name] = f.Value.String()
 		}
@@ -553,7 +551,7 @@ func agreed(fs *flag.FlagSet) map[string]string {
 
 // applyConfigFile sets every flag named in the JSON object in path that the command line
 // did not set.
-func applyConfigFile(fs *flag.FlagSet, path string) error {
+func applyConfigFile(fs *pflag.FlagSet, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("cannot read --config: %w", err)
@@ -563,7 +561,7 @@ func applyConfigFile(fs *flag.FlagSet, path string) error {
 		return fmt.Errorf("--config %s is not a JSON object of flag names and values: %v", path, err)
 	}
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
 	keys := make([]string, 0, len(kv))
 	for k := range kv {
 		keys = append(keys, k)
@@ -587,7 +585,7 @@ func applyConfigFile(fs *flag.FlagSet, path string) error {
 		default:
 			return fmt.Errorf("--config %s: key %q must be a number, string or boolean", path, k)
 		}
-		if err := fs.Set(k, s); err != nil {
+		if err := fs.Set(k, flagWord(fs.Lookup(k), s)); err != nil {
 			return fmt.Errorf("--config %s: key %q: %v", path, k, err)
 		}
 	}
@@ -628,34 +626,6 @@ func decodeConfig(data []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("more follows the object (at byte %d)", dec.InputOffset())
 	}
 	return kv, nil
-}
-
-// dumpConfig returns every flag's effective value as a JSON object that --config accepts.
-func dumpConfig(fs *flag.FlagSet) ([]byte, error) {
-	kv := map[string]any{}
-	fs.VisitAll(func(f *flag.Flag) {
-		if notInConfig[f.Name] {
-			return
-		}
-		s := f.Value.String()
-		if g, ok := f.Value.(flag.Getter); ok {
-			switch v := g.Get().(type) {
-			case float64:
-				if math.IsInf(v, 0) {
-					kv[f.Name] = s // JSON has no infinity; "+Inf" parses back
-					return
-				}
-				kv[f.Name] = v
-				return
-			case int, uint64, bool:
-				kv[f.Name] = v
-				return
-			}
-		}
-		kv[f.Name] = s
-	})
-	out, err := json.MarshalIndent(kv, "", "  ")
-	return append(out, '\n'), err
 }
 
 // showProgress decides whether to print progress.
@@ -740,7 +710,7 @@ func printResults(w io.Writer, m *model, simType, offload string, r kernel.Resul
 }
 
 // writeStats writes the statistics, the model's results and the configuration as JSON.
-func writeStats(path string, m *model, r kernel.Result, results []result, fs *flag.FlagSet) error {
+func writeStats(path string, m *model, r kernel.Result, results []result, fs *pflag.FlagSet) error {
 	var kv map[string]any
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -773,7 +743,7 @@ func usage() string {
 		"  warped devices           list the GPU offload backends and their devices\n" +
 		"  warped study SPEC        run a parameter study (warped study --help)\n" +
 		"  warped plot FILE...      draw a --sample-file or --series-file as charts (warped plot --help)\n" +
-		"  warped version           print the version\n\nModels:\n")
+		"  warped version           print the module version, commit, Go version and build tags\n\nModels:\n")
 	for _, m := range models {
 		fmt.Fprintf(&b, "  %-8s %s\n", m.name, m.summary)
 	}
@@ -790,10 +760,8 @@ func modelUsage(m *model) string {
 	if m.notes != "" {
 		fmt.Fprintf(&b, "%s\n", m.notes)
 	}
-	b.WriteString("Flags:\n")
-	fs.VisitAll(func(f *flag.Flag) {
-		fmt.Fprintf(&b, "  --%-18s %s (default %s)\n", f.Name, f.Usage, f.DefValue)
-	})
+	b.WriteString("Flags (--flag value or --flag=value; a boolean alone means true):\n")
+	writeFlagHelp(&b, fs) // flags.go
 	if m.warped2 != "" {
 		fmt.Fprintf(&b, "\nAgainst WARPED2 (wilseypa/warped2-models):\n%s", m.warped2)
 	}

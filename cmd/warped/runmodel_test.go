@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
@@ -29,14 +29,14 @@ func parsed(t *testing.T, name string, args ...string) *invocation {
 func TestParseFlagsStep(t *testing.T) {
 	m := findModel("phold")
 	inv := &invocation{m: m}
-	require.ErrorIs(t, inv.parseFlags([]string{"--help"}), flag.ErrHelp)
+	require.ErrorIs(t, inv.parseFlags([]string{"--help"}), pflag.ErrHelp)
 
-	err := (&invocation{m: m}).parseFlags([]string{"--progress", "on"})
+	err := (&invocation{m: m}).parseFlags([]string{"--lps", "4", "stray"})
 	var f *failure
 	require.ErrorAs(t, err, &f)
 	require.Equal(t, exitUsage, f.status)
 	require.True(t, f.hint)
-	require.EqualError(t, err, `unexpected argument "on" (to set --progress, write --progress=on)`)
+	require.EqualError(t, err, `unexpected argument "stray"`)
 
 	// The config file fills what the command line leaves unset.
 	path := filepath.Join(t.TempDir(), "c.json")

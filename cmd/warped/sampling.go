@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/sample"
@@ -22,7 +22,7 @@ type sampleOptions struct {
 }
 
 // addSampleFlags binds the sampling flags to o.
-func addSampleFlags(fs *flag.FlagSet, o *sampleOptions) {
+func addSampleFlags(fs *pflag.FlagSet, o *sampleOptions) {
 	fs.StringVar(&o.file, "sample-file", "", "time warp: write engine samples (one row per worker at each GVT round or interval) to this file; across processes each rank writes FILE with -rankN before its extension")
 	fs.StringVar(&o.mode, "sample-mode", kernel.SampleGVT, "time warp with --sample-file: take rows as GVT rounds end (gvt) or every --sample-period (real-time)")
 	fs.Float64Var(&o.intervalMS, "sample-period", 0, "time warp with --sample-file: milliseconds between rows (real-time; 0: 100), or the least between them (gvt)")
@@ -30,7 +30,7 @@ func addSampleFlags(fs *flag.FlagSet, o *sampleOptions) {
 	fs.StringVar(&o.seriesFile, "series-file", "", "write the model's own time series (the committed values it records, such as the epidemic's disease-state counts) to this CSV file: time,lp,series,value; across processes each rank writes its LPs' to FILE with -rankN before its extension")
 }
 
-// check reports a bad sampling flag.
+// check reports a bad sampling pflag.
 func (o *sampleOptions) check(simType string) error {
 	switch {
 	case o.mode != kernel.SampleGVT && o.mode != kernel.SampleRealTime:

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/kernel"
@@ -33,7 +33,7 @@ type catalog struct{}
 // dynamicResults are the models whose result keys depend on their flags.
 var dynamicResults = map[string]bool{"logic": true}
 
-func (catalog) Flags(name string) (*flag.FlagSet, error) {
+func (catalog) Flags(name string) (*pflag.FlagSet, error) {
 	m := findModel(name)
 	if m == nil {
 		names := make([]string, len(models))
@@ -181,7 +181,7 @@ func studyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	var o studyOptions
 	o.progress = "auto"
-	fs := flag.NewFlagSet("warped study", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("warped study", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.out, "out", "", "directory of the tables, plots and journal (default: the spec's name with .out)")
 	fs.BoolVar(&o.resume, "resume", false, "go on with the study whose journal is in --out, skipping its finished runs")
@@ -191,11 +191,13 @@ func studyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&o.exec.MemoryMiB, "memory-mib", 0, "memory budget of the runs in MiB (0: the spec's, else half the memory available)")
 	fs.BoolVar(&o.exec.MergeBatches, "merge-batches", false, "run time-warp runs on one shared offload backend that merges batches of the same kernel from different runs (CUDA with --gpu on or auto where it opens, else the CPU backend)")
 	fs.Var(&o.progress, "progress", "progress bar on stderr: auto (when stderr is a terminal), on or off")
+	fs.Lookup("progress").NoOptDefVal = "on"
+	fs.SortFlags = false
 	var spec string
 	for rest := args; ; {
-		if err := fs.Parse(rest); errors.Is(err, flag.ErrHelp) {
+		if err := parseArgs(fs, rest); errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprint(stdout, studyUsage)
-			fs.VisitAll(func(f *flag.Flag) {
+			fs.VisitAll(func(f *pflag.Flag) {
 				fmt.Fprintf(stdout, "  --%-16s %s (default %q)\n", f.Name, f.Usage, f.DefValue)
 			})
 			return exitOK
@@ -348,9 +350,9 @@ func checkStudyPoints(s *study.Spec) error {
 var studyRefused = []string{"sample-file", "series-file", "report", "max-memory"}
 
 // refuseRunOutputs reports a flag of studyRefused that fs sets, with what to do instead.
-func refuseRunOutputs(fs *flag.FlagSet, model string) error {
+func refuseRunOutputs(fs *pflag.FlagSet, model string) error {
 	var err error
-	fs.Visit(func(f *flag.Flag) {
+	fs.Visit(func(f *pflag.Flag) {
 		if err == nil && slices.Contains(studyRefused, f.Name) {
 			err = fmt.Errorf("--%s is for one run, not a study: drop it from the spec, and run the point alone with 'warped %s ... --%s %s'", f.Name, model, f.Name, f.Value)
 		}

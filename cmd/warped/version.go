@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+)
+
+// buildInfo describes the binary: the module version that 'go install ...@version'
+// records ("(devel)" for a build from a checkout), the commit and whether the tree had
+// changes (recorded when built from a git checkout with -buildvcs), the Go version and
+// the build tags (mpi: runs span processes under mpirun).
+type buildInfo struct {
+	module, version, commit, goVersion, tags string
+	modified                                 bool
+}
+
+// readBuildInfo returns what the Go toolchain recorded in the binary.
+func readBuildInfo() buildInfo {
+	b := buildInfo{module: "github.com/warpedgo/warped", version: "(devel)", goVersion: runtime.Version()}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return b
+	}
+	if info.Main.Path != "" {
+		b.module = info.Main.Path
+	}
+	if info.Main.Version != "" {
+		b.version = info.Main.Version
+	}
+	if info.GoVersion != "" {
+		b.goVersion = info.GoVersion
+	}
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.commit = s.Value
+		case "vcs.modified":
+			b.modified = s.Value == "true"
+		case "-tags":
+			b.tags = s.Value
+		}
+	}
+	return b
+}
+
+// writeVersion prints the version lines of 'warped version'.
+func writeVersion(w io.Writer, b buildInfo) {
+	commit := b.commit
+	switch {
+	case commit == "":
+		commit = "unknown (built without VCS information: go build -buildvcs=true from a git checkout records it)"
+	case b.modified:
+		commit += " (with uncommitted changes)"
+	}
+	tags := b.tags
+	if tags == "" {
+		tags = "none"
+	}
+	mpi := "no mpi tag: one process only"
+	if slices.Contains(strings.Split(b.tags, ","), "mpi") {
+		mpi = "runs span processes under mpirun"
+	}
+	fmt.Fprintf(w, "warped %s\n  module:     %s\n  commit:     %s\n  go:         %s %s/%s\n  build tags: %s (%s)\n",
+		b.version, b.module, commit, b.goVersion, runtime.GOOS, runtime.GOARCH, tags, mpi)
+}
