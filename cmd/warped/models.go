@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"math"
+	"strconv"
+
 	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
@@ -64,7 +68,32 @@ func (m *model) write(lps []kernel.LogicalProcess) error {
 type result struct {
 	label string
 	key   string
-	value uint64
+	// value is a uint64 (a count, printed and written as an integer) or a float64 (a
+	// measure such as an average, printed and written as a number with a fraction);
+	// TestResultKinds holds every model to these two.
+	value any
+}
+
+// text returns r's value as printed: a count in full, a measure to 6 significant digits.
+func (r result) text() string {
+	switch v := r.value.(type) {
+	case uint64:
+		return strconv.FormatUint(v, 10)
+	case float64:
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	}
+	return fmt.Sprint(r.value)
+}
+
+// number returns r's value as a float64, as a study summarises it.
+func (r result) number() float64 {
+	switch v := r.value.(type) {
+	case uint64:
+		return float64(v)
+	case float64:
+		return v
+	}
+	return math.NaN()
 }
 
 var models = []*model{

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -199,4 +200,41 @@ func TestEpidemicVariantDefaults(t *testing.T) {
 	require.Equal(t, 0.3, kv["transmissibility"])
 	require.Equal(t, 6.0, kv["watts-strogatz-k"])
 	require.Equal(t, 0.8, kv["prob-ul-u"])
+}
+
+// TestResultKinds: every model's results are counts (uint64) or measures (float64); an
+// average is a measure, printed and written with its fraction (airport's average delay is
+// the hold time over landings and takeoffs, not that rounded down).
+func TestResultKinds(t *testing.T) {
+	for _, m := range models {
+		t.Run(m.name, func(t *testing.T) {
+			var rs []result
+			func() {
+				defer func() { _ = recover() }() // a model whose results need its LPs
+				rs = m.results(nil)
+			}()
+			for _, r := range rs {
+				switch r.value.(type) {
+				case uint64, float64:
+				default:
+					t.Fatalf("result %s is a %T: want uint64 or float64", r.key, r.value)
+				}
+			}
+		})
+	}
+	require.Equal(t, "4.90185", result{value: 4.901853}.text())
+	require.Equal(t, "12", result{value: uint64(12)}.text())
+
+	stats := filepath.Join(t.TempDir(), "s.json")
+	code, out, errOut := warped("airport", "--num-airports-x", "2", "--num-airports-y", "2", "--num-planes", "4",
+		"--runways", "1", "--max-sim-time", "400", "--simulation-type", "sequential", "--stats-file", stats)
+	require.Equal(t, 0, code, errOut)
+	data, err := os.ReadFile(stats)
+	require.NoError(t, err)
+	var kv map[string]float64
+	_ = json.Unmarshal(data, &kv) // the non-numeric keys are left out
+	want := kv["hold_time"] / (kv["landings"] + kv["departures"])
+	require.Positive(t, kv["hold_time"])
+	require.InDelta(t, want, kv["average_delay"], 1e-12)
+	require.Contains(t, out, "Average delay:             "+strconv.FormatFloat(want, 'g', 6, 64)+"\n")
 }

@@ -704,7 +704,7 @@ func printResults(w io.Writer, m *model, simType, offload string, r kernel.Resul
 	line("Peak memory", "%.1f MiB", float64(r.PeakMemoryBytes)/(1<<20))
 	fmt.Fprintf(w, "Results\n")
 	for _, x := range results {
-		line(x.label, "%d", x.value)
+		line(x.label, "%s", x.text())
 	}
 	fmt.Fprintf(w, "digest: %s\n", r.Digest)
 }

@@ -116,7 +116,7 @@ func runForStudy(ctx context.Context, name string, args []string, shared gpuoffl
 	out := study.Outcome{Results: make(map[string]float64, len(results)), Digest: res.Digest,
 		Events: res.EventsCommitted, WallSeconds: res.WallSeconds}
 	for _, r := range results {
-		out.Results[r.key] = float64(r.value)
+		out.Results[r.key] = r.number()
 	}
 	return out, nil
 }
