@@ -138,7 +138,7 @@ func TestNewModelsBadFlags(t *testing.T) {
 func TestEpidemicWARPED2Config(t *testing.T) {
 	code, help, _ := warped("help", "epidemic")
 	require.Equal(t, 0, code)
-	for _, s := range []string{"Where --variant warped2 still differs from WARPED2:", "DiseaseModel.hpp:146", "--warped2-config"} {
+	for _, s := range []string{"Where --variant warped2 (the default) still differs from WARPED2:", "DiseaseModel.hpp:146", "--warped2-config"} {
 		require.Contains(t, help, s)
 	}
 	dir := t.TempDir()

@@ -49,8 +49,8 @@ func TestFailedWriteIsExit1(t *testing.T) {
 	for _, args := range [][]string{
 		{"phold", "--lps", "8", "--max-sim-time", "5", "--gpu", "off", "--stats-file", "/dev/full"},
 		{"phold", "--lps", "8", "--max-sim-time", "5", "--gpu", "off", "--report", "/dev/full"},
-		{"epidemic", "--num-locations", "8", "--population", "10", "--max-sim-time", "300", "--gpu", "off", "--series-file", "/dev/full"},
-		{"epidemic", "--num-locations", "8", "--population", "10", "--max-sim-time", "300", "--gpu", "off", "--time-series", "/dev/full"},
+		{"epidemic", "--num-locations", "8", "--watts-strogatz-k", "4", "--population", "10", "--max-sim-time", "300", "--gpu", "off", "--series-file", "/dev/full"},
+		{"epidemic", "--num-locations", "8", "--watts-strogatz-k", "4", "--population", "10", "--max-sim-time", "300", "--gpu", "off", "--time-series", "/dev/full"},
 	} {
 		code, _, errOut := warped(args...)
 		require.Equal(t, exitRun, code, "%v: %s", args, errOut)
