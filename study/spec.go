@@ -96,6 +96,10 @@ type Catalog interface {
 	// ResultKeys returns the keys of the model's results, or nil when they are only
 	// known after a run.
 	ResultKeys(model string) []string
+	// StatsKeys returns the keys of the kernel's statistics that every run reports besides
+	// the model's results (efficiency, committed_events_per_second, rollbacks, memory, as
+	// in a stats file): a spec may list them under results too.
+	StatsKeys() []string
 }
 
 // MaxPoints and MaxRuns are the most points and runs a study may have.
@@ -225,9 +229,11 @@ func Parse(data []byte, file string, cat Catalog) (*Spec, error) {
 		if len(s.Results) == 0 {
 			s.Results = keys
 		}
+		stats := cat.StatsKeys()
 		for _, r := range s.Results {
-			if !slices.Contains(keys, r) {
-				return nil, p.errf(keyNode(root, "results"), "model %s has no result %q (it has %s)", s.Model, r, strings.Join(keys, ", "))
+			if !slices.Contains(keys, r) && !slices.Contains(stats, r) {
+				return nil, p.errf(keyNode(root, "results"), "model %s has no result %q (it has %s; and the kernel's statistics %s)",
+					s.Model, r, strings.Join(keys, ", "), strings.Join(stats, ", "))
 			}
 		}
 	}

@@ -38,6 +38,8 @@ func (fakeCatalog) Flags(model string) (*pflag.FlagSet, error) {
 
 func (fakeCatalog) ResultKeys(string) []string { return []string{"a", "b"} }
 
+func (fakeCatalog) StatsKeys() []string { return []string{"efficiency", "events_committed"} }
+
 // toyRun is a deterministic function of the run's flags, except the execution flags.
 func toyRun(_ context.Context, model string, args []string, _ gpuoffload.Backend) (Outcome, error) {
 	var keep []string

@@ -214,6 +214,7 @@ func TestResultKinds(t *testing.T) {
 				rs = m.results(nil)
 			}()
 			for _, r := range rs {
+				require.NotContains(t, statsKeys(), r.key, "a result key must not hide a kernel statistic in a study")
 				switch r.value.(type) {
 				case uint64, float64:
 				default:

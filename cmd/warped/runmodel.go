@@ -720,6 +720,7 @@ func writeStats(path string, m *model, r kernel.Result, results []result, fs *pf
 		return err
 	}
 	kv["model"] = m.name
+	kv[rollbacksKey] = r.PrimaryRollbacks + r.SecondaryRollbacks
 	for _, x := range results {
 		kv[x.key] = x.value
 	}

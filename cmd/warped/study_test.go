@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -97,6 +98,68 @@ func TestStudyMatchesRunsOneByOne(t *testing.T) {
 	}
 }
 
+// TestStudyKernelMetrics: a study summarises the kernel's statistics as it does the
+// model's results, with their confidence intervals, and each agrees with the same run's
+// stats file; runs.csv names each column once (PHOLD's result "events" beside the
+// kernel's events_committed).
+func TestStudyKernelMetrics(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "s.yaml")
+	results := []string{"events", "efficiency", "committed_events_per_second", "rollbacks", "peak_memory_bytes", "events_committed"}
+	require.NoError(t, os.WriteFile(spec, []byte("model: phold\nflags: {lps: 32, max-sim-time: 10}\nparameters:\n  remote: [0.1, 0.5]\n"+
+		"replications: 3\nresults: ["+strings.Join(results, ", ")+"]\n"), 0o644))
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := warped("study", spec, "--out", out, "--progress=off", "--jobs", "2",
+		"--simulation-type", "time-warp", "--workers", "2")
+	require.Equal(t, 0, code, stderr)
+	for _, r := range results {
+		require.Contains(t, stdout, r)
+	}
+	rows := readCSV(t, filepath.Join(out, "runs.csv"))
+	seen := map[string]bool{}
+	for _, h := range rows[0] {
+		require.False(t, seen[h], "column %s twice in %v", h, rows[0])
+		seen[h] = true
+	}
+	require.True(t, seen["wall_seconds"], "%v", rows[0])
+	col := func(name string) int { return slices.Index(rows[0], name) }
+	for _, row := range rows[1:] {
+		// The committed events and the digest are the run's alone, whatever the execution.
+		stats := filepath.Join(dir, "stats.json")
+		code, _, stderr := warped("phold", "--lps=32", "--max-sim-time=10", "--remote="+row[col("remote")],
+			"--seed="+row[col("seed")], "--simulation-type=sequential", "--stats-file", stats)
+		require.Equal(t, 0, code, stderr)
+		data, err := os.ReadFile(stats)
+		require.NoError(t, err)
+		var kv map[string]any
+		require.NoError(t, json.Unmarshal(data, &kv))
+		require.Equal(t, kv["digest"], row[col("digest")])
+		require.Equal(t, strconv.FormatFloat(kv["events_committed"].(float64), 'g', -1, 64), row[col("events_committed")])
+		require.Contains(t, kv, "rollbacks", "the stats file has every key a study summarises")
+	}
+	sum := readCSV(t, filepath.Join(out, "summary.csv"))
+	require.Len(t, sum, 1+2*len(results))
+	for _, row := range sum[1:] {
+		if row[2] == "efficiency" {
+			mean, err := strconv.ParseFloat(row[4], 64)
+			require.NoError(t, err)
+			require.True(t, mean > 0 && mean <= 1, "efficiency %v", mean)
+		}
+	}
+
+	code, _, stderr = warped("study", writeSpec(t, "model: phold\nresults: [efficiencyy]\n"), "--out", filepath.Join(dir, "bad"))
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, stderr, `model phold has no result "efficiencyy" (it has events, remote_events; and the kernel's statistics `)
+}
+
+// writeSpec writes a study spec into a new file and returns its path.
+func writeSpec(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "s.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+	return p
+}
+
 // TestStudySpecErrors checks that a bad spec is one line on stderr, naming the line,
 // with exit status 2 and no run.
 func TestStudySpecErrors(t *testing.T) {
@@ -106,7 +169,7 @@ func TestStudySpecErrors(t *testing.T) {
 		{"model: pcs\nparameters:\n  channels: [1, 2]\n", `s.yaml:3: model pcs has no flag "channels"; run 'warped help pcs' for the flags`},
 		{"model: pcs\nparameters:\n  channel-cnt: {from: 20, to: 10, step: 5}\n", `s.yaml:3: parameter "channel-cnt": empty range`},
 		{"model: pcs\nflags:\n  call-interval: often\n", `s.yaml:3: bad value "often" for call-interval`},
-		{"model: pcs\nresults: [calls]\n", `s.yaml:2: model pcs has no result "calls" (it has call_attempts, channel_blocks, handoff_blocks)`},
+		{"model: pcs\nresults: [calls]\n", `s.yaml:2: model pcs has no result "calls" (it has call_attempts, channel_blocks, handoff_blocks; and the kernel's statistics anti_messages_sent,`},
 		{"model: phold\nparameters:\n  lps: [16, 0]\n", `point 2 (--lps=0)`},
 		{"model: logic\n", `model logic's results depend on its flags`},
 	} {
