@@ -40,6 +40,10 @@ type Model struct {
 	// and nil flags it must return the same keys (a study checks its spec against them),
 	// or panic when the keys depend on the flags (DynamicResults).
 	Results func(lps []kernel.LogicalProcess, fs *pflag.FlagSet) []Result
+	// LPStats are per-LP statistics: each is reduced over the LPs after a run into four
+	// results, KEY_sum, KEY_min, KEY_max and KEY_mean, printed, written to the stats file
+	// and the report, and open to studies like the model's own results.
+	LPStats []LPStat
 	// DynamicResults says that the result keys depend on the flags: a study must list the
 	// results it summarises.
 	DynamicResults bool
@@ -110,4 +114,49 @@ func (r Result) number() float64 {
 		return v
 	}
 	return math.NaN()
+}
+
+// LPStat is a statistic of one LP (its queue length, its events), which the command
+// reduces over the LPs.
+type LPStat struct {
+	// Label and Key name the statistic; the reductions add " (sum over LPs)" and "_sum"
+	// (min, max, mean likewise).
+	Label, Key string
+	// Value returns the statistic of lp after the run.
+	Value func(lp kernel.LogicalProcess) float64
+}
+
+// results returns the model's results after a run of lps with flags fs, its own and its
+// per-LP statistics' reductions; with nil LPs, the keys alone (values 0).
+func (m *Model) results(lps []kernel.LogicalProcess, fs *pflag.FlagSet) []Result {
+	out := m.Results(lps, fs)
+	for _, st := range m.LPStats {
+		out = append(out, reduce(st, lps)...)
+	}
+	return out
+}
+
+// reduce returns statistic st's sum, minimum, maximum and mean over lps (all 0 without
+// LPs).
+func reduce(st LPStat, lps []kernel.LogicalProcess) []Result {
+	var sum, lo, hi, mean float64
+	for i, lp := range lps {
+		v := st.Value(lp)
+		sum += v
+		if i == 0 || v < lo {
+			lo = v
+		}
+		if i == 0 || v > hi {
+			hi = v
+		}
+	}
+	if len(lps) > 0 {
+		mean = sum / float64(len(lps))
+	}
+	return []Result{
+		{Label: st.Label + " (sum over LPs)", Key: st.Key + "_sum", Value: sum},
+		{Label: st.Label + " (min over LPs)", Key: st.Key + "_min", Value: lo},
+		{Label: st.Label + " (max over LPs)", Key: st.Key + "_max", Value: hi},
+		{Label: st.Label + " (mean over LPs)", Key: st.Key + "_mean", Value: mean},
+	}
 }

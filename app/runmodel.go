@@ -511,7 +511,7 @@ func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) er
 	if inv.be != nil {
 		offload = inv.be.Name()
 	}
-	results := inv.m.Results(lps, inv.fs)
+	results := inv.m.results(lps, inv.fs)
 	printResults(inv.stdout, inv.m, inv.o.simType, offload, res, results)
 	if err := inv.m.write(lps); err != nil {
 		return runFailure(err)
@@ -676,8 +676,12 @@ func progressPrinter(w io.Writer) func(kernel.Progress) {
 // offload names the offload backend of the run, if any.
 func printResults(w io.Writer, m *Model, simType, offload string, r kernel.Result, results []Result) {
 	fmt.Fprintf(w, "Simulation of %s complete (%s)\n", m.Name, simType)
+	width := 26 // the totals' labels; a longer result label widens the column
+	for _, x := range results {
+		width = max(width, len(x.Label)+1)
+	}
 	line := func(label string, format string, a ...any) {
-		fmt.Fprintf(w, "  %-26s %s\n", label+":", fmt.Sprintf(format, a...))
+		fmt.Fprintf(w, "  %-*s %s\n", width, label+":", fmt.Sprintf(format, a...))
 	}
 	line("Events processed", "%d", r.EventsProcessed)
 	line("Events committed", "%d", r.EventsCommitted)

@@ -55,7 +55,7 @@ func (cat catalog) ResultKeys(name string) (keys []string) {
 			keys = nil
 		}
 	}()
-	for _, r := range m.Results(nil, nil) {
+	for _, r := range m.results(nil, nil) {
 		keys = append(keys, r.Key)
 	}
 	return keys
@@ -105,7 +105,7 @@ func (c *Command) runForStudy(ctx context.Context, name string, args []string, s
 		return study.Outcome{}, fmt.Errorf("run failed: %w", err)
 	}
 	c.mu.Lock()
-	results := m.Results(lps, inv.fs)
+	results := m.results(lps, inv.fs)
 	c.mu.Unlock()
 	out := study.Outcome{Results: make(map[string]float64, len(results)), Digest: res.Digest,
 		Events: res.EventsCommitted, WallSeconds: res.WallSeconds}

@@ -167,6 +167,8 @@ func Command() *app.Model {
 				{Label: "Mean queue length", Key: "mean_queue", Value: r.MeanQueue},
 			}
 		},
+		LPStats: []app.LPStat{{Label: "Completions", Key: "station_completions",
+			Value: func(lp kernel.LogicalProcess) float64 { return float64(lp.(*Station).S.Completions) }}},
 		Size: func(flag func(string) float64) (float64, float64) {
 			return flag("stations"), flag("stations") * flag("jobs")
 		},

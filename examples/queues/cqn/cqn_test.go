@@ -61,6 +61,9 @@ func TestRunAndReport(t *testing.T) {
 		if m == nil || m[1] != want {
 			t.Fatalf("%s: digest %v, library %s\n%s", typ, m, want, out)
 		}
+		if !regexp.MustCompile(`(?m)^  Completions \(max over LPs\): +\d+$`).MatchString(out) {
+			t.Fatalf("%s: no per-station reduction in\n%s", typ, out)
+		}
 		if !regexp.MustCompile(`(?m)^  Mean queue length: +\d+\.\d+$`).MatchString(out) {
 			t.Fatalf("%s: no float result line in\n%s", typ, out)
 		}
