@@ -80,6 +80,7 @@ func TestInterfacesAreTheDispatchers(t *testing.T) {
 		{reflect.TypeFor[Reversible](), reflect.TypeFor[core.Reversible]()},
 		{reflect.TypeFor[Lookahead](), reflect.TypeFor[core.Lookahead]()},
 		{reflect.TypeFor[Batcher](), reflect.TypeFor[core.Batcher]()},
+		{reflect.TypeFor[Committer](), reflect.TypeFor[core.Committer]()},
 	} {
 		require.True(t, pair[0].Implements(pair[1]) && pair[1].Implements(pair[0]), "%v and %v", pair[0], pair[1])
 	}

@@ -115,6 +115,22 @@ type Reverser interface {
 	Reverse(ctx *Context, ev *Event)
 }
 
+// Committer is implemented by LPs with output that must not roll back (ROSS's commit
+// function): a trace line, a file write, a message to the outside. Commit is called once
+// for each committed event of the LP, after its Handle, in the LP's timestamp order, and
+// never for an event that rolls back. ctx's Now and Self are the event's. Commit must
+// depend on the event, Now and Self alone: under time warp the LP's state will have moved
+// on when its events commit (as in ROSS). It must not change the state, draw from ctx.RNG()
+// or send (a send from Commit is a model panic).
+//
+// The sequential dispatcher calls it as it processes each event (all commit at once);
+// the time-warp dispatcher does not yet, so New refuses a time-warp run of LPs that
+// implement it rather than drop their output (docs/DECISIONS.md, "A commit hook").
+type Committer interface {
+	// Commit does the LP's irreversible work for ev, which has committed.
+	Commit(ctx *Context, ev *Event)
+}
+
 // Reversible is implemented by a Reverser whose Reverse works only in some configurations
 // (PCS's cannot tell a blocked call from one that took the last channel when calls take no
 // draws): an LP whose Reversible returns false counts as not implementing Reverser, so the

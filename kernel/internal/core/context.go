@@ -37,6 +37,8 @@ type Frame struct {
 	Err error
 	// Reversing is set while a Reverser's Reverse runs: it must not send.
 	Reversing bool
+	// Committing is set while a Committer's Commit runs: it must not send.
+	Committing bool
 	// DrawsMade is, while Reverse runs, the number of draws Handle made for the event.
 	DrawsMade uint32
 	// Lookahead is the simulation's (see Lookahead): a copy, read on every send.
@@ -106,6 +108,8 @@ func (c *Context) check(to LPID, at Time) bool {
 		return false
 	case c.f.Reversing:
 		panic(fmt.Sprintf("LP %q sent an event from Reverse; Reverse must not send", c.f.LP.Model.Name()))
+	case c.f.Committing:
+		panic(fmt.Sprintf("LP %q sent an event from Commit; Commit must not send", c.f.LP.Model.Name()))
 	case !(at >= c.f.Now): // also catches NaN
 		c.f.Err = &SendError{From: c.f.Self, FromName: c.f.LP.Model.Name(), Now: c.f.Now, To: to,
 			ToName: c.f.Sim.NameOf(to), At: at}

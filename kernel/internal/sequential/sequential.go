@@ -49,6 +49,18 @@ func (d *sequentialDispatcher) enter(id event.LPID, now event.Time, depth uint32
 	f.Now, f.Depth, f.Self, f.LP = now, depth, id, &d.sim.LPs[id]
 }
 
+// commit calls LP id's Commit hook, if it has one, for event e, which it just handled.
+func (d *sequentialDispatcher) commit(id event.LPID, e *event.Event) {
+	c := d.sim.Committers[id]
+	if c == nil {
+		return
+	}
+	f := core.FrameOf(&d.ctx)
+	f.Committing = true
+	c.Commit(&d.ctx, e)
+	f.Committing = false
+}
+
 func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err error) {
 	s := d.sim
 	defer func() {
@@ -87,6 +99,9 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err erro
 		// instruction an event.
 		if err := core.FrameOf(&d.ctx).Err; err != nil {
 			return st, err
+		}
+		if s.Committers != nil {
+			d.commit(id, e) // every event commits as it is processed here
 		}
 		st.FinalTime = e.RecvTime
 		n++
