@@ -150,7 +150,7 @@ var flagGroups = []struct{ key, title string }{
 // outputFlags are the kernel's flags about what a run writes and shows.
 var outputFlags = map[string]bool{"config": true, "dump-config": true, "stats-file": true, "progress": true,
 	"sample-file": true, "sample-mode": true, "sample-period": true, "sample-format": true,
-	"series-file": true, "report": true}
+	"series-file": true, "report": true, "trace": true, "trace-every": true}
 
 // annotateGroups puts every flag fs has so far in the kernel, time warp or output group.
 func annotateGroups(fs *pflag.FlagSet) {

@@ -44,6 +44,9 @@ type Model struct {
 	// results, KEY_sum, KEY_min, KEY_max and KEY_mean, printed, written to the stats file
 	// and the report, and open to studies like the model's own results.
 	LPStats []LPStat
+	// EventKind, when set, names an event's kind in a --trace file (default: the payload's
+	// Go type, or "words").
+	EventKind func(ev *kernel.Event) string
 	// DynamicResults says that the result keys depend on the flags: a study must list the
 	// results it summarises.
 	DynamicResults bool

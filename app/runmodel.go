@@ -46,6 +46,7 @@ type options struct {
 	gpuBatchSize                int
 	sample                      sampleOptions
 	report                      string
+	trace                       traceOptions
 	maxMemory                   maxMemory
 }
 
@@ -104,6 +105,7 @@ func newFlagSet(m *Model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalP
 	fs.Var(&o.progress, "progress", "progress line on stderr: auto (when stderr is a terminal), on or off")
 	fs.Lookup("progress").NoOptDefVal = "on"
 	addSampleFlags(fs, &o.sample) // sampling.go
+	addTraceFlags(fs, &o.trace)   // trace.go
 	fs.Var(&o.maxMemory, "max-memory", "stop the run, exit 1, when the process's memory exceeds this size (4GiB, 512MiB; 0: no limit; auto: GOMEMLIMIT if set, else 9/10 of the machine's, cgroup's or ulimit -v's memory)")
 	fs.StringVar(&o.report, "report", "", "write a self-contained HTML page with the configuration, totals, results and charts of the run to this file")
 	annotateGroups(fs) // flags.go: what the model's bind adds is the model's group
@@ -151,12 +153,14 @@ type invocation struct {
 	be             gpuoffload.Backend // the offload backend, or nil
 	samples        *sampleOutput      // the --sample-file, or nil (sampling.go)
 	collector      *reportCollector   // the samples kept for --report, or nil (report.go)
+	trace          *traceOutput       // the --trace file, or nil (trace.go)
 }
 
 // close releases what the run opened, last opened first: the sample file (a failed
 // run's samples are kept, as far as they go), the offload backend, the transport. It
 // runs after the outcome is printed.
 func (inv *invocation) close() {
+	_ = inv.closeTrace(false) // a successful run has committed it already
 	_ = inv.closeSamples()
 	if inv.be != nil {
 		inv.be.Close()
@@ -238,6 +242,9 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := inv.o.sample.check(inv.o.simType); err != nil {
 		return err
 	}
+	if err := inv.o.trace.check(inv.o.simType); err != nil {
+		return err
+	}
 	if err := inv.checkOutputs(); err != nil {
 		return err
 	}
@@ -258,8 +265,11 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	}
 	inv.attachProgress(&cfg)
 	inv.attachSamples(&cfg)
-	inv.attachSeries(&cfg) // sampling.go
-	inv.attachReport(&cfg) // report.go
+	inv.attachSeries(&cfg)                           // sampling.go
+	inv.attachReport(&cfg)                           // report.go
+	if err := inv.openTrace(&cfg, lps); err != nil { // trace.go; a failed run drops it
+		return err
+	}
 	sim, err := kernel.New(cfg, lps)
 	if err != nil {
 		return usageFailure("%v", err)
@@ -273,6 +283,9 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := inv.closeSamples(); err != nil {
+		return err
+	}
+	if err := inv.closeTrace(true); err != nil {
 		return err
 	}
 	if err := inv.writeSeries(res); err != nil {
@@ -442,7 +455,7 @@ func (inv *invocation) attachProgress(cfg *kernel.Config) {
 func (inv *invocation) checkOutputs() error {
 	for _, o := range []struct{ flag, path string }{
 		{"stats-file", inv.o.statsFile}, {"report", inv.o.report},
-		{"sample-file", inv.o.sample.file}, {"series-file", inv.o.sample.seriesFile},
+		{"sample-file", inv.o.sample.file}, {"series-file", inv.o.sample.seriesFile}, {"trace", inv.o.trace.file},
 	} {
 		if o.path == "" {
 			continue

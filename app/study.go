@@ -344,7 +344,7 @@ func (c *Command) checkStudyPoints(s *study.Spec) error {
 
 // studyRefused are the flags of one run's outputs that a study's runs do not write (one
 // file for many runs would be overwritten; a study's outputs are its tables).
-var studyRefused = []string{"sample-file", "series-file", "report", "max-memory"}
+var studyRefused = []string{"sample-file", "series-file", "report", "max-memory", "trace"}
 
 // refuseRunOutputs reports a flag of studyRefused that fs sets, with what to do instead.
 func refuseRunOutputs(fs *pflag.FlagSet, who string) error {

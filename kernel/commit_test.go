@@ -98,3 +98,26 @@ func TestCommitHookTimeWarp(t *testing.T) {
 		TimeWarp: kernel.TimeWarpConfig{Workers: 2}}, committingPHOLD(t, &tw))
 	require.ElementsMatch(t, seq, tw, "the same events commit, each once")
 }
+
+// TestTraceSequential: Config.Trace sees every committed event once, in time order, and a
+// time-warp configuration with a trace is refused while the engine does not report commits.
+func TestTraceSequential(t *testing.T) {
+	c := phold.DefaultConfig()
+	c.LPs = 16
+	lps, err := phold.New(c)
+	require.NoError(t, err)
+	var n uint64
+	var last kernel.Time
+	r := run(t, kernel.Config{MaxSimTime: 20, Type: kernel.Sequential, Trace: func(lp kernel.LPID, ev *kernel.Event) {
+		require.Equal(t, lp, ev.Receiver)
+		require.GreaterOrEqual(t, ev.RecvTime, last)
+		last = ev.RecvTime
+		n++
+	}}, lps)
+	require.Equal(t, r.EventsCommitted, n)
+
+	lps, err = phold.New(c)
+	require.NoError(t, err)
+	_, err = kernel.New(kernel.Config{MaxSimTime: 20, Type: kernel.TimeWarp, Trace: func(kernel.LPID, *kernel.Event) {}}, lps)
+	require.ErrorContains(t, err, "an event trace needs the sequential dispatcher so far")
+}

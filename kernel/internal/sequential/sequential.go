@@ -49,9 +49,16 @@ func (d *sequentialDispatcher) enter(id event.LPID, now event.Time, depth uint32
 	f.Now, f.Depth, f.Self, f.LP = now, depth, id, &d.sim.LPs[id]
 }
 
-// commit calls LP id's Commit hook, if it has one, for event e, which it just handled.
+// commit reports event e of LP id, which it just handled, to the trace and the LP's
+// Commit hook, if there are.
 func (d *sequentialDispatcher) commit(id event.LPID, e *event.Event) {
-	c := d.sim.Committers[id]
+	if t := d.sim.Cfg.Trace; t != nil {
+		t(id, e)
+	}
+	var c core.Committer
+	if d.sim.Committers != nil {
+		c = d.sim.Committers[id]
+	}
 	if c == nil {
 		return
 	}
@@ -83,6 +90,7 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err erro
 	}
 
 	end := s.Cfg.MaxSimTime
+	hooks := s.Committers != nil || s.Cfg.Trace != nil
 	start := time.Now()
 	lastProgress := start
 	var n uint64
@@ -100,7 +108,7 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err erro
 		if err := core.FrameOf(&d.ctx).Err; err != nil {
 			return st, err
 		}
-		if s.Committers != nil {
+		if hooks {
 			d.commit(id, e) // every event commits as it is processed here
 		}
 		st.FinalTime = e.RecvTime
