@@ -197,6 +197,9 @@ type Batcher interface {
 //	SendWords(to LPID, at Time, w Words)
 //	                                  Send with a payload of words (no allocation; batch
 //	                                  kernels send these)
+//	Scratch() *Words                  the event's scratch words for reverse computation
+//	                                  (ROSS's bit field): zero when Handle starts, read back
+//	                                  by Reverse; sequential dispatcher only so far
 //	Record(series string, value float64)
 //	                                  record a value of a model time series at Now(), kept
 //	                                  only if the event commits (Result.Series, --series-file)

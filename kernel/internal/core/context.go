@@ -39,6 +39,11 @@ type Frame struct {
 	Reversing bool
 	// Committing is set while a Committer's Commit runs: it must not send.
 	Committing bool
+	// Scratch is the event's scratch words (Context.Scratch), or nil where the dispatcher
+	// keeps none; ScratchTouched says that the handler asked for them (the dispatcher
+	// zeroes them for the next event).
+	Scratch        *Words
+	ScratchTouched bool
 	// DrawsMade is, while Reverse runs, the number of draws Handle made for the event.
 	DrawsMade uint32
 	// Lookahead is the simulation's (see Lookahead): a copy, read on every send.
@@ -99,6 +104,19 @@ func (c *Context) SendWords(to LPID, at Time, w Words) {
 	if c.check(to, at) {
 		c.emit(to, at, w, nil)
 	}
+}
+
+// Scratch returns the event's scratch words: space for reverse computation (ROSS's bit
+// field and saved values). Handle may write there what it overwrote or decided, and
+// Reverse, called for the same event, reads it back. They are zero when Handle starts.
+// Only the sequential dispatcher keeps them so far (where Reverse never runs); under time
+// warp Scratch panics, naming the engine's missing side, rather than lose them.
+func (c *Context) Scratch() *Words {
+	if c.f.Scratch == nil {
+		panic("Context.Scratch: the time-warp dispatcher keeps no per-event scratch words yet; run this model with the sequential dispatcher")
+	}
+	c.f.ScratchTouched = true
+	return c.f.Scratch
 }
 
 // check reports whether a send to LP to at time at is valid, recording the error if not.

@@ -22,9 +22,10 @@ const checkEvery = 1 << 14
 // and the handler reads the event in place. So there are no event records to pool and no
 // pointers to chase.
 type sequentialDispatcher struct {
-	sim *core.Sim
-	cal eventset.Calendar
-	ctx core.Context
+	sim     *core.Sim
+	cal     eventset.Calendar
+	ctx     core.Context
+	scratch event.Words // the handled event's Context.Scratch
 }
 
 // Run runs the LPs of s to its end time and returns the run's totals.
@@ -35,6 +36,7 @@ func Run(ctx context.Context, s *core.Sim) (core.Stats, error) {
 func newSequential(s *core.Sim) *sequentialDispatcher {
 	d := &sequentialDispatcher{sim: s}
 	d.ctx = s.NewContext(d)
+	core.FrameOf(&d.ctx).Scratch = &d.scratch
 	return d
 }
 
@@ -110,6 +112,9 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err erro
 		}
 		if hooks {
 			d.commit(id, e) // every event commits as it is processed here
+		}
+		if f := core.FrameOf(&d.ctx); f.ScratchTouched {
+			d.scratch, f.ScratchTouched = event.Words{}, false // zero for the next event
 		}
 		st.FinalTime = e.RecvTime
 		n++
