@@ -42,7 +42,8 @@ type MPIOptions struct {
 
 // ErrNoMPI is returned by NewMPI in a binary built without the `mpi` build tag; the
 // error from CheckLaunch wraps it.
-var ErrNoMPI = errors.New("comm: warped was built without MPI support; rebuild with: go build -tags mpi ./cmd/warped (needs libopenmpi-dev or libmpich-dev)")
+var ErrNoMPI = errors.New("comm: this program was built without MPI support; rebuild it with -tags mpi " +
+	"(go build -tags mpi ./cmd/warped for warped, or your own command's package; needs libopenmpi-dev or libmpich-dev)")
 
 // LaunchError says that a binary built without MPI was started as several ranks by an
 // MPI launcher. errors.Is(err, ErrNoMPI) holds for it.
@@ -51,8 +52,9 @@ type LaunchError struct {
 }
 
 func (e *LaunchError) Error() string {
-	return fmt.Sprintf("warped was built without MPI support but was started as %d ranks by an MPI launcher; "+
-		"rebuild with: go build -tags mpi ./cmd/warped (needs libopenmpi-dev or libmpich-dev)", e.Ranks)
+	return fmt.Sprintf("this program was built without MPI support but was started as %d ranks by an MPI launcher; "+
+		"rebuild it with -tags mpi (go build -tags mpi ./cmd/warped for warped, or your own command's package; "+
+		"needs libopenmpi-dev or libmpich-dev)", e.Ranks)
 }
 
 func (e *LaunchError) Unwrap() error { return ErrNoMPI }

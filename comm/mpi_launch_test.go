@@ -53,8 +53,9 @@ func TestCheckLaunch(t *testing.T) {
 	if err == nil {
 		t.Fatal("CheckLaunch() = nil for 4 ranks without MPI, want an error")
 	}
-	want := "warped was built without MPI support but was started as 4 ranks by an MPI launcher; " +
-		"rebuild with: go build -tags mpi ./cmd/warped (needs libopenmpi-dev or libmpich-dev)"
+	want := "this program was built without MPI support but was started as 4 ranks by an MPI launcher; " +
+		"rebuild it with -tags mpi (go build -tags mpi ./cmd/warped for warped, or your own command's package; " +
+		"needs libopenmpi-dev or libmpich-dev)"
 	if err.Error() != want {
 		t.Errorf("CheckLaunch() = %q, want %q", err, want)
 	}

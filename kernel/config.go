@@ -6,20 +6,41 @@ import (
 )
 
 // The configuration's types are defined in package kernel/internal/core, beside the
-// dispatchers that read them, and re-exported here; their fields are documented there.
+// dispatchers that read them, and re-exported here: package kernel cannot define them,
+// since it imports the dispatchers, which need them (an import cycle). Their docs here
+// name every field (TestAliasDocsNameFields); the fields' own docs are core's.
 
 // Config configures a Simulation. The zero value is not valid: set MaxSimTime. Config.Type
 // picks the dispatcher, Config.TimeWarp configures the time-warp one.
+//
+// Fields (each documented in full in kernel/internal/core: go doc shows an alias's fields
+// only there): MaxSimTime (the end time), EndInclusive (process events at it too), Type
+// (Sequential or TimeWarp), Seed, TimeWarp (TimeWarpConfig), Payloads (a Registry, for
+// runs across processes), Transport (nil: one process), Partition (LPs to processes and
+// schedule queues), Agree (settings every rank must share), Progress and ProgressInterval
+// (a progress callback), Sample, SampleMode and SampleInterval (engine sampling),
+// RecordSeries (keep Context.Record's values in Result.Series), Trace (a function called
+// with each committed event: sequential runs only so far).
 type Config = core.Config
 
-// TimeWarpConfig configures the time-warp dispatcher. Zero values take the defaults.
+// TimeWarpConfig configures the time-warp dispatcher. Zero values take the defaults
+// (DefaultTimeWarp).
+//
+// Fields (documented in full in kernel/internal/core): Workers, Schedulers, QueueType,
+// LockType, StateSavingPeriod, StateSaving, Cancellation, CheckRollbacks, OptimismWindow,
+// GVTPeriod, GVTMethod, MaxAggregate, NoRemoteSafe, Offload, BatchSize, OffloadAuto,
+// TuneWindow; the warped command's --time-warp-* flags set them.
 type TimeWarpConfig = core.TimeWarpConfig
 
-// Progress describes a run in progress (Config.Progress).
+// Progress describes a run in progress (Config.Progress): Now, EndTime, EventsProcessed
+// and Elapsed; Fraction is the share of the simulated time done.
 type Progress = core.Progress
 
 // Sample is one row of engine sampling (Config.Sample): one worker's activity since its
-// previous row.
+// previous row. Fields (documented in full in kernel/internal/core): Elapsed, GVT, Rank,
+// Worker, Processed, Committed, RolledBack, PrimaryRollbacks, SecondaryRollbacks,
+// AntiMessages, SafeEvents, PendingEvents, HistoryLength, MemoryBytes, OffloadBatches,
+// Idle, Processing, GVTTime, Comm, Final.
 type Sample = core.Sample
 
 // Registry maps payload types to names so that payloads can cross processes.

@@ -24,13 +24,19 @@
 // digest.
 //
 // This package re-exports the few types a model needs (Time, LPID, Event), so a model
-// imports kernel and nothing else of the machinery. The types that the dispatchers share
-// with the API (Context, Config, Stats, the interfaces, the errors) are defined in
-// kernel/internal/core and re-exported here by type aliases.
+// imports kernel and nothing else of the machinery. The interfaces a model implements
+// (LogicalProcess, Reverser, Reversible, Lookahead, Batcher, StateAppender) are defined
+// here, with the dispatchers' method sets, so that go doc shows their methods. The types
+// that the dispatchers fill or read (Context, Config, TimeWarpConfig, Stats, Progress,
+// Sample, the errors) are defined in kernel/internal/core and re-exported by type
+// aliases: this package imports the dispatchers, which need those types, so defining them
+// here would be an import cycle. go doc shows an alias's methods and fields only where it
+// is defined, so the docs of these aliases list them (go doc ./kernel Context).
 package kernel
 
 import (
 	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/kernel/internal/core"
 	"github.com/warpedgo/warped/rng"
 )
@@ -66,13 +72,28 @@ var Infinity = event.Infinity
 // Handle must be a deterministic function of the LP's state, the event and the draws from
 // ctx.RNG(): it must read nothing else that changes during the run (other LPs, globals,
 // clocks), because a time-warp dispatcher re-executes events after rollbacks.
-type LogicalProcess = core.LogicalProcess
+type LogicalProcess interface {
+	// Name identifies the LP to people (output, errors). Names must be unique.
+	Name() string
+	// Init runs once before the simulation at time 0 and sends the LP's initial events.
+	Init(ctx *Context)
+	// Handle processes one event: it updates the LP's state and may send events.
+	Handle(ctx *Context, ev *Event)
+	// Snapshot copies the LP's state into dst and returns it. dst is nil or a value that an
+	// earlier Snapshot returned; with nil, Snapshot allocates. Embed Plain to get this.
+	Snapshot(dst any) any
+	// Restore sets the LP's state from a value that Snapshot returned.
+	Restore(src any)
+}
 
 // StateAppender is implemented by LPs that write their state's bytes for the result digest
 // themselves. Plain implements it. Other LPs are digested through their Snapshot value,
 // encoded with encoding/binary when it has a fixed size and canonically (every field, maps
 // sorted by key) otherwise.
-type StateAppender = core.StateAppender
+type StateAppender interface {
+	// AppendState appends a deterministic encoding of the LP's state to b.
+	AppendState(b []byte) []byte
+}
 
 // Reverser is implemented by LPs that support reverse computation
 // (TimeWarpConfig.StateSaving "reverse"): instead of restoring a saved copy of the LP's
@@ -89,13 +110,35 @@ type StateAppender = core.StateAppender
 // state after the event does not (see models/pcs). Handle must therefore only draw from
 // ctx.RNG(), never replace it. Reverse must not send (a send from Reverse is a model
 // panic).
-type Reverser = core.Reverser
+type Reverser interface {
+	// Reverse undoes what Handle did to the LP's state for ev (see above).
+	Reverse(ctx *Context, ev *Event)
+}
+
+// Committer is implemented by LPs with output that must not roll back (ROSS's commit
+// function): a trace line, a file write, a message to the outside. Commit is called once
+// for each committed event of the LP, after its Handle, in the LP's timestamp order, and
+// never for an event that rolls back. ctx's Now and Self are the event's. Commit must
+// depend on the event, Now and Self alone: under time warp the LP's state will have moved
+// on when its events commit (as in ROSS). It must not change the state, draw from ctx.RNG()
+// or send (a send from Commit is a model panic).
+//
+// The sequential dispatcher calls it as it processes each event (all commit at once);
+// the time-warp dispatcher does not yet, so New refuses a time-warp run of LPs that
+// implement it rather than drop their output (docs/DECISIONS.md, "A commit hook").
+type Committer interface {
+	// Commit does the LP's irreversible work for ev, which has committed.
+	Commit(ctx *Context, ev *Event)
+}
 
 // Reversible is implemented by a Reverser whose Reverse works only in some configurations
 // (PCS's cannot tell a blocked call from one that took the last channel when calls take no
 // draws): an LP whose Reversible returns false counts as not implementing Reverser, so the
 // default state saving is periodic and asking for reverse computation is an error.
-type Reversible = core.Reversible
+type Reversible interface {
+	// Reversible reports whether Reverse works in this LP's configuration.
+	Reversible() bool
+}
 
 // Lookahead is implemented by an LP that promises a least delay for what it sends to
 // other LPs: every event it sends to another LP, from Init or Handle, is at or after
@@ -104,7 +147,10 @@ type Reversible = core.Reversible
 // breaks it is an error (SendError). Time warp uses it to commit events as it processes
 // them, without logging them for rollback, when no event can come below them any more
 // (see docs/DECISIONS.md); a lookahead of 0 is always correct, only less of that.
-type Lookahead = core.Lookahead
+type Lookahead interface {
+	// Lookahead returns the least delay of the LP's sends to other LPs.
+	Lookahead() Time
+}
 
 // Batcher is implemented by LPs whose events can be handled in batches on an offload
 // backend (TimeWarpConfig.Offload, package gpuoffload): a time-warp worker collects ready
@@ -120,10 +166,43 @@ type Lookahead = core.Lookahead
 // coast forward after a rollback, for an element that overflows its output slots, and
 // whenever offload is off; a model that breaks the twin property gives results that differ
 // from the sequential ones (CheckRollbacks catches it on re-execution).
-type Batcher = core.Batcher
+type Batcher interface {
+	// BatchKernel returns the kernel that handles ev, or nil when ev must be handled by
+	// Handle. Events that share a kernel go into the same batch; the kernel should be built
+	// once and returned by pointer every time.
+	BatchKernel(ev *Event) *gpuoffload.Kernel
+	// PackState writes the LP's state into dst (the kernel's StateWords words). The
+	// generator is not part of it: the kernel gets the LP's generator separately.
+	PackState(dst []uint64)
+	// UnpackState sets the LP's state from src, as PackState wrote it or the kernel left it.
+	UnpackState(src []uint64)
+}
 
 // Context is what a handler sees of the kernel: the current time, its own id, its
 // generator, and Send. A Context is only valid during the call it was passed to.
+//
+// Its methods (go doc shows an alias's methods only where the type is defined, in
+// kernel/internal/core, beside the dispatchers that fill it; TestContextDocNamesMethods
+// keeps this list whole):
+//
+//	Now() Time                        the time of the event being handled (0 in Init)
+//	Self() LPID                       the LP's own id
+//	RNG() *RNG                        the LP's generator: the only randomness a handler may use
+//	NumLPs() int                      the number of LPs in the simulation
+//	DrawsMade() uint32                in Reverse: the draws Handle made for the event
+//	Send(to LPID, at Time, payload any)
+//	                                  schedule an event for LP to at time at >= Now() (plus
+//	                                  the lookahead to other LPs); a bad send ends the run
+//	                                  with a SendError once the handler returns
+//	SendWords(to LPID, at Time, w Words)
+//	                                  Send with a payload of words (no allocation; batch
+//	                                  kernels send these)
+//	Scratch() *Words                  the event's scratch words for reverse computation
+//	                                  (ROSS's bit field): zero when Handle starts, read back
+//	                                  by Reverse; sequential dispatcher only so far
+//	Record(series string, value float64)
+//	                                  record a value of a model time series at Now(), kept
+//	                                  only if the event commits (Result.Series, --series-file)
 type Context = core.Context
 
 // exportInlineBodies calls the small methods of Context that handlers call on every event.

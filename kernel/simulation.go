@@ -19,6 +19,14 @@ type Simulation struct {
 }
 
 // Stats are the totals of a run. The JSON names are those of the --stats-file output.
+//
+// Fields (documented in full in kernel/internal/core), with their JSON names in the stats
+// file: EventsProcessed, EventsCommitted, EventsRolledBack, Efficiency (committed over
+// processed), WallSeconds, CommittedEventsPerSecond, PeakPendingEvents, PeakMemoryBytes,
+// FinalTime; time warp adds PrimaryRollbacks, SecondaryRollbacks, AverageRollbackLength,
+// AntiMessagesSent, CancelledEvents, SuppressedSends, CoastForwardEvents, SafeEvents,
+// PromisesSent, GVTCycles, BatchedEvents, OffloadBatches, OffloadNote, StateSaving and
+// ScheduleQueues.
 type Stats = core.Stats
 
 // Result is what a completed run produced.
@@ -35,7 +43,7 @@ type Result struct {
 // New checks the configuration and the LPs and returns a Simulation ready to Run.
 func New(cfg Config, lps []LogicalProcess) (*Simulation, error) {
 	checked := map[reflect.Type]bool{}
-	plain := func(name string, lp LogicalProcess) error {
+	plain := func(name string, lp core.LogicalProcess) error {
 		p, ok := lp.(plainer)
 		if !ok {
 			return nil
@@ -50,7 +58,12 @@ func New(cfg Config, lps []LogicalProcess) (*Simulation, error) {
 		}
 		return nil
 	}
-	sim, err := core.NewSim(cfg, lps, plain)
+	// The dispatchers' interface has the same methods as LogicalProcess (kernel.go).
+	models := make([]core.LogicalProcess, len(lps))
+	for i, lp := range lps {
+		models[i] = lp
+	}
+	sim, err := core.NewSim(cfg, models, plain)
 	if err != nil {
 		return nil, err
 	}

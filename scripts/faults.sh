@@ -68,7 +68,7 @@ expect 1 0 "" "$w" "${phold[@]}" --stats-file /dev/null --report /dev/null --ser
 [[ -L "$d/o" && -c /dev/null ]] || fail "row 1: a symlink or /dev/null was replaced"
 if mknod "$d/n" c 1 3 2>/dev/null; then
   expect 1 0 "" "$w" "${phold[@]}" --stats-file n
-  expect 1 0 "" "$w" epidemic --num-locations 8 --population 10 --max-sim-time 300 --gpu off --time-series n
+  expect 1 0 "" "$w" epidemic --num-locations 8 --watts-strogatz-k 4 --population 10 --max-sim-time 300 --gpu off --time-series n
   [[ -c "$d/n" ]] || fail "row 1: the device node was replaced"
 else
   skip "row 1 device node: mknod needs root"

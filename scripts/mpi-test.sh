@@ -64,6 +64,19 @@ go build -tags "$tags" -o "$tmp/warped" ./cmd/warped
 # digest prints the digest line of a run's output.
 digest() { grep '^digest:' | awk '{print $2}'; }
 
+# A model's own command in a module of its own (examples/queues, on package app): under
+# mpirun it commits the sequential digest too.
+echo "== go build -tags $tags examples/queues"
+(cd examples/queues && go build -tags "$tags" -o "$tmp/queues" .) || exit 1
+want=$("$tmp/queues" cqn --simulation-type sequential --stations 32 --max-sim-time 200 | digest)
+got=$(cd "$tmp" && timeout 300 "$mpirun" "${extra[@]}" -np 2 ./queues cqn --stations 32 --max-sim-time 200 \
+  --time-warp-worker-threads 1 | digest)
+if [[ -z "$want" || "$want" != "$got" ]]; then
+  echo "FAIL: queues cqn -np 2: digest $got, sequential $want"
+  exit 1
+fi
+echo "ok: queues cqn -np 2 (digest ${got:0:16})"
+
 # Determinism across real processes: the digest of every time-warp run under mpirun must
 # equal the sequential digest. Small sizes: -np 4 is oversubscribed on 2 cores.
 check() { # model np workers method flags...

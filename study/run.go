@@ -54,9 +54,17 @@ func (s *Spec) Runs() []Run {
 	return runs
 }
 
+// The runs.csv columns of every run's committed events and wall time, named as in a
+// stats file.
+const (
+	EventsCommitted = "events_committed"
+	WallSeconds     = "wall_seconds"
+)
+
 // Outcome is what one run gives.
 type Outcome struct {
-	// Results are the model's results by key.
+	// Results are the model's results and the kernel's statistics (Catalog.StatsKeys) by
+	// key.
 	Results map[string]float64 `json:"results"`
 	// Digest is the kernel's digest of the final state.
 	Digest string `json:"digest"`

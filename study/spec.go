@@ -11,7 +11,6 @@ package study
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"slices"
@@ -19,6 +18,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/spf13/pflag"
 )
 
 // Spec is a parsed, checked study.
@@ -91,10 +92,14 @@ func (e Execution) Check() error {
 type Catalog interface {
 	// Flags returns a new flag set with every flag of the model's runs (its own and the
 	// kernel's), or an error when there is no such model.
-	Flags(model string) (*flag.FlagSet, error)
+	Flags(model string) (*pflag.FlagSet, error)
 	// ResultKeys returns the keys of the model's results, or nil when they are only
 	// known after a run.
 	ResultKeys(model string) []string
+	// StatsKeys returns the keys of the kernel's statistics that every run reports besides
+	// the model's results (efficiency, committed_events_per_second, rollbacks, memory, as
+	// in a stats file): a spec may list them under results too.
+	StatsKeys() []string
 }
 
 // MaxPoints and MaxRuns are the most points and runs a study may have.
@@ -224,9 +229,11 @@ func Parse(data []byte, file string, cat Catalog) (*Spec, error) {
 		if len(s.Results) == 0 {
 			s.Results = keys
 		}
+		stats := cat.StatsKeys()
 		for _, r := range s.Results {
-			if !slices.Contains(keys, r) {
-				return nil, p.errf(keyNode(root, "results"), "model %s has no result %q (it has %s)", s.Model, r, strings.Join(keys, ", "))
+			if !slices.Contains(keys, r) && !slices.Contains(stats, r) {
+				return nil, p.errf(keyNode(root, "results"), "model %s has no result %q (it has %s; and the kernel's statistics %s)",
+					s.Model, r, strings.Join(keys, ", "), strings.Join(stats, ", "))
 			}
 		}
 	}
@@ -237,7 +244,7 @@ func Parse(data []byte, file string, cat Catalog) (*Spec, error) {
 type parser struct {
 	file  string
 	model string
-	fs    *flag.FlagSet
+	fs    *pflag.FlagSet
 }
 
 func (p *parser) errf(n *yaml.Node, format string, a ...any) error {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -15,17 +14,18 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/gpuoffload"
 )
 
 // fakeCatalog has one model, "toy", with flags n (int), rate (float) and name (string).
 type fakeCatalog struct{}
 
-func (fakeCatalog) Flags(model string) (*flag.FlagSet, error) {
+func (fakeCatalog) Flags(model string) (*pflag.FlagSet, error) {
 	if model != "toy" {
 		return nil, UnknownModel(model, []string{"toy"})
 	}
-	fs := flag.NewFlagSet("toy", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("toy", pflag.ContinueOnError)
 	fs.Int("n", 1, "")
 	fs.Float64("rate", 1, "")
 	fs.String("name", "", "")
@@ -37,6 +37,8 @@ func (fakeCatalog) Flags(model string) (*flag.FlagSet, error) {
 }
 
 func (fakeCatalog) ResultKeys(string) []string { return []string{"a", "b"} }
+
+func (fakeCatalog) StatsKeys() []string { return []string{"efficiency", "events_committed"} }
 
 // toyRun is a deterministic function of the run's flags, except the execution flags.
 func toyRun(_ context.Context, model string, args []string, _ gpuoffload.Backend) (Outcome, error) {

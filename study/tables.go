@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/gonum/stat"
@@ -157,14 +158,25 @@ func (st *Study) SummaryJSONBytes() ([]byte, error) {
 }
 
 // RunsCSVBytes returns one row per run in plan order: its point's parameters, seed,
-// results, digest, committed events and wall time.
+// results, digest, and then its committed events and wall time unless the results have
+// them already (each column name once: a model's result "events" is not the kernel's
+// events_committed).
 func (st *Study) RunsCSVBytes() []byte {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	head := append([]string{"run", "point"}, st.Spec.Params...)
 	head = append(head, "seed")
 	head = append(head, st.Spec.Results...)
-	w.Write(append(head, "digest", "events", "wall_seconds"))
+	head = append(head, "digest")
+	events := !slices.Contains(st.Spec.Results, EventsCommitted)
+	wall := !slices.Contains(st.Spec.Results, WallSeconds)
+	if events {
+		head = append(head, EventsCommitted)
+	}
+	if wall {
+		head = append(head, WallSeconds)
+	}
+	w.Write(head)
 	for _, r := range st.Runs {
 		out := st.Outcomes[r.Index]
 		row := append([]string{strconv.Itoa(r.Index), strconv.Itoa(r.Point)}, st.Spec.Points[r.Point]...)
@@ -172,7 +184,14 @@ func (st *Study) RunsCSVBytes() []byte {
 		for _, k := range st.Spec.Results {
 			row = append(row, fmtFloat(out.Results[k]))
 		}
-		w.Write(append(row, out.Digest, strconv.FormatUint(out.Events, 10), fmtFloat(out.WallSeconds)))
+		row = append(row, out.Digest)
+		if events {
+			row = append(row, strconv.FormatUint(out.Events, 10))
+		}
+		if wall {
+			row = append(row, fmtFloat(out.WallSeconds))
+		}
+		w.Write(row)
 	}
 	w.Flush()
 	return b.Bytes()

@@ -299,10 +299,10 @@ type Results struct {
 	// Grounded counts the planes on the ground at the end.
 	Grounded uint64 `json:"planes_grounded"`
 	// Holds counts the times a plane found no free runway; HoldTime is the total time
-	// planes held, and AverageDelay that time per landing and takeoff, rounded down.
-	Holds        uint64 `json:"holds"`
-	HoldTime     uint64 `json:"hold_time"`
-	AverageDelay uint64 `json:"average_delay"`
+	// planes held, and AverageDelay that time per landing and takeoff.
+	Holds        uint64  `json:"holds"`
+	HoldTime     uint64  `json:"hold_time"`
+	AverageDelay float64 `json:"average_delay"`
 }
 
 // Summarize adds up the airports' counts after a run.
@@ -318,7 +318,7 @@ func Summarize(lps []kernel.LogicalProcess) Results {
 		r.HoldTime += s.HoldTime
 	}
 	if n := r.Landings + r.Departures; n > 0 {
-		r.AverageDelay = r.HoldTime / n
+		r.AverageDelay = float64(r.HoldTime) / float64(n)
 	}
 	return r
 }

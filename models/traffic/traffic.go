@@ -347,8 +347,8 @@ type Results struct {
 	CarsArrived uint64 `json:"cars_arrived"`
 	// CarsFinished counts the trips that ended (WARPED2's total cars finished).
 	CarsFinished uint64 `json:"cars_finished"`
-	// AverageTravelTime is the finished trips' mean travel time, rounded down.
-	AverageTravelTime uint64 `json:"average_travel_time"`
+	// AverageTravelTime is the finished trips' mean travel time.
+	AverageTravelTime float64 `json:"average_travel_time"`
 	// FullRoads counts the full roads cars found when choosing where to go.
 	FullRoads uint64 `json:"full_roads"`
 	// CarsInLanes counts the cars waiting in incoming lanes at the end.
@@ -373,7 +373,7 @@ func Summarize(lps []kernel.LogicalProcess) Results {
 		}
 	}
 	if r.CarsFinished > 0 {
-		r.AverageTravelTime = travel / r.CarsFinished
+		r.AverageTravelTime = float64(travel) / float64(r.CarsFinished)
 	}
 	return r
 }

@@ -68,7 +68,7 @@ func TestWARPED2ByHand(t *testing.T) {
 		require.Equal(t, tc.events, r.EventsCommitted, "events by %v", tc.end)
 		if tc.end == 7 {
 			require.Equal(t, Results{CarsArrived: blocks[1] + 2*blocks[2], CarsFinished: uint64(c.Cars),
-				AverageTravelTime: 3 * (blocks[1] + 2*blocks[2]) / uint64(c.Cars)}, res)
+				AverageTravelTime: float64(3*(blocks[1]+2*blocks[2])) / float64(c.Cars)}, res)
 		}
 	}
 

@@ -205,6 +205,11 @@ type Config struct {
 	// SampleInterval is the wall time between sets of rows (SampleRealTime; default 100
 	// ms), or the least time between them (SampleGVT; default 0).
 	SampleInterval time.Duration
+	// Trace, if set, is called once for each committed event, with its LP, in the order
+	// the events commit (the sequential dispatcher's: the total order), from the
+	// dispatcher's goroutine. Only the sequential dispatcher calls it so far: a time-warp
+	// configuration with Trace is refused (the engine's side is issue 27's).
+	Trace func(lp LPID, ev *Event)
 }
 
 // Progress describes a run in progress.
@@ -253,6 +258,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.validateSampling(); err != nil {
 		return err
+	}
+	if c.Trace != nil && c.Type == TimeWarp {
+		return errors.New("an event trace needs the sequential dispatcher so far: the time-warp dispatcher does not report commits yet")
 	}
 	if c.Transport != nil && c.Transport.Size() > 1 && c.Type != TimeWarp {
 		return fmt.Errorf("a run across %d processes needs simulation type %s, not %q", c.Transport.Size(), TimeWarp, c.Type)

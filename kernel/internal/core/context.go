@@ -37,6 +37,13 @@ type Frame struct {
 	Err error
 	// Reversing is set while a Reverser's Reverse runs: it must not send.
 	Reversing bool
+	// Committing is set while a Committer's Commit runs: it must not send.
+	Committing bool
+	// Scratch is the event's scratch words (Context.Scratch), or nil where the dispatcher
+	// keeps none; ScratchTouched says that the handler asked for them (the dispatcher
+	// zeroes them for the next event).
+	Scratch        *Words
+	ScratchTouched bool
 	// DrawsMade is, while Reverse runs, the number of draws Handle made for the event.
 	DrawsMade uint32
 	// Lookahead is the simulation's (see Lookahead): a copy, read on every send.
@@ -99,6 +106,19 @@ func (c *Context) SendWords(to LPID, at Time, w Words) {
 	}
 }
 
+// Scratch returns the event's scratch words: space for reverse computation (ROSS's bit
+// field and saved values). Handle may write there what it overwrote or decided, and
+// Reverse, called for the same event, reads it back. They are zero when Handle starts.
+// Only the sequential dispatcher keeps them so far (where Reverse never runs); under time
+// warp Scratch panics, naming the engine's missing side, rather than lose them.
+func (c *Context) Scratch() *Words {
+	if c.f.Scratch == nil {
+		panic("Context.Scratch: the time-warp dispatcher keeps no per-event scratch words yet; run this model with the sequential dispatcher")
+	}
+	c.f.ScratchTouched = true
+	return c.f.Scratch
+}
+
 // check reports whether a send to LP to at time at is valid, recording the error if not.
 func (c *Context) check(to LPID, at Time) bool {
 	switch {
@@ -106,6 +126,8 @@ func (c *Context) check(to LPID, at Time) bool {
 		return false
 	case c.f.Reversing:
 		panic(fmt.Sprintf("LP %q sent an event from Reverse; Reverse must not send", c.f.LP.Model.Name()))
+	case c.f.Committing:
+		panic(fmt.Sprintf("LP %q sent an event from Commit; Commit must not send", c.f.LP.Model.Name()))
 	case !(at >= c.f.Now): // also catches NaN
 		c.f.Err = &SendError{From: c.f.Self, FromName: c.f.LP.Model.Name(), Now: c.f.Now, To: to,
 			ToName: c.f.Sim.NameOf(to), At: at}

@@ -41,6 +41,11 @@ type Reverser interface {
 	Reverse(ctx *Context, ev *Event)
 }
 
+// Committer is kernel.Committer, where its contract is documented for models.
+type Committer interface {
+	Commit(ctx *Context, ev *Event)
+}
+
 // Reversible is kernel.Reversible, where its contract is documented for models.
 type Reversible interface {
 	Reversible() bool

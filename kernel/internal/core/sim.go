@@ -29,6 +29,9 @@ type Sim struct {
 	InInit bool // true while Init runs
 	// Lookahead is the least delay of a send to another LP (see Lookahead).
 	Lookahead Time
+	// Committers[id] is LP id's Commit hook (Committer), or nil; the slice is nil when
+	// no LP has one.
+	Committers []Committer
 	// Series[id] are LP id's recorded points (Config.RecordSeries; see series.go), or nil.
 	Series [][]SeriesRec
 	// Laps is the most laps Mattern's token needed in a round this rank initiated (a
@@ -152,6 +155,17 @@ func NewSim(cfg Config, lps []LogicalProcess, check func(name string, lp Logical
 			}
 		}
 		s.LPs[i] = LPRecord{Model: lp, RNG: rng.New(cfg.Seed, uint64(i))}
+		if c, ok := lp.(Committer); ok {
+			if cfg.Type == TimeWarp {
+				// The time-warp engine does not call Commit yet: a run would drop the
+				// model's irreversible output without a word.
+				return nil, fmt.Errorf("LP %q (id %d) implements Commit, which only the sequential dispatcher calls so far; use the sequential dispatcher", name, i)
+			}
+			if s.Committers == nil {
+				s.Committers = make([]Committer, len(lps))
+			}
+			s.Committers[i] = c
+		}
 	}
 	if cfg.Type == TimeWarp {
 		s.Cfg.TimeWarp.StateSaving = resolveStateSaving(cfg.TimeWarp, lps)

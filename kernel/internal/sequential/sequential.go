@@ -22,9 +22,10 @@ const checkEvery = 1 << 14
 // and the handler reads the event in place. So there are no event records to pool and no
 // pointers to chase.
 type sequentialDispatcher struct {
-	sim *core.Sim
-	cal eventset.Calendar
-	ctx core.Context
+	sim     *core.Sim
+	cal     eventset.Calendar
+	ctx     core.Context
+	scratch event.Words // the handled event's Context.Scratch
 }
 
 // Run runs the LPs of s to its end time and returns the run's totals.
@@ -35,6 +36,7 @@ func Run(ctx context.Context, s *core.Sim) (core.Stats, error) {
 func newSequential(s *core.Sim) *sequentialDispatcher {
 	d := &sequentialDispatcher{sim: s}
 	d.ctx = s.NewContext(d)
+	core.FrameOf(&d.ctx).Scratch = &d.scratch
 	return d
 }
 
@@ -47,6 +49,25 @@ func (d *sequentialDispatcher) Send(to, from event.LPID, depth uint32, seq uint6
 func (d *sequentialDispatcher) enter(id event.LPID, now event.Time, depth uint32) {
 	f := core.FrameOf(&d.ctx) // not core.Enter, which costs an instruction an event more
 	f.Now, f.Depth, f.Self, f.LP = now, depth, id, &d.sim.LPs[id]
+}
+
+// commit reports event e of LP id, which it just handled, to the trace and the LP's
+// Commit hook, if there are.
+func (d *sequentialDispatcher) commit(id event.LPID, e *event.Event) {
+	if t := d.sim.Cfg.Trace; t != nil {
+		t(id, e)
+	}
+	var c core.Committer
+	if d.sim.Committers != nil {
+		c = d.sim.Committers[id]
+	}
+	if c == nil {
+		return
+	}
+	f := core.FrameOf(&d.ctx)
+	f.Committing = true
+	c.Commit(&d.ctx, e)
+	f.Committing = false
 }
 
 func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err error) {
@@ -71,6 +92,7 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err erro
 	}
 
 	end := s.Cfg.MaxSimTime
+	hooks := s.Committers != nil || s.Cfg.Trace != nil
 	start := time.Now()
 	lastProgress := start
 	var n uint64
@@ -87,6 +109,12 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err erro
 		// instruction an event.
 		if err := core.FrameOf(&d.ctx).Err; err != nil {
 			return st, err
+		}
+		if hooks {
+			d.commit(id, e) // every event commits as it is processed here
+		}
+		if f := core.FrameOf(&d.ctx); f.ScratchTouched {
+			d.scratch, f.ScratchTouched = event.Words{}, false // zero for the next event
 		}
 		st.FinalTime = e.RecvTime
 		n++

@@ -1,0 +1,182 @@
+// Package app is the warped command as a library: a model registers itself once (a
+// Model: its name, flags, results, outputs) and a three-line main gets everything the
+// bundled models have:
+//
+//	func main() {
+//		app.Main("mysim", mymodel.Command())
+//	}
+//
+// gives, for each model,
+//
+//	mysim MODEL [flags]     run it: the kernel's flags (--simulation-type, --time-warp-*,
+//	                        --seed, --max-sim-time, --gpu, ...), --config/--dump-config,
+//	                        --stats-file, --sample-file, --series-file, --report, --progress,
+//	                        --max-memory, and runs across processes under mpirun (built
+//	                        with -tags mpi)
+//	mysim help [MODEL]      the usage, or the model's flags, grouped
+//	mysim study SPEC        a parameter study with confidence intervals (mysim study --help)
+//	mysim plot FILE...      charts of sample, series and stats files (mysim plot --help)
+//	mysim devices           the GPU offload backends and their devices
+//	mysim version           the module version, commit, Go version and build tags
+//
+// The warped command is Main("warped", Bundled()...). A study runs each point in this
+// process with --seed, --simulation-type and --time-warp-worker-threads set by the study,
+// so a model's flags must not use those names (no model flag may reuse a kernel flag's
+// name; the flag set panics on a duplicate).
+//
+// Every flag can also be given in a JSON file (--config FILE) under the same name; the
+// command line overrides the file, and --dump-config prints the flags that were set in
+// that format. Usage and configuration errors exit with status 2, failed runs with 1.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+)
+
+// Command is a program of models: the warped command, or a model's own.
+type Command struct {
+	name   string
+	models []*Model
+	// mu serialises binding a model's flags and reading its results: a model may keep
+	// state between the two (the epidemic's --time-series path), and a study runs several
+	// runs of one model at once.
+	mu sync.Mutex
+}
+
+// New returns the command called name (its word in usage and messages) that runs models.
+// It panics when two models share a name or a model lacks its Name, Flags or Results,
+// mistakes of the program, not of its user.
+func New(name string, models ...*Model) *Command {
+	seen := map[string]bool{}
+	for _, m := range models {
+		switch {
+		case m == nil || m.Name == "" || m.Flags == nil || m.Results == nil:
+			panic(fmt.Sprintf("app.New: model %+v needs a Name, Flags and Results", m))
+		case seen[m.Name] || commands[m.Name]:
+			panic(fmt.Sprintf("app.New: model name %q is taken", m.Name))
+		}
+		seen[m.Name] = true
+	}
+	return &Command{name: name, models: models}
+}
+
+// commands are the words that are not models.
+var commands = map[string]bool{"help": true, "version": true, "devices": true, "study": true, "plot": true}
+
+// Main runs the command called name with models on the process's arguments, stops the
+// run cleanly on SIGINT, SIGTERM or SIGHUP (a second signal ends the process at once),
+// and exits with the command's status.
+func Main(name string, models ...*Model) {
+	c := New(name, models...)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	for _, sig := range stopSignals {
+		// A signal the process was started ignoring stays ignored: nohup's SIGHUP, the
+		// SIGINT of a job a script started in the background.
+		if !signal.Ignored(sig) {
+			signal.Notify(sigs, sig)
+		}
+	}
+	go func() {
+		// The first signal stops the run: it ends as a failed run does, removing its
+		// temporary files. A second one ends the process at once, as if unhandled.
+		s := <-sigs
+		cancel(&interruption{s})
+		s = <-sigs
+		signal.Reset()
+		if sig, ok := s.(syscall.Signal); ok {
+			syscall.Kill(os.Getpid(), sig)
+		}
+		os.Exit(exitRun)
+	}()
+	code := c.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	os.Exit(code)
+}
+
+// find returns the model called name, or nil.
+func (c *Command) find(name string) *Model {
+	for _, m := range c.models {
+		if m.Name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// stopSignals are the signals that stop a run cleanly: Ctrl-C, kill's default, and a
+// closed terminal (mpirun and batch schedulers send SIGTERM).
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// interruption is the cause of a context that a signal ended.
+type interruption struct{ sig os.Signal }
+
+func (i *interruption) Error() string {
+	name := map[os.Signal]string{os.Interrupt: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGHUP: "SIGHUP"}[i.sig]
+	if name == "" {
+		name = i.sig.String()
+	}
+	return "interrupted by " + name
+}
+
+// interrupted returns the interruption that ended ctx, or nil.
+func interrupted(ctx context.Context) error {
+	var i *interruption
+	if errors.As(context.Cause(ctx), &i) {
+		return i
+	}
+	return nil
+}
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitRun   = 1 // the run failed or was interrupted (SIGINT, SIGTERM, SIGHUP)
+	exitUsage = 2 // bad command line or configuration
+)
+
+// Run is the whole program without the process: it parses args (the arguments after the
+// program's name), runs, writes to stdout and stderr, and returns the exit status.
+// Cancelling ctx stops a run as a signal does.
+func (c *Command) Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, c.usage())
+		return exitUsage
+	}
+	switch cmd := args[0]; cmd {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			m := c.find(args[1])
+			if m == nil {
+				fmt.Fprintf(stderr, "%s: unknown model %q; run '%s help' for the list\n", c.name, args[1], c.name)
+				return exitUsage
+			}
+			fmt.Fprint(stdout, c.modelUsage(m))
+			return exitOK
+		}
+		fmt.Fprint(stdout, c.usage())
+		return exitOK
+	case "devices":
+		return c.devicesCommand(args[1:], stdout, stderr)
+	case "study":
+		return c.studyCommand(ctx, args[1:], stdout, stderr)
+	case "plot":
+		return c.plotCommand(args[1:], stdout, stderr)
+	case "version", "-version", "--version":
+		writeVersion(stdout, c.name, readBuildInfo()) // version.go
+		return exitOK
+	default:
+		m := c.find(cmd)
+		if m == nil {
+			fmt.Fprintf(stderr, "%s: unknown command or model %q; run '%s help' for the list\n", c.name, cmd, c.name)
+			return exitUsage
+		}
+		return c.runModel(ctx, m, args[1:], stdout, stderr)
+	}
+}

@@ -1,0 +1,279 @@
+package app
+
+import (
+	"github.com/spf13/pflag"
+	"github.com/warpedgo/warped/internal/outfile"
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/models/airport"
+	"github.com/warpedgo/warped/models/epidemic"
+	"github.com/warpedgo/warped/models/logic"
+	"github.com/warpedgo/warped/models/pcs"
+	"github.com/warpedgo/warped/models/phold"
+	"github.com/warpedgo/warped/models/traffic"
+	"github.com/warpedgo/warped/partition"
+)
+
+// Bundled returns the models of this repository as the warped command registers them
+// (new values on each call: a model may keep state between its flags and its results).
+func Bundled() []*Model {
+	return []*Model{
+		{
+			Name:    "phold",
+			Summary: "PHOLD synthetic benchmark (ROSS parameters)",
+			EndTime: 500,
+			Flags: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				c := phold.DefaultConfig()
+				fs.IntVar(&c.LPs, "lps", c.LPs, "number of logical processes")
+				fs.Float64Var(&c.Remote, "remote", c.Remote, "probability that an event goes to a random LP")
+				fs.Float64Var(&c.Mean, "mean", c.Mean, "mean delay between events")
+				fs.Float64Var(&c.Lookahead, "lookahead", c.Lookahead, "minimum delay between events")
+				fs.IntVar(&c.StartEvents, "start-events", c.StartEvents, "initial events per LP")
+				fs.IntVar(&c.Grain, "grain", c.Grain, "busy work per event, in generator steps")
+				return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+					lps, err := phold.New(c)
+					return lps, nil, err
+				}
+			},
+			Size: func(flag func(string) float64) (float64, float64) {
+				return flag("lps"), flag("lps") * flag("start-events")
+			},
+			SizeFlags: []string{"lps", "start-events"},
+			Results: func(lps []kernel.LogicalProcess, _ *pflag.FlagSet) []Result {
+				r := phold.Summarize(lps)
+				return []Result{
+					{"Events", "events", r.Events},
+					{"Remote events", "remote_events", r.Remote},
+				}
+			},
+		},
+		{
+			Name:    "pcs",
+			Summary: "PCS cellular network (WARPED2's)",
+			EndTime: 200,
+			Against: against(pcsWARPED2),
+			Flags: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				c := pcs.DefaultConfig()
+				fs.IntVar(&c.CellsX, "num-cells-x", c.CellsX, "width of the cell grid")
+				fs.IntVar(&c.CellsY, "num-cells-y", c.CellsY, "height of the cell grid")
+				fs.IntVar(&c.Channels, "channel-cnt", c.Channels, "channels per cell")
+				fs.IntVar(&c.CallInterval, "call-interval", c.CallInterval, "mean time between the end of a call and the next call")
+				fs.IntVar(&c.CallDuration, "call-duration", c.CallDuration, "mean call duration")
+				fs.IntVar(&c.MoveInterval, "move-interval", c.MoveInterval, "mean time between moves")
+				fs.IntVar(&c.Portables, "portable-count", c.Portables, "portables per cell")
+				return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+					lps, err := pcs.New(c)
+					return lps, c.Partitioner(), err
+				}
+			},
+			Size: func(flag func(string) float64) (float64, float64) {
+				cells := flag("num-cells-x") * flag("num-cells-y")
+				return cells, cells * (flag("portable-count") + flag("channel-cnt"))
+			},
+			SizeFlags: []string{"num-cells-x", "num-cells-y", "portable-count", "channel-cnt"},
+			Results: func(lps []kernel.LogicalProcess, _ *pflag.FlagSet) []Result {
+				r := pcs.Summarize(lps)
+				return []Result{
+					{"Call attempts", "call_attempts", r.CallAttempts},
+					{"Channel blocks", "channel_blocks", r.ChannelBlocks},
+					{"Handoff blocks", "handoff_blocks", r.HandoffBlocks},
+				}
+			},
+		},
+		{
+			Name:    "traffic",
+			Summary: "traffic on a grid of intersections (WARPED2's, with its own lane choice)",
+			EndTime: 10000,
+			Against: against(trafficWARPED2),
+			Flags: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				c := traffic.DefaultConfig()
+				fs.IntVar(&c.IntersectionsX, "num-intersections-x", c.IntersectionsX, "width of the intersection grid")
+				fs.IntVar(&c.IntersectionsY, "num-intersections-y", c.IntersectionsY, "height of the intersection grid")
+				fs.IntVar(&c.Cars, "number-of-cars", c.Cars, "cars starting at each intersection")
+				fs.IntVar(&c.MeanInterval, "mean-interval", c.MeanInterval, "mean of each step's exponential delay")
+				fs.IntVar(&c.MaxCarsOnRoad, "max-cars-on-road", c.MaxCarsOnRoad, "cars a road holds before cars look for another")
+				fs.IntVar(&c.MaxDistance, "max-distance", c.MaxDistance, "farthest destination along each axis, in blocks")
+				return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+					lps, err := traffic.New(c)
+					return lps, c.Partitioner(), err
+				}
+			},
+			Size: func(flag func(string) float64) (float64, float64) {
+				n := flag("num-intersections-x") * flag("num-intersections-y")
+				return n, n * flag("number-of-cars")
+			},
+			SizeFlags: []string{"num-intersections-x", "num-intersections-y", "number-of-cars"},
+			Results: func(lps []kernel.LogicalProcess, _ *pflag.FlagSet) []Result {
+				r := traffic.Summarize(lps)
+				return []Result{
+					{"Cars arrived", "cars_arrived", r.CarsArrived},
+					{"Cars finished", "cars_finished", r.CarsFinished},
+					{"Average travel time", "average_travel_time", r.AverageTravelTime},
+					{"Full roads found", "full_roads", r.FullRoads},
+					{"Cars in lanes at end", "cars_in_lanes", r.CarsInLanes},
+					{"Cars on roads at end", "cars_on_roads", r.CarsOnRoads},
+				}
+			},
+		},
+		{
+			Name:    "airport",
+			Summary: "planes flying between airports, with runway contention or as WARPED2's (--variant warped2)",
+			EndTime: 2000,
+			Against: against(airportWARPED2),
+			Flags: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				c := airport.DefaultConfig()
+				fs.StringVar(&c.Variant, "variant", c.Variant, "runways (runway contention) or warped2 (WARPED2's airport: no runways, so the runway flags are unused)")
+				fs.IntVar(&c.AirportsX, "num-airports-x", c.AirportsX, "width of the airport grid")
+				fs.IntVar(&c.AirportsY, "num-airports-y", c.AirportsY, "height of the airport grid")
+				fs.IntVar(&c.Planes, "num-planes", c.Planes, "planes starting at each airport")
+				fs.IntVar(&c.GroundTime, "ground-time", c.GroundTime, "mean time a plane stays at the gate")
+				fs.IntVar(&c.FlightTime, "flight-time", c.FlightTime, "mean flight time")
+				fs.IntVar(&c.Runways, "runways", c.Runways, "runways per airport")
+				fs.IntVar(&c.LandTime, "land-time", c.LandTime, "mean time a landing holds a runway")
+				fs.IntVar(&c.TakeoffTime, "takeoff-time", c.TakeoffTime, "mean time a takeoff holds a runway")
+				fs.IntVar(&c.HoldTime, "hold-time", c.HoldTime, "time a plane waits for a runway before trying again")
+				return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+					lps, err := airport.New(c)
+					return lps, c.Partitioner(), err
+				}
+			},
+			Size: func(flag func(string) float64) (float64, float64) {
+				n := flag("num-airports-x") * flag("num-airports-y")
+				return n, n * flag("num-planes")
+			},
+			SizeFlags: []string{"num-airports-x", "num-airports-y", "num-planes"},
+			Results: func(lps []kernel.LogicalProcess, _ *pflag.FlagSet) []Result {
+				r := airport.Summarize(lps)
+				return []Result{
+					{"Arrivals", "arrivals", r.Arrivals},
+					{"Landings", "landings", r.Landings},
+					{"Departures", "departures", r.Departures},
+					{"Planes grounded", "planes_grounded", r.Grounded},
+					{"Runway holds", "holds", r.Holds},
+					{"Hold time", "hold_time", r.HoldTime},
+					{"Average delay", "average_delay", r.AverageDelay},
+				}
+			},
+		},
+		epidemicModel(),
+		{
+			Name:           "logic",
+			DynamicResults: true,
+			Summary:        "gate-level logic circuits (.bench files, adders, multipliers, random circuits)",
+			EndTime:        2100,
+			Flags: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				c := logic.DefaultConfig()
+				fs.StringVar(&c.Circuit, "circuit", c.Circuit, "an ISCAS .bench file, or full-adder, adder-N or multiplier-N")
+				fs.IntVar(&c.RandomGates, "random-gates", c.RandomGates, "generate a random circuit of this many gates instead (0: use --circuit)")
+				fs.Uint64Var(&c.CircuitSeed, "circuit-seed", c.CircuitSeed, "seed of the random circuit")
+				fs.IntVar(&c.GateDelay, "gate-delay", c.GateDelay, "delay of every gate")
+				fs.IntVar(&c.VectorPeriod, "vector-period", c.VectorPeriod, "time between input vectors")
+				fs.IntVar(&c.ClockPeriod, "clock-period", c.ClockPeriod, "time between flip-flop clock edges")
+				fs.StringVar(&c.Vectors, "vectors", c.Vectors, "input vectors: comma-separated bit strings, one bit per input in declaration order (empty: random)")
+				fs.IntVar(&c.NumVectors, "num-vectors", c.NumVectors, "number of random input vectors")
+				return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+					lps, err := logic.New(c)
+					return lps, nil, err
+				}
+			},
+			Size: func(flag func(string) float64) (float64, float64) {
+				return flag("random-gates"), 0 // a named circuit's size is known once read
+			},
+			SizeFlags: []string{"random-gates"},
+			Results: func(lps []kernel.LogicalProcess, _ *pflag.FlagSet) []Result {
+				r := logic.Summarize(lps)
+				out := []Result{
+					{"Gates", "gates", uint64(r.Gates)},
+					{"Inputs", "inputs", uint64(r.Inputs)},
+					{"Outputs", "outputs", uint64(r.Outputs)},
+					{"Transitions", "transitions", r.Transitions},
+				}
+				var outT uint64
+				for _, n := range r.OutputTransitions {
+					outT += n
+				}
+				out = append(out, Result{"Output transitions", "output_transitions", outT},
+					Result{"Outputs at 1", "outputs_at_1", r.Ones},
+					Result{"Output value (bit j = output j)", "output_value", r.Value})
+				if r.Outputs <= 16 {
+					for j, n := range r.OutputTransitions {
+						name := logic.OutputName(lps, j)
+						out = append(out, Result{"Transitions of " + name, "transitions_" + name, n})
+					}
+				}
+				return out
+			},
+		},
+	}
+}
+
+// epidemicModel returns the epidemic's entry: its --time-series path is shared by the flag
+// set and the results.
+func epidemicModel() *Model {
+	var series, file string
+	return &Model{
+		Name:    "epidemic",
+		Summary: "epidemic spreading over a small world of locations (WARPED2's rules, or --variant stochastic)",
+		Notes:   epidemicNotes,
+		Against: against(epidemicWARPED2),
+		Resolve: epidemicResolve,
+		EndTime: 5000,
+		Flags: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+			c := epidemic.DefaultConfig()
+			epidemicFlags(fs, &c)
+			fs.StringVar(&file, "warped2-config", "", "read the locations, people, network and disease parameters from this WARPED2 configuration file (the comma-separated text its config/createConfig.cpp writes); needs --variant warped2")
+			fs.StringVar(&series, "time-series", "", "write the counts per disease state over time as CSV to this file")
+			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				if file == "" {
+					lps, err := epidemic.New(c)
+					return lps, nil, err
+				}
+				if err := epidemicFileConflicts(fs, c); err != nil {
+					return nil, nil, err
+				}
+				c, sites, err := epidemic.ReadConfigFile(file, c)
+				if err != nil {
+					return nil, nil, err
+				}
+				lps, err := epidemic.Build(c, sites)
+				return lps, nil, err
+			}
+		},
+		Size: func(flag func(string) float64) (float64, float64) {
+			return flag("num-locations"), flag("num-locations") * flag("population") / 4 // a person is about 80 bytes
+		},
+		SizeFlags: []string{"num-locations", "population"},
+		Results: func(lps []kernel.LogicalProcess, _ *pflag.FlagSet) []Result {
+			r := epidemic.Summarize(lps)
+			out := make([]Result, 0, 10)
+			for s := range epidemic.NumDiseaseStates {
+				name := s.String()
+				out = append(out, Result{"Final " + name, "final_" + name, r.Final[s]})
+			}
+			return append(out,
+				Result{"Infections", "infections", r.Infections},
+				Result{"Moves", "moves", r.Moves},
+				Result{"Peak infected", "peak_infected", r.PeakInfected},
+				Result{"Peak time", "peak_time", r.PeakTime})
+		},
+		OutputPaths: func() map[string]string {
+			if series == "" {
+				return nil
+			}
+			return map[string]string{"time-series": series}
+		},
+		WriteOutputs: func(lps []kernel.LogicalProcess) error {
+			if series == "" {
+				return nil
+			}
+			if err := outfile.WriteFile(series, epidemic.Summarize(lps).CSV()); err != nil {
+				return outputError("time-series", err)
+			}
+			return nil
+		},
+	}
+}
+
+// against is the help section of a bundled model that follows one of WARPED2's.
+func against(text string) string {
+	return "Against WARPED2 (wilseypa/warped2-models):\n" + text
+}

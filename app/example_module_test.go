@@ -1,0 +1,29 @@
+package app
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// TestOwnModuleExample runs the tests of examples/queues, a model in a module of its own
+// (its go.mod replaces this repository with ../..) built on package app alone: its run, its
+// report and its study commit the digests of the same model run by the kernel directly.
+// scripts/mpi-test.sh runs it under mpirun.
+func TestOwnModuleExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds another module")
+	}
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goTool); err != nil {
+		t.Skipf("no go tool at %s: %v", goTool, err)
+	}
+	cmd := exec.Command(goTool, "test", "-count=1", "./...")
+	cmd.Dir = filepath.Join("..", "examples", "queues")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go test in %s: %v\n%s", cmd.Dir, err, out)
+	}
+}

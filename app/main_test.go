@@ -1,0 +1,375 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/comm"
+)
+
+// warped runs the command with args and returns its exit status, stdout and stderr.
+func warped(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+var digestLine = regexp.MustCompile(`(?m)^digest: ([0-9a-f]{64})$`)
+
+func digestOf(t *testing.T, stdout string) string {
+	t.Helper()
+	m := digestLine.FindStringSubmatch(stdout)
+	require.NotNil(t, m, "no digest line in:\n%s", stdout)
+	return m[1]
+}
+
+func TestRunModels(t *testing.T) {
+	code, out, errOut := warped("phold", "--lps", "64", "--max-sim-time", "20")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "Events committed:")
+	require.Contains(t, out, "Remote events:")
+	a := digestOf(t, out)
+
+	_, out, _ = warped("phold", "--lps", "64", "--max-sim-time", "20")
+	require.Equal(t, a, digestOf(t, out), "same seed, same digest")
+	_, out, _ = warped("phold", "--lps", "64", "--max-sim-time", "20", "--seed", "2")
+	require.NotEqual(t, a, digestOf(t, out), "different seed, different digest")
+
+	code, out, errOut = warped("pcs", "--num-cells-x", "5", "--num-cells-y", "5", "--max-sim-time", "100")
+	require.Equal(t, 0, code, errOut)
+	for _, s := range []string{"Call attempts:", "Channel blocks:", "Handoff blocks:"} {
+		require.Contains(t, out, s)
+	}
+	digestOf(t, out)
+	// No progress line when stderr is not a terminal; at most the one line saying that
+	// --gpu auto found no GPU.
+	require.Regexp(t, `^(warped pcs: gpu offload off: [^\n]+\n)?$`, errOut)
+}
+
+func TestTimeWarpMatchesSequential(t *testing.T) {
+	for _, m := range [][]string{
+		{"phold", "--lps", "64", "--max-sim-time", "20"},
+		{"pcs", "--num-cells-x", "4", "--num-cells-y", "4", "--max-sim-time", "100"},
+	} {
+		code, out, errOut := warped(append(m, "--simulation-type", "sequential")...)
+		require.Equal(t, 0, code, errOut)
+		want := digestOf(t, out)
+		code, out, errOut = warped(append(m, "--time-warp-worker-threads", "3", "--time-warp-scheduler-count", "2",
+			"--time-warp-state-saving-period", "3", "--time-warp-queue-type", "calendar")...)
+		require.Equal(t, 0, code, errOut)
+		require.Equal(t, want, digestOf(t, out), "time warp (the default) commits the sequential result")
+		require.Contains(t, out, "Simulation of "+m[0]+" complete (time-warp)")
+		require.Contains(t, out, "GVT cycles:")
+		if m[0] == "phold" {
+			code, out, errOut = warped(append(m, "--time-warp-worker-threads", "3",
+				"--time-warp-state-saving-type", "reverse")...)
+			require.Equal(t, 0, code, errOut)
+			require.Equal(t, want, digestOf(t, out), "reverse computation commits the sequential result")
+		}
+	}
+}
+
+// TestMaxSimTimeInclusive: with integer times, a run to 99 that includes the events at 99
+// (WARPED2's rule) is the run to 100 that excludes those at 100, sequential and time warp.
+func TestMaxSimTimeInclusive(t *testing.T) {
+	pcs := []string{"pcs", "--num-cells-x", "4", "--num-cells-y", "4"}
+	code, out, errOut := warped(append(pcs, "--max-sim-time", "100", "--simulation-type", "sequential")...)
+	require.Equal(t, 0, code, errOut)
+	want := digestOf(t, out)
+	for _, typ := range []string{"sequential", "time-warp"} {
+		code, out, errOut = warped(append(pcs, "--max-sim-time", "99", "--max-sim-time-inclusive",
+			"--simulation-type", typ, "--time-warp-worker-threads", "2")...)
+		require.Equal(t, 0, code, errOut)
+		require.Equal(t, want, digestOf(t, out), typ)
+	}
+	_, out, _ = warped(append(pcs, "--max-sim-time", "99")...)
+	require.NotEqual(t, want, digestOf(t, out), "the events at 99 count")
+}
+
+func TestProgressOnRequest(t *testing.T) {
+	code, _, errOut := warped("phold", "--lps", "64", "--max-sim-time", "20", "--progress")
+	require.Equal(t, 0, code)
+	_ = errOut // the run may end before the first progress line; the flag must parse
+	code, _, _ = warped("phold", "--lps", "64", "--max-sim-time", "20", "--progress=off")
+	require.Equal(t, 0, code)
+	code, _, errOut = warped("phold", "--lps", "64", "--max-sim-time", "20", "--progress", "off")
+	require.Equal(t, 0, code, errOut)
+	code, _, errOut = warped("phold", "--progress=sometimes")
+	require.Equal(t, 2, code, errOut)
+}
+
+func TestBadInputIsOneLineAndExit2(t *testing.T) {
+	dir := t.TempDir()
+	badJSON := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(badJSON, []byte("{not json"), 0o644))
+	unknownKey := filepath.Join(dir, "unknown.json")
+	require.NoError(t, os.WriteFile(unknownKey, []byte(`{"lps": 4, "colour": "blue"}`), 0o644))
+	configs := map[string]string{"dup": `{"lps": 4, "lps": 8}`, "trailing": `{"lps": 4} x`, "two": `{"lps": 4}{"lps": 8}`}
+	for name, text := range configs {
+		configs[name] = filepath.Join(dir, name+".json")
+		require.NoError(t, os.WriteFile(configs[name], []byte(text), 0o644))
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"phold", "--lps", "0"}, "--lps must be at least 1"},
+		{[]string{"phold", "--max-sim-time", "-5"}, "--max-sim-time must be a positive number"},
+		{[]string{"phold", "--max-sim-time", "NaN"}, "--max-sim-time must be a positive number"},
+		{[]string{"phold", "--mean", "abc"}, `invalid argument "abc" for "--mean" flag`},
+		{[]string{"phold", "--no-such-flag"}, "unknown flag --no-such-flag"},
+		{[]string{"phold", "--lpss", "8"}, "unknown flag --lpss (did you mean --lps?)"},
+		{[]string{"phold", "-seeds", "8"}, "unknown flag --seeds (did you mean --seed?)"},
+		{[]string{"phold", "--lps"}, "flag needs an argument: --lps"},
+		{[]string{"phold", "--progress", "sometimes"}, `unexpected argument "sometimes"`},
+		{[]string{"phold", "--dump-config=maybe"}, `invalid argument "maybe" for "--dump-config" flag`},
+		{[]string{"phold", "stray"}, `unexpected argument "stray"`},
+		{[]string{"pcs", "--num-cells-x", "0"}, "--num-cells-x must be at least 1"},
+		{[]string{"pcs", "--simulation-type", "quantum"}, `unknown simulation type "quantum"`},
+		{[]string{"nosuchmodel"}, `unknown command or model "nosuchmodel"`},
+		{[]string{"phold", "--time-warp-worker-threads", "0"}, "--time-warp-worker-threads must be at least 1"},
+		{[]string{"phold", "--time-warp-scheduler-count", "-1"}, "--time-warp-scheduler-count must be at least 1"},
+		{[]string{"phold", "--time-warp-worker-threads", "2", "--time-warp-scheduler-count", "3"}, "must not exceed the worker threads"},
+		{[]string{"phold", "--time-warp-state-saving-period", "0"}, "--time-warp-state-saving-period must be at least 1"},
+		{[]string{"phold", "--time-warp-queue-type", "fifo"}, `unknown queue type "fifo"`},
+		{[]string{"phold", "--time-warp-lock-type", "spin"}, `unknown lock type "spin"`},
+		{[]string{"phold", "--time-warp-cancellation", "eager"}, `unknown time-warp cancellation "eager"`},
+		{[]string{"phold", "--time-warp-state-saving-type", "copy"}, `unknown time-warp state-saving type "copy" (want auto, periodic or reverse)`},
+		{[]string{"phold", "--time-warp-optimism-window", "-1"}, "optimism window must be >= 0"},
+		{[]string{"phold", "--time-warp-gvt-calculation-period", "0"}, "--time-warp-gvt-calculation-period must be a positive number"},
+		{[]string{"help", "nosuchmodel"}, `unknown model "nosuchmodel"`},
+		{[]string{"phold", "--config", filepath.Join(dir, "missing.json")}, "cannot read --config"},
+		{[]string{"phold", "--config", badJSON}, "is not a JSON object"},
+		{[]string{"phold", "--config", unknownKey}, `unknown key "colour"`},
+		{[]string{"phold", "--config", configs["dup"]}, `key "lps" given twice`},
+		{[]string{"phold", "--config", configs["trailing"]}, "is not a JSON object"},
+		{[]string{"phold", "--config", configs["two"]}, "more follows the object"},
+		{[]string{"logic", "--num-vectors", "0"}, "--num-vectors 0 and a circuit without flip-flops"},
+		{[]string{"pcs", "--num-cells-x", "4294967296", "--num-cells-y", "4294967296"}, "cells is too many"},
+		{[]string{"traffic", "--num-intersections-x", "4294967296", "--num-intersections-y", "4294967296"}, "intersections is too many"},
+		{[]string{"airport", "--num-airports-x", "4294967296", "--num-airports-y", "4294967296"}, "is too many"},
+		{[]string{"phold", "--stats-file", filepath.Join(dir, "no", "such", "dir", "s.json")}, "cannot write --stats-file"},
+		{[]string{"phold", "--gpu", "maybe"}, `--gpu: unknown mode "maybe" (want off, on, auto, cpu)`},
+		{[]string{"phold", "--gpu-batch-size", "-1"}, "--gpu-batch-size must be in [0, 1048576] (0: tuned), got -1"},
+	} {
+		code, out, errOut := warped(tc.args...)
+		require.Equal(t, 2, code, "%v: %s", tc.args, errOut)
+		require.Contains(t, errOut, tc.want, tc.args)
+		require.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+		require.Empty(t, out)
+	}
+	code, _, errOut := warped()
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "Usage:")
+}
+
+func TestConfigFileAndOverride(t *testing.T) {
+	dir := t.TempDir()
+	code, dump, _ := warped("phold", "--lps", "32", "--max-sim-time", "15", "--seed", "9", "--dump-config")
+	require.Equal(t, 0, code)
+	var kv map[string]any
+	require.NoError(t, json.Unmarshal([]byte(dump), &kv))
+	require.EqualValues(t, 32, kv["lps"])
+	require.EqualValues(t, 15, kv["max-sim-time"])
+	require.NotContains(t, kv, "config")
+	cfg := filepath.Join(dir, "c.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(dump), 0o644))
+
+	_, out, _ := warped("phold", "--lps", "32", "--max-sim-time", "15", "--seed", "9")
+	want := digestOf(t, out)
+	code, out, errOut := warped("phold", "--config", cfg)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, want, digestOf(t, out), "the dumped configuration reproduces the run")
+
+	code, out, _ = warped("phold", "--config", cfg, "--seed", "10")
+	require.Equal(t, 0, code)
+	require.NotEqual(t, want, digestOf(t, out), "the command line overrides the file")
+
+	code, dump, _ = warped("phold", "--config", cfg, "--lps", "8", "--dump-config")
+	require.Equal(t, 0, code)
+	require.NoError(t, json.Unmarshal([]byte(dump), &kv))
+	require.EqualValues(t, 8, kv["lps"])
+	require.EqualValues(t, 9, kv["seed"])
+}
+
+func TestInfiniteEndTimeInConfig(t *testing.T) {
+	code, dump, _ := warped("pcs", "--max-sim-time", "+Inf", "--dump-config")
+	require.Equal(t, 0, code)
+	require.Contains(t, dump, `"max-sim-time": "+Inf"`)
+}
+
+func TestStatsFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "stats.json")
+	code, out, errOut := warped("pcs", "--num-cells-x", "4", "--num-cells-y", "4", "--max-sim-time", "50", "--stats-file", path)
+	require.Equal(t, 0, code, errOut)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var kv map[string]any
+	require.NoError(t, json.Unmarshal(data, &kv))
+	for _, k := range []string{"events_processed", "events_committed", "events_rolled_back",
+		"committed_events_per_second", "wall_seconds", "peak_memory_bytes", "digest",
+		"call_attempts", "channel_blocks", "handoff_blocks", "model", "config"} {
+		require.Contains(t, kv, k)
+	}
+	require.Equal(t, digestOf(t, out), kv["digest"])
+	require.Equal(t, "pcs", kv["model"])
+	entries, err := os.ReadDir(filepath.Dir(path))
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "no temporary file is left behind")
+}
+
+// TestStateSavingAuto: by default a model whose LPs all implement Reverse (both built-in
+// models do; kernel's TestStateSavingAuto covers one that does not) runs with reverse
+// computation; a period, given on the command line or in --config, asks for periodic
+// saving; the output and the stats file say which.
+func TestStateSavingAuto(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "c.json")
+	require.NoError(t, os.WriteFile(conf, []byte(`{"time-warp-state-saving-period": 4}`), 0o644))
+	phold := []string{"phold", "--lps", "64", "--max-sim-time", "20", "--time-warp-worker-threads", "2"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{phold, "reverse"},
+		{append(phold, "--time-warp-state-saving-period", "4"), "periodic"},
+		{append(phold, "--config", conf), "periodic"},
+		{append(phold, "--time-warp-state-saving-type", "periodic"), "periodic"},
+		{[]string{"pcs", "--num-cells-x", "4", "--num-cells-y", "4", "--max-sim-time", "20"}, "reverse"},
+		{[]string{"pcs", "--num-cells-x", "4", "--num-cells-y", "4", "--max-sim-time", "20", "--time-warp-state-saving-period", "8"}, "periodic"},
+	} {
+		path := filepath.Join(dir, "stats.json")
+		code, out, errOut := warped(append(c.args, "--stats-file", path)...)
+		require.Equal(t, 0, code, "%v: %s", c.args, errOut)
+		require.Regexp(t, `(?m)^  State saving: +`+c.want+`$`, out, "%v", c.args)
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var kv map[string]any
+		require.NoError(t, json.Unmarshal(data, &kv))
+		require.Equal(t, c.want, kv["state_saving"], "%v", c.args)
+	}
+}
+
+func TestLaunchedAsSeveralMPIRanks(t *testing.T) {
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "2")
+	code, out, errOut := warped("phold", "--lps", "8", "--max-sim-time", "5")
+	require.Equal(t, 2, code)
+	require.Empty(t, out)
+	if comm.MPIEnabled {
+		require.Contains(t, errOut, "runs across processes are not supported yet")
+	} else {
+		require.Contains(t, errOut, "built without MPI support but was started as 2 ranks")
+		require.Contains(t, errOut, "go build -tags mpi ./cmd/warped")
+	}
+	require.Equal(t, 1, strings.Count(errOut, "\n"))
+
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "1")
+	code, _, errOut = warped("phold", "--lps", "8", "--max-sim-time", "5")
+	require.Equal(t, 0, code, "one rank is a plain run: %s", errOut)
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	code, out, _ := warped("help")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "phold")
+	require.Contains(t, out, "pcs")
+	code, out, _ = warped("help", "pcs")
+	require.Equal(t, 0, code)
+	for _, f := range []string{"--num-cells-x", "--channel-cnt", "--portable-count", "--max-sim-time", "--stats-file"} {
+		require.Contains(t, out, f)
+	}
+	code, out, _ = warped("phold", "-h")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "--grain")
+	require.Contains(t, out, "--gpu")
+	code, out, _ = warped("help")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "warped devices")
+	code, out, _ = warped("version")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "module:     github.com/warpedgo/warped")
+	require.Contains(t, out, "go:         "+runtime.Version())
+	require.Contains(t, out, "build tags: ")
+}
+
+func TestInterruptedRunExits1(t *testing.T) {
+	// PHOLD cannot panic from the command line; a failed run is covered by the kernel's
+	// tests. Here: an interrupted run exits 1 and writes no stats file.
+	path := filepath.Join(t.TempDir(), "stats.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := run(ctx, []string{"phold", "--lps", "64", "--max-sim-time", "1e9", "--stats-file", path}, &out, &errOut)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut.String(), "run failed: context canceled")
+	_, err := os.Stat(path)
+	require.True(t, os.IsNotExist(err))
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	require.Empty(t, entries)
+}
+
+// TestGPUFlags runs PHOLD with each --gpu mode: the CPU backend handles events in batches
+// (fixed or tuned size) with the sequential digest; off prints nothing about offload; auto
+// says once why it is off when CUDA does not open, and opens nothing for a model without
+// batch kernels; on fails when CUDA does not open.
+func TestGPUFlags(t *testing.T) {
+	m := []string{"phold", "--lps", "64", "--max-sim-time", "20", "--time-warp-worker-threads", "2"}
+	code, out, errOut := warped(append(m, "--simulation-type", "sequential", "--gpu", "cpu")...)
+	require.Equal(t, 0, code, errOut)
+	require.Empty(t, errOut, "no offload in a sequential run")
+	want := digestOf(t, out)
+
+	path := filepath.Join(t.TempDir(), "stats.json")
+	for _, size := range []string{"0", "7"} {
+		code, out, errOut = warped(append(m, "--gpu", "cpu", "--gpu-batch-size", size, "--stats-file", path)...)
+		require.Equal(t, 0, code, errOut)
+		require.Empty(t, errOut)
+		require.Equal(t, want, digestOf(t, out), "--gpu cpu --gpu-batch-size %s", size)
+		require.Regexp(t, `(?m)^  Batched events: +[1-9][0-9]* in [1-9][0-9]* batches on cpu$`, out)
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var kv map[string]any
+		require.NoError(t, json.Unmarshal(data, &kv))
+		require.Greater(t, kv["batched_events"], 0.0)
+		require.Greater(t, kv["offload_batches"], 0.0)
+	}
+
+	code, out, errOut = warped(append(m, "--gpu", "off")...)
+	require.Equal(t, 0, code, errOut)
+	require.Empty(t, errOut)
+	require.NotContains(t, out, "Batched events")
+	require.Equal(t, want, digestOf(t, out))
+
+	code, out, errOut = warped(append(m, "--gpu", "auto")...)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, want, digestOf(t, out))
+	if errOut != "" { // no CUDA here: said once, on one line
+		require.Regexp(t, `^warped phold: gpu offload off: [^\n]+\n$`, errOut)
+		require.NotContains(t, out, "Batched events")
+	} else {
+		require.Contains(t, out, "batches on cuda:")
+	}
+	code, _, errOut = warped("pcs", "--num-cells-x", "4", "--num-cells-y", "4", "--max-sim-time", "50", "--gpu", "auto")
+	require.Equal(t, 0, code, errOut)
+	if errOut != "" { // PCS has batch kernels too: auto says once why it stays on the CPU
+		require.Regexp(t, `^warped pcs: gpu offload off: [^\n]+\n$`, errOut)
+	}
+
+	code, out, errOut = warped(append(m, "--gpu", "on")...)
+	if code == 0 {
+		require.Equal(t, want, digestOf(t, out))
+		require.Contains(t, out, "batches on cuda:")
+	} else {
+		require.Equal(t, 1, code)
+		require.Contains(t, errOut, "warped phold: --gpu on: ")
+	}
+}

@@ -1,0 +1,251 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
+)
+
+// What a run needs in memory, by the sizes of its model, as measured at peak resident
+// size (sequential and time warp alike, before any event is processed: the LPs and the
+// initial events): PHOLD with 10^6 LPs 430 MiB, 10^6 initial events 300 MiB; PCS and
+// traffic 170-190 bytes per initial event; a random logic circuit 250-320 bytes per
+// gate. The estimate leans high: it is to refuse what cannot fit, not to plan.
+const (
+	bytesPerLP    = 512
+	bytesPerEvent = 320
+	bytesBase     = 32 << 20
+)
+
+// memoryNeed returns the bytes that model m with the flags of fs needs, about, or 0 when
+// m does not say its sizes or has more LPs than any model takes (it says so itself, more
+// clearly).
+func memoryNeed(m *Model, fs *pflag.FlagSet) float64 {
+	if m.Size == nil {
+		return 0
+	}
+	lps, events := m.Size(func(name string) float64 { return flagNumber(fs, name) })
+	if lps > 1<<31 {
+		return 0
+	}
+	return bytesBase + bytesPerLP*lps + bytesPerEvent*events
+}
+
+// memoryLimit is the memory a process may have here, and what sets it.
+type memoryLimit struct {
+	bytes uint64
+	what  string // "this machine has", "the address-space limit (ulimit -v) is", ...
+}
+
+func (l memoryLimit) String() string { return l.what + " " + formatBytes(float64(l.bytes)) }
+
+// machineMemory returns the least of the machine's memory, the cgroup's limit and the
+// address-space limit (bytes 0: none known).
+func machineMemory() memoryLimit {
+	var l memoryLimit
+	take := func(b uint64, what string) {
+		if b > 0 && (l.bytes == 0 || b < l.bytes) {
+			l = memoryLimit{b, what}
+		}
+	}
+	take(meminfo("MemTotal:"), "this machine has")
+	if data, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if b, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64); err == nil {
+			take(b, "this process's cgroup allows")
+		}
+	}
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_AS, &rl) == nil && rl.Cur != unix.RLIM_INFINITY {
+		take(rl.Cur, "the address-space limit (ulimit -v) is")
+	}
+	return l
+}
+
+// meminfo returns a line of /proc/meminfo in bytes, or 0.
+func meminfo(key string) uint64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == key {
+			kb, err := strconv.ParseUint(fields[1], 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// formatBytes writes b in MiB, GiB or TiB.
+func formatBytes(b float64) string {
+	unit, x := "MiB", b/(1<<20)
+	switch {
+	case b >= 1<<40:
+		unit, x = "TiB", b/(1<<40)
+	case b >= 1<<30:
+		unit, x = "GiB", b/(1<<30)
+	}
+	if x >= 100 {
+		return fmt.Sprintf("%.0f %s", x, unit)
+	}
+	return fmt.Sprintf("%.3g %s", x, unit)
+}
+
+// sizeFlags names the flags of m that set its sizes, as they were given, for messages.
+func sizeFlags(m *Model, fs *pflag.FlagSet) string {
+	var parts []string
+	for _, name := range m.SizeFlags {
+		if f := fs.Lookup(name); f != nil {
+			parts = append(parts, "--"+name+" "+f.Value.String())
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// checkMemory refuses, before the model is built, a configuration that needs more memory
+// than the process may have.
+func checkMemory(m *Model, fs *pflag.FlagSet) error {
+	need := memoryNeed(m, fs)
+	limit := machineMemory()
+	if need == 0 || limit.bytes == 0 || need <= float64(limit.bytes) {
+		return nil
+	}
+	return usageFailure("%s needs about %s; %s: give smaller sizes", sizeFlags(m, fs), formatBytes(need), limit)
+}
+
+// maxMemory is --max-memory: a size in bytes, with an optional unit (KiB, MiB, GiB, TiB,
+// or K, M, G, T, all powers of 1024), or "auto"; 0 means no limit.
+type maxMemory struct {
+	set   bool
+	bytes uint64
+}
+
+func (m *maxMemory) String() string {
+	if !m.set {
+		return "auto"
+	}
+	return strconv.FormatUint(m.bytes, 10)
+}
+
+func (m *maxMemory) Type() string { return "size" }
+
+func (m *maxMemory) Set(s string) error {
+	if strings.EqualFold(s, "auto") {
+		*m = maxMemory{}
+		return nil
+	}
+	b, err := parseBytes(s)
+	if err != nil {
+		return err
+	}
+	*m = maxMemory{set: true, bytes: b}
+	return nil
+}
+
+// parseBytes parses a size such as 1.5GiB, 512M or 1073741824.
+func parseBytes(s string) (uint64, error) {
+	t := strings.TrimSpace(s)
+	mult := 1.0
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"TIB", 40}, {"GIB", 30}, {"MIB", 20}, {"KIB", 10}, {"T", 40}, {"G", 30}, {"M", 20}, {"K", 10}, {"B", 0}} {
+		if strings.HasSuffix(strings.ToUpper(t), u.suffix) {
+			t, mult = strings.TrimSpace(t[:len(t)-len(u.suffix)]), float64(uint64(1)<<u.shift)
+			break
+		}
+	}
+	x, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(x >= 0) || math.IsInf(x, 0) || x*mult >= 1<<63 {
+		return 0, fmt.Errorf("want a size such as 4GiB, 512MiB or 0 (no limit), got %q", s)
+	}
+	return uint64(x * mult), nil
+}
+
+// limit returns the memory limit of the run in bytes (0: none): --max-memory, else
+// GOMEMLIMIT when set, else nine tenths of what the process may have.
+func (m *maxMemory) limit() uint64 {
+	if m.set {
+		return m.bytes
+	}
+	if os.Getenv("GOMEMLIMIT") != "" {
+		if l := debug.SetMemoryLimit(-1); l > 0 && l < math.MaxInt64 {
+			return uint64(l)
+		}
+	}
+	return machineMemory().bytes / 10 * 9
+}
+
+// memoryExceeded is the cause of a run that the memory watcher stopped.
+type memoryExceeded struct{ used, limit uint64 }
+
+func (e *memoryExceeded) Error() string {
+	return fmt.Sprintf("stopped: the run's memory reached %s, over its limit of %s (--max-memory); give smaller sizes, a shorter --time-warp-optimism-window, or a higher --max-memory",
+		formatBytes(float64(e.used)), formatBytes(float64(e.limit)))
+}
+
+// watchMemory returns a context that ends, with a *memoryExceeded cause, once the
+// process's memory exceeds limit bytes, and a function that stops watching. The garbage
+// collector is told the limit too, so that it works harder before the watcher stops the
+// run. A limit of 0 watches nothing.
+func watchMemory(ctx context.Context, limit uint64) (context.Context, func()) {
+	if limit == 0 {
+		return ctx, func() {}
+	}
+	old := debug.SetMemoryLimit(int64(min(limit, math.MaxInt64)))
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			metrics.Read(samples)
+			used := samples[0].Value.Uint64() - samples[1].Value.Uint64()
+			if used > limit {
+				cancel(&memoryExceeded{used: used, limit: limit})
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		cancel(nil)
+		debug.SetMemoryLimit(old)
+	}
+}
+
+// stopCause returns why ctx ended when a signal or the memory watcher ended it, else nil.
+func stopCause(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	var i *interruption
+	var m *memoryExceeded
+	if errors.As(cause, &i) || errors.As(cause, &m) {
+		return cause
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/models/phold"
+	"github.com/warpedgo/warped/partition"
+)
+
+// pholdWithLPStats is PHOLD registered as a model of one's own would be, with the events
+// of each LP as a per-LP statistic.
+func pholdWithLPStats() *Model {
+	c := phold.DefaultConfig()
+	return &Model{
+		Name: "ph", Summary: "PHOLD with per-LP statistics", EndTime: 10,
+		Flags: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+			fs.IntVar(&c.LPs, "lps", 16, "LPs")
+			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				lps, err := phold.New(c)
+				return lps, nil, err
+			}
+		},
+		Results: func(lps []kernel.LogicalProcess, _ *pflag.FlagSet) []Result {
+			return []Result{{Label: "Events", Key: "events", Value: phold.Summarize(lps).Events}}
+		},
+		LPStats: []LPStat{{Label: "Events", Key: "lp_events", Value: func(lp kernel.LogicalProcess) float64 {
+			return float64(lp.(*phold.LP).S.Events)
+		}}},
+	}
+}
+
+// TestLPStats: a per-LP statistic is reduced over the LPs into the printed results, the
+// stats file and a study's results: its sum is the model's total, its mean the sum over the
+// LPs, between its minimum and maximum.
+func TestLPStats(t *testing.T) {
+	c := New("mysim", pholdWithLPStats())
+	stats := filepath.Join(t.TempDir(), "s.json")
+	var out, errOut bytes.Buffer
+	code := c.Run(context.Background(), []string{"ph", "--lps", "16", "--gpu", "off", "--stats-file", stats}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	require.Contains(t, out.String(), "Events (mean over LPs):")
+	data, err := os.ReadFile(stats)
+	require.NoError(t, err)
+	var kv map[string]any
+	require.NoError(t, json.Unmarshal(data, &kv))
+	sum, lo, hi, mean := kv["lp_events_sum"].(float64), kv["lp_events_min"].(float64), kv["lp_events_max"].(float64), kv["lp_events_mean"].(float64)
+	require.Equal(t, kv["events"], sum)
+	require.InDelta(t, sum/16, mean, 1e-9)
+	require.True(t, lo <= mean && mean <= hi && lo < hi, "min %v mean %v max %v", lo, mean, hi)
+
+	require.Equal(t, []string{"events", "lp_events_sum", "lp_events_min", "lp_events_max", "lp_events_mean"},
+		catalog{c}.ResultKeys("ph"), "a study may summarise them")
+
+	// Help and errors name the command: mysim, not warped.
+	out.Reset()
+	errOut.Reset()
+	require.Equal(t, exitUsage, c.Run(context.Background(), []string{"ph", "--lpz", "3"}, &out, &errOut))
+	require.Equal(t, "mysim ph: unknown flag --lpz (did you mean --lps?); run 'mysim help ph' for the flags\n", errOut.String())
+	out.Reset()
+	require.Equal(t, exitOK, c.Run(context.Background(), []string{"help"}, &out, &errOut))
+	require.True(t, strings.HasPrefix(out.String(), "mysim: "), out.String())
+}
+
+// TestNewRefusesBadModels: a model without its name, flags or results, or with a name
+// taken by another model or a command, is the program's mistake: New panics.
+func TestNewRefusesBadModels(t *testing.T) {
+	ok := pholdWithLPStats
+	for name, ms := range map[string][]*Model{
+		"no name":    {{Flags: ok().Flags, Results: ok().Results}},
+		"no flags":   {{Name: "a", Results: ok().Results}},
+		"no results": {{Name: "a", Flags: ok().Flags}},
+		"twice":      {ok(), ok()},
+		"a command":  {{Name: "study", Flags: ok().Flags, Results: ok().Results}},
+	} {
+		require.Panics(t, func() { New("x", ms...) }, name)
+	}
+}

@@ -1,0 +1,257 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"github.com/warpedgo/warped/internal/outfile"
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/sample"
+	"github.com/warpedgo/warped/sample/chart"
+)
+
+// plotUsage is the help of 'PROGRAM plot'.
+const plotUsage = `Usage: PROGRAM plot FILE... [--out DIR]
+       PROGRAM plot STATS.json... [--out DIR]
+
+Draws the engine samples of a run (a --sample-file, CSV or JSON lines; the files of
+several ranks together) as charts, each written as PNG and SVG into DIR: event-rate,
+efficiency and gvt against wall time, rollbacks and pending events per worker, memory,
+and time-split (the share of each worker's time spent idle, processing, in GVT and in
+communication, and of each rank's manager's). Given a --series-file (the model's own
+series), it draws one chart per series, series-NAME: the value against simulated time,
+summed over the LPs that record it at that time. Sample and series files may be given
+together.
+
+Given --stats-file outputs instead (one run each, or a JSON array of such objects), it
+compares the runs side by side in bar charts: committed event rate, efficiency, events
+rolled back, peak memory and wall time.
+
+Input it cannot draw is refused (exit 2): over 128 MiB in all, no rows, samples of more
+than 256 workers, more than 64 series.
+
+  --out DIR   directory for the charts (default "plots"; made if missing)
+`
+
+// plotCommand is 'warped plot': it returns the exit status.
+func (c *Command) plotCommand(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("plot", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	out := fs.String("out", "plots", "directory for the charts")
+	// The file may come before or after the flags.
+	var files []string
+	for {
+		if err := parseArgs(fs, args); err == pflag.ErrHelp {
+			fmt.Fprint(stdout, strings.ReplaceAll(plotUsage, "PROGRAM", c.name))
+			return exitOK
+		} else if err != nil {
+			fmt.Fprintf(stderr, "%s plot: %v; run '%s plot --help' for the usage\n", c.name, err, c.name)
+			return exitUsage
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(stderr, "%s plot: want a sample file or stats files, got none; run '%s plot --help' for the usage\n", c.name, c.name)
+		return exitUsage
+	}
+	if err := checkPlotOut(*out); err != nil {
+		fmt.Fprintf(stderr, "%s plot: %v\n", c.name, err)
+		return exitUsage
+	}
+	charts, err := plotCharts(files)
+	if err != nil {
+		// The input is the user's to fix: a file missing, of the wrong kind or too big.
+		fmt.Fprintf(stderr, "%s plot: %v\n", c.name, err)
+		return exitUsage
+	}
+	paths, err := chart.WriteFiles(*out, charts)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s plot: %v\n", c.name, err)
+		return exitRun
+	}
+	fmt.Fprintf(stdout, "wrote %d charts to %s: %s\n", len(paths), *out, strings.Join(paths, " "))
+	return exitOK
+}
+
+// The bounds of what 'warped plot' draws, which bound its memory: the input's total
+// size, and the lines of one chart and the charts of the model's series.
+const (
+	maxPlotBytes  = 128 << 20
+	maxPlotLines  = 256
+	maxPlotSeries = 64
+)
+
+// checkPlotOut fails unless the charts can be written in dir (made if missing, with its
+// parents).
+func checkPlotOut(dir string) error {
+	fail := func(err error) error { return fmt.Errorf("cannot write charts to --out %s: %w", dir, err) }
+	probe := filepath.Join(dir, "x.png")
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err == nil && !st.IsDir() {
+			return fail(fmt.Errorf("%s is not a directory", d))
+		}
+		if err == nil || d == filepath.Dir(d) {
+			break
+		}
+		probe = d // the first directory to make: its parent must take it
+	}
+	if err := outfile.Check(probe); err != nil {
+		return fail(errors.Unwrap(err))
+	}
+	return nil
+}
+
+// plotCharts reads files (stats files, or sample and series files) and returns their
+// charts, refusing input it cannot draw.
+func plotCharts(files []string) ([]chart.Chart, error) {
+	total := int64(0)
+	for _, path := range files {
+		st, err := os.Stat(path)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
+		}
+		if total += st.Size(); total > maxPlotBytes {
+			return nil, fmt.Errorf("the input is over %d MiB (at %s): too much to draw; take fewer samples (a longer --sample-period) or plot fewer files", maxPlotBytes>>20, path)
+		}
+	}
+	runs, err := readStatsFiles(files)
+	switch {
+	case err != nil:
+		return nil, err
+	case runs != nil:
+		return chart.Compare(runs)
+	}
+	return plotFiles(files)
+}
+
+// readStatsFiles reads files as --stats-file outputs (each one object, or an array of
+// them) and returns one run each, labelled by file name (and index in an array). It returns
+// nil, nil when the first file is not one (a sample file), and an error when only some are.
+func readStatsFiles(files []string) ([]chart.Run, error) {
+	var runs []chart.Run
+	for i, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
+		}
+		objs, ok := statsObjects(data)
+		if !ok {
+			if i == 0 {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("%s is not a --stats-file output, unlike %s: give one sample file, or stats files only", path, files[0])
+		}
+		label := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		for j, o := range objs {
+			r := chart.Run{Label: label, Values: map[string]float64{}}
+			if len(objs) > 1 {
+				r.Label = fmt.Sprintf("%s[%d]", label, j)
+			}
+			for k, v := range o {
+				if x, ok := v.(float64); ok {
+					r.Values[k] = x
+				}
+			}
+			runs = append(runs, r)
+		}
+	}
+	return runs, nil
+}
+
+// statsObjects decodes data as one stats object or an array of them (each with
+// events_committed).
+func statsObjects(data []byte) ([]map[string]any, bool) {
+	var objs []map[string]any
+	var one map[string]any
+	if json.Unmarshal(data, &one) == nil {
+		objs = []map[string]any{one}
+	} else if json.Unmarshal(data, &objs) != nil {
+		return nil, false
+	}
+	for _, o := range objs {
+		if _, ok := o["events_committed"]; !ok {
+			return nil, false
+		}
+	}
+	return objs, len(objs) > 0
+}
+
+// plotFiles returns the charts of the engine samples and model series in files (each one
+// or the other, told by its first line).
+func plotFiles(files []string) ([]chart.Chart, error) {
+	var rows []sample.Row
+	var points []kernel.SeriesPoint
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
+		}
+		first, _, _ := strings.Cut(string(data[:min(len(data), 256)]), "\n")
+		if sample.IsSeries(first) {
+			pts, err := sample.ReadSeries(bytes.NewReader(data))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			points = append(points, pts...)
+			continue
+		}
+		rs, err := sample.Read(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		rows = append(rows, rs...)
+	}
+	if len(rows) == 0 && len(points) == 0 {
+		return nil, fmt.Errorf("%s: no sample or series rows to draw", strings.Join(files, ", "))
+	}
+	if err := checkLines(rows, points); err != nil {
+		return nil, fmt.Errorf("%s: %w", strings.Join(files, ", "), err)
+	}
+	var charts []chart.Chart
+	if len(rows) > 0 {
+		cs, err := chart.Make(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", strings.Join(files, ", "), err)
+		}
+		charts = cs
+	}
+	if len(points) > 0 {
+		cs, err := chart.Series(points)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", strings.Join(files, ", "), err)
+		}
+		charts = append(charts, cs...)
+	}
+	return charts, nil
+}
+
+// checkLines refuses samples of more workers than a chart can show as lines, and more
+// model series than charts to draw.
+func checkLines(rows []sample.Row, points []kernel.SeriesPoint) error {
+	type id struct{ rank, worker int }
+	workers := map[id]bool{}
+	for i := range rows {
+		if workers[id{rows[i].Rank, rows[i].Worker}] = true; len(workers) > maxPlotLines {
+			return fmt.Errorf("samples of more than %d workers: too many lines for a chart; plot the files of fewer ranks", maxPlotLines)
+		}
+	}
+	series := map[string]bool{}
+	for i := range points {
+		if series[points[i].Series] = true; len(series) > maxPlotSeries {
+			return fmt.Errorf("more than %d series: too many charts; keep fewer series in the file", maxPlotSeries)
+		}
+	}
+	return nil
+}

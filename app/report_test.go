@@ -1,0 +1,107 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestReport writes a run's --report and checks what the page holds: the engine's charts
+// (time split included) and the model's series (the epidemic's six disease states).
+func TestReport(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.html")
+	code, stdout, errOut := warped("epidemic", "--variant", "stochastic", "--num-locations", "16", "--population", "20", "--max-sim-time", "1000",
+		"--gpu", "off", "--time-warp-worker-threads", "2", "--report", path)
+	require.Equal(t, 0, code, errOut)
+	page, err := os.ReadFile(path)
+	require.NoError(t, err)
+	html := string(page)
+	for _, want := range []string{digestOf(t, stdout), "<td>--num-locations</td><td>16</td>", "Events committed:",
+		"Time split per worker", "Model series: infectious"} {
+		require.True(t, strings.Contains(html, want), "the page lacks %q", want)
+	}
+	const charts = 7 + 6
+	require.Equal(t, charts, strings.Count(html, "<svg"), "one chart each: rate, efficiency, GVT, rollbacks, memory, pending, time split; six series")
+	require.False(t, strings.Contains(html, "<script"), "the page needs no script")
+	require.False(t, regexp.MustCompile(`(src|href)=`).MatchString(html), "the page loads nothing")
+
+	// In a real browser: the page loads, without errors, and draws its charts.
+	browser := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		t.Skip("no chromium on PATH (apt-get install -y chromium): the browser check is skipped")
+	}
+	headless := func(args ...string) (string, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, browser, append([]string{"--headless", "--no-sandbox", "--disable-gpu",
+			"--disable-dev-shm-usage", "--user-data-dir=" + filepath.Join(dir, "profile"),
+			"--enable-logging=stderr", "--v=0"}, args...)...)
+		var out, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &stderr
+		require.NoError(t, cmd.Run(), stderr.String())
+		return out.String(), stderr.String()
+	}
+	dom, logs := headless("--dump-dom", "file://"+path)
+	require.Equal(t, charts, strings.Count(dom, "<svg"))
+	require.True(t, strings.Contains(dom, digestOf(t, stdout)), "the browser's page lacks the digest")
+	// Console errors and failed loads; chromium's own complaints about D-Bus are not the page's.
+	bad := regexp.MustCompile(`(?i)uncaught|failed to load resource|not allowed to load|CONSOLE.*error`)
+	require.False(t, bad.MatchString(logs), "browser errors:\n%s", logs)
+	shot := filepath.Join(dir, "r.png")
+	headless("--window-size=1000,7000", "--screenshot="+shot, "file://"+path) // the whole page: the flags and 13 charts
+	data, err := os.ReadFile(shot)
+	require.NoError(t, err)
+	img, err := png.Decode(bytes.NewReader(data))
+	require.NoError(t, err)
+	// The charts' lines are coloured; text and grids are grey: a coloured pixel means a
+	// chart was drawn.
+	colored := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if max(r, g, bl)-min(r, g, bl) > 0x4000 {
+				colored++
+			}
+		}
+	}
+	require.Greater(t, colored, 100, "the screenshot shows no chart")
+}
+
+// TestReportBadPath fails before the run.
+func TestReportBadPath(t *testing.T) {
+	code, _, errOut := warped("phold", "--max-sim-time", "5", "--gpu", "off", "--report", filepath.Join(t.TempDir(), "no", "r.html"))
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "cannot write --report")
+}
+
+// TestReportSequentialSeries: a sequential run's report has no engine charts, but has the
+// model's series.
+func TestReportSequentialSeries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.html")
+	code, _, errOut := warped("epidemic", "--variant", "stochastic", "--num-locations", "8", "--population", "20", "--max-sim-time", "500",
+		"--simulation-type", "sequential", "--report", path)
+	require.Equal(t, 0, code, errOut)
+	page, err := os.ReadFile(path)
+	require.NoError(t, err)
+	html := string(page)
+	require.Contains(t, html, "No engine charts: engine samples are taken in time-warp runs only.")
+	require.Equal(t, 6, strings.Count(html, "<svg"), "one chart per disease state")
+	require.Contains(t, html, "Model series: recovered")
+}

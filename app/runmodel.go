@@ -1,0 +1,799 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/warpedgo/warped/comm"
+	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/internal/outfile"
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/partition"
+)
+
+// options are the kernel and output flags shared by every model.
+type options struct {
+	maxSimTime float64
+	inclusive  bool
+	simType    string
+	seed       uint64
+	config     string
+	dumpConfig bool
+	statsFile  string
+	progress   progressMode
+
+	workers, schedulers, period int
+	queueType, lockType         string
+	cancellation, stateSaving   string
+	window                      float64
+	gvtPeriodMS                 float64
+	checkRollbacks              bool
+	gvtMethod, partitioning     string
+	maxAggregate                int
+	remoteSafe                  bool
+	gpu                         string
+	gpuBatchSize                int
+	sample                      sampleOptions
+	report                      string
+	trace                       traceOptions
+	maxMemory                   maxMemory
+}
+
+// progressMode is auto, on or off; a bare --progress means on.
+type progressMode string
+
+func (p *progressMode) String() string { return string(*p) }
+func (p *progressMode) Type() string   { return "mode" }
+func (p *progressMode) Set(s string) error {
+	switch strings.ToLower(s) {
+	case "auto":
+		*p = "auto"
+	case "on", "true", "1":
+		*p = "on"
+	case "off", "false", "0":
+		*p = "off"
+	default:
+		return fmt.Errorf("want auto, on or off, got %q", s)
+	}
+	return nil
+}
+
+// notInConfig are flags that make no sense inside a configuration file.
+var notInConfig = map[string]bool{"config": true, "dump-config": true}
+
+// newFlagSet returns the flag set of model m, with the kernel options bound to o.
+func newFlagSet(m *Model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalProcess, partition.Partitioner, error)) {
+	fs := pflag.NewFlagSet(m.Name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	o.progress = "auto"
+	tw := kernel.DefaultTimeWarp() // every time-warp flag's default
+	fs.Float64Var(&o.maxSimTime, "max-sim-time", m.EndTime, "end time: events before it are processed (and those at it with --max-sim-time-inclusive)")
+	fs.BoolVar(&o.inclusive, "max-sim-time-inclusive", false, "process the events at --max-sim-time too: WARPED2's rule (it handles timestamps <= max-sim-time), to reproduce its runs")
+	fs.StringVar(&o.simType, "simulation-type", kernel.TimeWarp, "dispatcher: "+strings.Join(kernel.Types(), " or "))
+	fs.IntVar(&o.workers, "time-warp-worker-threads", tw.Workers, "time warp: workers (default: the CPUs this process may use); more than that take turns on that many goroutines")
+	fs.IntVar(&o.schedulers, "time-warp-scheduler-count", tw.Schedulers, "time warp: schedule queues, at most the worker threads (0: one per worker thread)")
+	fs.StringVar(&o.queueType, "time-warp-queue-type", tw.QueueType, "time warp: calendar, the only kind (each schedule queue is a calendar queue of its LPs' events, shared by its workers when there are fewer queues than workers); heap, splay, ladder and parallel-heap are no longer schedule arrangements")
+	fs.StringVar(&o.lockType, "time-warp-lock-type", tw.LockType, "time warp: the locks of the schedule queues: ticket (FIFO spinlock) or mutex (polls briefly, then parks)")
+	fs.IntVar(&o.period, "time-warp-state-saving-period", tw.StateSavingPeriod, "time warp: save each LP's state every N events (1: copy state saving)")
+	fs.StringVar(&o.stateSaving, "time-warp-state-saving-type", tw.StateSaving, "time warp: periodic state saving, reverse computation (every LP must implement Reverse), or auto: reverse when every LP implements it and no period is set")
+	fs.StringVar(&o.cancellation, "time-warp-cancellation", tw.Cancellation, "time warp: aggressive or lazy cancellation")
+	fs.Float64Var(&o.window, "time-warp-optimism-window", 0, "time warp: never process events at or above GVT + W (0: unbounded)")
+	fs.Float64Var(&o.gvtPeriodMS, "time-warp-gvt-calculation-period", float64(tw.GVTPeriod)/float64(time.Millisecond), "time warp: milliseconds between GVT rounds")
+	fs.BoolVar(&o.checkRollbacks, "time-warp-check-rollbacks", false, "time warp: debug mode: check that re-executed events rebuild the same state")
+	fs.StringVar(&o.gvtMethod, "time-warp-gvt-calculation-method", tw.GVTMethod, "time warp across processes: GVT by Mattern's token (asynchronous), all-gather (synchronous) or time quanta reported to rank 0 (tq)")
+	fs.IntVar(&o.maxAggregate, "time-warp-communication-max-aggregate", tw.MaxAggregate, "time warp across processes: most events in one message (1: no aggregation)")
+	fs.BoolVar(&o.remoteSafe, "time-warp-remote-safe", true, "time warp across processes: commit events below the other processes' promises unlogged (reverse computation, 1 worker per process)")
+	fs.StringVar(&o.gpu, "gpu", gpuoffload.ModeAuto, "time warp: batched event handling on an offload backend: off, on (CUDA, or fail), auto (CUDA if it opens, and while batching pays) or cpu (the CPU backend)")
+	fs.IntVar(&o.gpuBatchSize, "gpu-batch-size", 0, "time warp with --gpu: most events per batch (0: tuned while the run proceeds)")
+	fs.StringVar(&o.partitioning, "partitioning", "model", "LPs to processes and schedule queues: model (the model's own, else blocks), blocks or round-robin")
+	fs.Uint64Var(&o.seed, "seed", 1, "random seed for every LP's generator")
+	fs.StringVar(&o.config, "config", "", "read flags from this JSON file (the command line overrides it)")
+	fs.BoolVar(&o.dumpConfig, "dump-config", false, "print the effective configuration as JSON and exit")
+	fs.StringVar(&o.statsFile, "stats-file", "", "write the statistics and results as JSON to this file")
+	fs.Var(&o.progress, "progress", "progress line on stderr: auto (when stderr is a terminal), on or off")
+	fs.Lookup("progress").NoOptDefVal = "on"
+	addSampleFlags(fs, &o.sample) // sampling.go
+	addTraceFlags(fs, &o.trace)   // trace.go
+	fs.Var(&o.maxMemory, "max-memory", "stop the run, exit 1, when the process's memory exceeds this size (4GiB, 512MiB; 0: no limit; auto: GOMEMLIMIT if set, else 9/10 of the machine's, cgroup's or ulimit -v's memory)")
+	fs.StringVar(&o.report, "report", "", "write a self-contained HTML page with the configuration, totals, results and charts of the run to this file")
+	annotateGroups(fs) // flags.go: what the model's bind adds is the model's group
+	build := m.Flags(fs)
+	return fs, build
+}
+
+// runModel runs model m with the command-line arguments that follow its name, prints
+// the results, and returns the exit status. The steps are the methods of invocation
+// below, in the order they run.
+func (c *Command) runModel(ctx context.Context, m *Model, args []string, stdout, stderr io.Writer) int {
+	inv := &invocation{c: c, m: m, stdout: stdout, stderr: stderr}
+	defer inv.close()
+	err := inv.run(ctx, args)
+	code := inv.exit(err)
+	if f, ok := err.(*failure); ok && !f.quiet {
+		inv.abortRanks(code)
+	}
+	return code
+}
+
+// abortRanks ends every rank of a run across processes after this rank failed on its
+// own (an error before or during the run that the others may not know of, a signal), so
+// that none waits for it forever: MPI_Abort, once this rank's outputs are closed. A
+// failure every rank reports (quiet here) needs no abort.
+func (inv *invocation) abortRanks(code int) {
+	a, ok := inv.tr.(interface{ Abort(int) })
+	if inv.tr == nil || inv.tr.Size() < 2 || !ok {
+		return
+	}
+	_ = inv.closeSamples()
+	a.Abort(code)
+}
+
+// invocation is one run of a model from the command line: its flags, where its output
+// goes, and what the steps of the run hand on to each other.
+type invocation struct {
+	c              *Command
+	m              *Model
+	stdout, stderr io.Writer
+	o              options
+	fs             *pflag.FlagSet
+	build          func() ([]kernel.LogicalProcess, partition.Partitioner, error)
+	tr             comm.Transport     // nil unless the run spans several processes
+	be             gpuoffload.Backend // the offload backend, or nil
+	samples        *sampleOutput      // the --sample-file, or nil (sampling.go)
+	collector      *reportCollector   // the samples kept for --report, or nil (report.go)
+	trace          *traceOutput       // the --trace file, or nil (trace.go)
+}
+
+// close releases what the run opened, last opened first: the sample file (a failed
+// run's samples are kept, as far as they go), the offload backend, the transport. It
+// runs after the outcome is printed.
+func (inv *invocation) close() {
+	_ = inv.closeTrace(false) // a successful run has committed it already
+	_ = inv.closeSamples()
+	if inv.be != nil {
+		inv.be.Close()
+	}
+	if inv.tr != nil {
+		inv.tr.Close()
+	}
+}
+
+// failure is why a run stops without results: the error to print after "PROGRAM
+// MODEL: " and the exit status.
+type failure struct {
+	err    error
+	status int
+	hint   bool   // add the pointer to the model's flags ("run 'PROGRAM help MODEL'")
+	quiet  bool   // print nothing: rank 0 of a run across processes shows it
+	detail string // printed after the line as it is (a model panic's stack)
+}
+
+func (f *failure) Error() string { return f.err.Error() }
+func (f *failure) Unwrap() error { return f.err }
+
+// usageFailure is a bad command line or configuration: exit status 2, and the line
+// points to the model's flags.
+func usageFailure(format string, a ...any) *failure {
+	return &failure{err: fmt.Errorf(format, a...), status: exitUsage, hint: true}
+}
+
+// runFailure is a run that could not start or did not finish: exit status 1.
+func runFailure(err error) *failure { return &failure{err: err, status: exitRun} }
+
+// exit prints err, the result of run, as one line on stderr and returns the exit status.
+func (inv *invocation) exit(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	f, ok := err.(*failure)
+	if !ok {
+		f = runFailure(err)
+	}
+	who := inv.who()
+	if inv.tr != nil && inv.tr.Size() > 1 {
+		who += fmt.Sprintf(": rank %d", inv.tr.Rank())
+	}
+	switch {
+	case f.quiet:
+	case f.hint:
+		fmt.Fprintf(inv.stderr, "%s: %v; run '%s help %s' for the flags\n", who, f.err, inv.c.name, inv.m.Name)
+	default:
+		fmt.Fprintf(inv.stderr, "%s: %v\n", who, f.err)
+	}
+	fmt.Fprint(inv.stderr, f.detail)
+	return f.status
+}
+
+// who is the program and model that messages begin with: "warped phold".
+func (inv *invocation) who() string { return inv.c.name + " " + inv.m.Name }
+
+// run carries out the steps of one run. It returns nil after a successful run, --help or
+// --dump-config, and a *failure otherwise.
+func (inv *invocation) run(ctx context.Context, args []string) error {
+	if err := comm.CheckLaunch(); err != nil {
+		// Started as several ranks by mpirun, but built without MPI: every rank would
+		// run the whole model alone.
+		return &failure{err: err, status: exitUsage}
+	}
+	if err := inv.parseFlags(args); errors.Is(err, pflag.ErrHelp) {
+		fmt.Fprint(inv.stdout, inv.c.modelUsage(inv.m))
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if inv.o.dumpConfig {
+		return inv.dumpConfig()
+	}
+	if err := checkOptions(&inv.o); err != nil {
+		return err
+	}
+	if err := inv.o.sample.check(inv.o.simType); err != nil {
+		return err
+	}
+	if err := inv.o.trace.check(inv.o.simType); err != nil {
+		return err
+	}
+	if err := inv.checkOutputs(); err != nil {
+		return err
+	}
+	if err := checkMemory(inv.m, inv.fs); err != nil {
+		return err
+	}
+	lps, part, err := inv.buildModel()
+	if err != nil {
+		return err
+	}
+	if err := inv.openTransport(); err != nil {
+		return err
+	}
+	cfg := inv.config(part)
+	offloadNote, err := inv.openOffload(&cfg, lps)
+	if err != nil {
+		return err
+	}
+	inv.attachProgress(&cfg)
+	inv.attachSamples(&cfg)
+	inv.attachSeries(&cfg)                           // sampling.go
+	inv.attachReport(&cfg)                           // report.go
+	if err := inv.openTrace(&cfg, lps); err != nil { // trace.go; a failed run drops it
+		return err
+	}
+	sim, err := kernel.New(cfg, lps)
+	if err != nil {
+		return usageFailure("%v", err)
+	}
+	if err := inv.openSamples(); err != nil {
+		return err
+	}
+	inv.note(offloadNote) // once the configuration is known to be good
+	res, err := inv.simulate(ctx, sim, cfg.Progress != nil)
+	if err != nil {
+		return err
+	}
+	if err := inv.closeSamples(); err != nil {
+		return err
+	}
+	if err := inv.closeTrace(true); err != nil {
+		return err
+	}
+	if err := inv.writeSeries(res); err != nil {
+		return err
+	}
+	inv.note(res.OffloadNote)
+	return inv.report(lps, res)
+}
+
+// parseFlags parses the model's flags from args, then sets those that the --config file
+// names and the command line does not, checks the end time, and lets the model settle
+// the flags whose defaults depend on others (model.resolve). It returns pflag.ErrHelp
+// when args ask for help.
+func (inv *invocation) parseFlags(args []string) error {
+	inv.fs, inv.build = newFlagSet(inv.m, &inv.o)
+	fs := inv.fs
+	if err := parseArgs(fs, args); err != nil { // flags.go
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return usageFailure("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usageFailure("unexpected argument %q", fs.Arg(0))
+	}
+	if inv.o.config != "" {
+		if err := applyConfigFile(fs, inv.o.config); err != nil {
+			return usageFailure("%v", err)
+		}
+	}
+	if math.IsNaN(inv.o.maxSimTime) || inv.o.maxSimTime <= 0 {
+		return usageFailure("--max-sim-time must be a positive number (or +Inf), got %v", inv.o.maxSimTime)
+	}
+	if inv.m.Resolve != nil {
+		if err := inv.m.Resolve(fs); err != nil {
+			return usageFailure("%v", err)
+		}
+	}
+	return nil
+}
+
+// dumpConfig prints the effective configuration (--dump-config).
+func (inv *invocation) dumpConfig() error {
+	out, err := dumpConfig(inv.fs)
+	if err != nil {
+		return runFailure(err)
+	}
+	inv.stdout.Write(out)
+	return nil
+}
+
+// checkOptions checks the kernel options that the kernel's own configuration check does
+// not see in this form (counts, the GVT period in milliseconds, the offload flags).
+func checkOptions(o *options) error {
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"time-warp-worker-threads", o.workers},
+		{"time-warp-state-saving-period", o.period}, {"time-warp-communication-max-aggregate", o.maxAggregate}} {
+		if c.v < 1 {
+			return usageFailure("--%s must be at least 1, got %d", c.name, c.v)
+		}
+	}
+	if o.schedulers < 0 {
+		return usageFailure("--time-warp-scheduler-count must be at least 1 (or 0 for one per worker thread), got %d", o.schedulers)
+	}
+	if !(o.gvtPeriodMS > 0) || math.IsInf(o.gvtPeriodMS, 0) {
+		return usageFailure("--time-warp-gvt-calculation-period must be a positive number of milliseconds, got %v", o.gvtPeriodMS)
+	}
+	if err := gpuoffload.CheckMode(o.gpu); err != nil {
+		return usageFailure("--gpu: unknown mode %q (want %s)", o.gpu, strings.Join(gpuoffload.Modes(), ", "))
+	}
+	if o.gpuBatchSize < 0 || o.gpuBatchSize > kernel.MaxBatchSize {
+		return usageFailure("--gpu-batch-size must be in [0, %d] (0: tuned), got %d", kernel.MaxBatchSize, o.gpuBatchSize)
+	}
+	return nil
+}
+
+// buildModel builds the model's LPs from its flags, and the partitioner that
+// --partitioning names (model: the model's own).
+func (inv *invocation) buildModel() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+	lps, part, err := inv.build()
+	if err != nil {
+		return nil, nil, usageFailure("%v", err)
+	}
+	if inv.o.partitioning != "model" {
+		if part, err = partition.Named(inv.o.partitioning); err != nil {
+			return nil, nil, usageFailure("--partitioning: %v (or model)", err)
+		}
+	}
+	return lps, part, nil
+}
+
+// openTransport opens MPI when mpirun started several ranks, so that the run spans the
+// processes: this goroutine becomes the manager (NewMPI locks it to its OS thread, and
+// Run must be called from it). Ranks other than 0 print nothing, write no stats file and
+// show no progress.
+func (inv *invocation) openTransport() error {
+	if comm.LaunchedRanks() <= 1 {
+		return nil
+	}
+	mpi, err := comm.NewMPI(comm.MPIOptions{})
+	if err != nil {
+		return runFailure(err)
+	}
+	if mpi.Rank() != 0 {
+		inv.stdout, inv.o.statsFile, inv.o.progress = io.Discard, "", "off"
+	}
+	inv.tr = mpi
+	return nil
+}
+
+// config returns the kernel configuration of the options, with partitioner part. A state
+// saving period given (on the command line or in --config) asks for periodic state
+// saving under auto; left out, the kernel's default applies.
+func (inv *invocation) config(part partition.Partitioner) kernel.Config {
+	o := &inv.o
+	period := 0
+	if inv.fs.Changed("time-warp-state-saving-period") {
+		period = o.period
+	}
+	var payloads *kernel.Registry
+	if inv.m.Payloads != nil {
+		payloads = inv.m.Payloads()
+	}
+	return kernel.Config{MaxSimTime: o.maxSimTime, EndInclusive: o.inclusive, Type: o.simType, Seed: o.seed,
+		Payloads:  payloads,
+		Transport: inv.tr, Partition: part, Agree: agreed(inv.fs),
+		TimeWarp: kernel.TimeWarpConfig{Workers: o.workers, Schedulers: o.schedulers,
+			QueueType: o.queueType, LockType: o.lockType, StateSavingPeriod: period,
+			StateSaving:  o.stateSaving,
+			Cancellation: o.cancellation, CheckRollbacks: o.checkRollbacks,
+			OptimismWindow: o.window, GVTPeriod: time.Duration(o.gvtPeriodMS * float64(time.Millisecond)),
+			GVTMethod: o.gvtMethod, MaxAggregate: o.maxAggregate, NoRemoteSafe: !o.remoteSafe}}
+}
+
+// openOffload opens the offload backend that --gpu asks for (time warp only) as inv.be
+// and puts it in cfg. It returns a note to print when --gpu auto found no GPU.
+func (inv *invocation) openOffload(cfg *kernel.Config, lps []kernel.LogicalProcess) (string, error) {
+	if inv.o.simType != kernel.TimeWarp {
+		return "", nil
+	}
+	be, note, err := openOffload(inv.o.gpu, lps, inv.o.workers)
+	if err != nil {
+		return "", runFailure(err)
+	}
+	if be != nil {
+		inv.be = be
+		cfg.TimeWarp.Offload, cfg.TimeWarp.BatchSize = be, inv.o.gpuBatchSize
+		cfg.TimeWarp.OffloadAuto = inv.o.gpu == gpuoffload.ModeAuto
+	}
+	return note, nil
+}
+
+// attachProgress has the run print a progress line on stderr when --progress asks for
+// it (auto: when stderr is a terminal).
+func (inv *invocation) attachProgress(cfg *kernel.Config) {
+	if showProgress(inv.o.progress, inv.stderr) {
+		cfg.Progress = progressPrinter(inv.stderr)
+		cfg.ProgressInterval = 500 * time.Millisecond
+	}
+}
+
+// checkOutputs fails before the run, as a usage error, when an output file cannot be
+// written (its directory is missing or read-only, it is a directory, or it is in /proc),
+// so that a finished run is never lost for want of a place to put its results.
+func (inv *invocation) checkOutputs() error {
+	for _, o := range []struct{ flag, path string }{
+		{"stats-file", inv.o.statsFile}, {"report", inv.o.report},
+		{"sample-file", inv.o.sample.file}, {"series-file", inv.o.sample.seriesFile}, {"trace", inv.o.trace.file},
+	} {
+		if o.path == "" {
+			continue
+		}
+		if err := outfile.Check(o.path); err != nil {
+			return usageFailure("%v", outputError(o.flag, err))
+		}
+	}
+	for flag, path := range inv.m.outputs() {
+		if err := outfile.Check(path); err != nil {
+			return usageFailure("%v", outputError(flag, err))
+		}
+	}
+	return nil
+}
+
+// outputError names the flag of an output file in err: "cannot write --FLAG PATH: why".
+func outputError(flag string, err error) error {
+	var oe *outfile.Error
+	if errors.As(err, &oe) {
+		return fmt.Errorf("cannot write --%s %s: %w", flag, oe.Path, oe.Err)
+	}
+	return fmt.Errorf("--%s: %w", flag, err)
+}
+
+// note prints a note about the run on stderr (on rank 0 only); empty notes are skipped.
+func (inv *invocation) note(s string) {
+	if s != "" && (inv.tr == nil || inv.tr.Rank() == 0) {
+		fmt.Fprintf(inv.stderr, "%s: %s\n", inv.who(), s)
+	}
+}
+
+// simulate runs sim and clears the progress line if there is one. A failure another rank
+// reports is quiet here; a model's panic comes with its stack.
+func (inv *invocation) simulate(ctx context.Context, sim *kernel.Simulation, progress bool) (kernel.Result, error) {
+	ctx, unwatch := watchMemory(ctx, inv.o.maxMemory.limit())
+	res, err := sim.Run(ctx)
+	why := stopCause(ctx)
+	unwatch()
+	if progress {
+		fmt.Fprint(inv.stderr, "\r\033[K")
+	}
+	if why != nil {
+		// Stopped by a signal or the memory watcher, or finished as it stopped it:
+		// either way nothing is written.
+		return res, runFailure(why)
+	}
+	if err == nil {
+		return res, nil
+	}
+	f := runFailure(fmt.Errorf("run failed: %w", err))
+	if inv.tr != nil && inv.tr.Rank() != 0 && kernel.ReportedElsewhere(err) {
+		f.quiet = true // rank 0 shows it
+	}
+	var p *kernel.ModelPanicError
+	if !f.quiet && errors.As(err, &p) {
+		f.detail = string(p.Stack)
+	}
+	return res, f
+}
+
+// report prints the totals and the model's results, and writes the stats file if one was
+// asked for.
+func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) error {
+	offload := ""
+	if inv.be != nil {
+		offload = inv.be.Name()
+	}
+	results := inv.m.results(lps, inv.fs)
+	printResults(inv.stdout, inv.m, inv.o.simType, offload, res, results)
+	if err := inv.m.write(lps); err != nil {
+		return runFailure(err)
+	}
+	if err := inv.writeReport(res, results); err != nil {
+		return err
+	}
+	if inv.o.statsFile == "" {
+		return nil
+	}
+	if err := writeStats(inv.o.statsFile, inv.m, res, results, inv.fs); err != nil {
+		return runFailure(outputError("stats-file", err))
+	}
+	return nil
+}
+
+// localFlags are the flags that may differ between the ranks of a run across processes:
+// they tune one process or name its output, and do not change the result.
+var localFlags = map[string]bool{"config": true, "dump-config": true, "stats-file": true, "progress": true,
+	"time-warp-worker-threads": true, "time-warp-scheduler-count": true, "time-warp-queue-type": true,
+	"time-warp-lock-type": true, "time-warp-state-saving-period": true, "gpu": true, "gpu-batch-size": true,
+	"sample-file": true, "sample-mode": true, "sample-format": true, "sample-period": true, "report": true,
+	"series-file": true, "max-memory": true}
+
+// openOffload opens the offload backend of --gpu mode for a time-warp run of lps. With
+// auto it opens nothing when no LP has batch kernels (kernel.Batcher), and returns a note
+// to print when CUDA does not open; with on, CUDA not opening is an error. The backend
+// takes batches from the run's workers at once (a lane each).
+func openOffload(mode string, lps []kernel.LogicalProcess, workers int) (gpuoffload.Backend, string, error) {
+	if mode == gpuoffload.ModeAuto && !hasBatcher(lps) {
+		return nil, "", nil
+	}
+	return gpuoffload.Open(mode, gpuoffload.Options{Lanes: workers})
+}
+
+// agreed returns the flags every rank of a run across processes must share, by name.
+func agreed(fs *pflag.FlagSet) map[string]string {
+	kv := map[string]string{}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !localFlags[f.Name] {
+			kv["--"+f.Name] = f.Value.String()
+		}
+	})
+	return kv
+}
+
+// applyConfigFile sets every flag named in the JSON object in path that the command line
+// did not set.
+func applyConfigFile(fs *pflag.FlagSet, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("cannot read --config: %w", err)
+	}
+	kv, err := decodeConfig(data)
+	if err != nil {
+		return fmt.Errorf("--config %s is not a JSON object of flag names and values: %v", path, err)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if fs.Lookup(k) == nil || notInConfig[k] {
+			return fmt.Errorf("--config %s: unknown key %q", path, k)
+		}
+		if set[k] {
+			continue
+		}
+		var s string
+		switch v := kv[k].(type) {
+		case json.Number:
+			s = v.String()
+		case string:
+			s = v
+		case bool:
+			s = strconv.FormatBool(v)
+		default:
+			return fmt.Errorf("--config %s: key %q must be a number, string or boolean", path, k)
+		}
+		if err := fs.Set(k, flagWord(fs.Lookup(k), s)); err != nil {
+			return fmt.Errorf("--config %s: key %q: %v", path, k, err)
+		}
+	}
+	return nil
+}
+
+// decodeConfig decodes data as exactly one JSON object, refusing a key given twice and
+// anything after the object (a second object, trailing text), which would otherwise be
+// dropped without a word.
+func decodeConfig(data []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil {
+		return nil, err
+	} else if t != json.Delim('{') {
+		return nil, fmt.Errorf("it starts with %v, not {", t)
+	}
+	kv := map[string]any{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := t.(string)
+		if _, dup := kv[k]; dup {
+			return nil, fmt.Errorf("key %q given twice", k)
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		kv[k] = v
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("more follows the object (at byte %d)", dec.InputOffset())
+	}
+	return kv, nil
+}
+
+// showProgress decides whether to print progress.
+func showProgress(mode progressMode, w io.Writer) bool {
+	switch mode {
+	case "on":
+		return true
+	case "off":
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progressPrinter returns a kernel progress callback that rewrites one stderr line.
+func progressPrinter(w io.Writer) func(kernel.Progress) {
+	var lastEvents uint64
+	var lastElapsed time.Duration
+	return func(p kernel.Progress) {
+		rate := 0.0
+		if dt := (p.Elapsed - lastElapsed).Seconds(); dt > 0 {
+			rate = float64(p.EventsProcessed-lastEvents) / dt
+		}
+		lastEvents, lastElapsed = p.EventsProcessed, p.Elapsed
+		frac := ""
+		if f := p.Fraction(); f >= 0 {
+			frac = fmt.Sprintf(" (%.1f%%)", 100*f)
+		}
+		fmt.Fprintf(w, "\r\033[Ksim time %.6g / %.6g%s, %d events, %.3g M events/s, %s elapsed",
+			p.Now, p.EndTime, frac, p.EventsProcessed, rate/1e6, p.Elapsed.Round(time.Second))
+	}
+}
+
+// printResults prints WARPED2-style totals, the model's results and the digest line;
+// offload names the offload backend of the run, if any.
+func printResults(w io.Writer, m *Model, simType, offload string, r kernel.Result, results []Result) {
+	fmt.Fprintf(w, "Simulation of %s complete (%s)\n", m.Name, simType)
+	width := 26 // the totals' labels; a longer result label widens the column
+	for _, x := range results {
+		width = max(width, len(x.Label)+1)
+	}
+	line := func(label string, format string, a ...any) {
+		fmt.Fprintf(w, "  %-*s %s\n", width, label+":", fmt.Sprintf(format, a...))
+	}
+	line("Events processed", "%d", r.EventsProcessed)
+	line("Events committed", "%d", r.EventsCommitted)
+	line("Events rolled back", "%d", r.EventsRolledBack)
+	if r.EventsProcessed > 0 {
+		line("Efficiency", "%.2f%%", 100*r.Efficiency)
+	} else {
+		line("Efficiency", "n/a (no events before the end time)")
+	}
+	line("Final event time", "%.6g", r.FinalTime)
+	if simType == kernel.TimeWarp {
+		line("Schedule queues", "%s", r.ScheduleQueues)
+		line("State saving", "%s", r.StateSaving)
+		line("Primary rollbacks", "%d", r.PrimaryRollbacks)
+		line("Secondary rollbacks", "%d", r.SecondaryRollbacks)
+		line("Average rollback length", "%.2f", r.AverageRollbackLength)
+		line("Anti-messages sent", "%d", r.AntiMessagesSent)
+		line("Cancelled events", "%d", r.CancelledEvents)
+		line("Suppressed sends (lazy)", "%d", r.SuppressedSends)
+		line("Coast-forward events", "%d", r.CoastForwardEvents)
+		line("Safe events (unlogged)", "%d", r.SafeEvents)
+		if r.PromisesSent > 0 {
+			line("Promises sent", "%d", r.PromisesSent)
+		}
+		line("GVT cycles", "%d", r.GVTCycles)
+		if offload != "" {
+			line("Batched events", "%d in %d batches on %s", r.BatchedEvents, r.OffloadBatches, offload)
+		}
+	}
+	line("Wall time", "%.3f s", r.WallSeconds)
+	line("Committed events/s", "%.4g", r.CommittedEventsPerSecond)
+	line("Peak pending events", "%d", r.PeakPendingEvents)
+	line("Peak memory", "%.1f MiB", float64(r.PeakMemoryBytes)/(1<<20))
+	fmt.Fprintf(w, "Results\n")
+	for _, x := range results {
+		line(x.Label, "%s", x.text())
+	}
+	fmt.Fprintf(w, "digest: %s\n", r.Digest)
+}
+
+// writeStats writes the statistics, the model's results and the configuration as JSON.
+func writeStats(path string, m *Model, r kernel.Result, results []Result, fs *pflag.FlagSet) error {
+	var kv map[string]any
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &kv); err != nil {
+		return err
+	}
+	kv["model"] = m.Name
+	kv[rollbacksKey] = r.PrimaryRollbacks + r.SecondaryRollbacks
+	for _, x := range results {
+		kv[x.Key] = x.Value
+	}
+	cfg, err := dumpConfig(fs)
+	if err != nil {
+		return err
+	}
+	kv["config"] = json.RawMessage(cfg)
+	out, err := json.MarshalIndent(kv, "", "  ")
+	if err != nil {
+		return err
+	}
+	return outfile.WriteFile(path, append(out, '\n'))
+}
+
+// usage is the program's help text.
+func (c *Command) usage() string {
+	var b strings.Builder
+	n := c.name
+	fmt.Fprintf(&b, "%s: models on the warped Time Warp parallel discrete-event simulation kernel\n\n", n)
+	fmt.Fprintf(&b, "Usage:\n  %[1]s <model> [flags]   run a model\n  %[1]s help <model>      list a model's flags\n"+
+		"  %[1]s devices           list the GPU offload backends and their devices\n"+
+		"  %[1]s study SPEC        run a parameter study (%[1]s study --help)\n"+
+		"  %[1]s plot FILE...      draw a --sample-file or --series-file as charts (%[1]s plot --help)\n"+
+		"  %[1]s version           print the module version, commit, Go version and build tags\n\nModels:\n", n)
+	for _, m := range c.models {
+		fmt.Fprintf(&b, "  %-8s %s\n", m.Name, m.Summary)
+	}
+	if len(c.models) > 0 {
+		fmt.Fprintf(&b, "\nExample: %s %s --max-sim-time 100\n", n, c.models[0].Name)
+	}
+	return b.String()
+}
+
+// modelUsage lists model m's flags with their defaults, by group.
+func (c *Command) modelUsage(m *Model) string {
+	var o options
+	fs, _ := newFlagSet(m, &o)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: %s %s [flags]\n\n%s.\n\n", c.name, m.Name, m.Summary)
+	if m.Notes != "" {
+		fmt.Fprintf(&b, "%s\n", m.Notes)
+	}
+	b.WriteString("Flags (--flag value or --flag=value; a boolean alone means true):\n")
+	writeFlagHelp(&b, fs) // flags.go
+	if m.Against != "" {
+		fmt.Fprintf(&b, "\n%s", m.Against)
+	}
+	return b.String()
+}

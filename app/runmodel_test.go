@@ -1,0 +1,160 @@
+package app
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/partition"
+)
+
+// parsed returns an invocation of model name whose flags were parsed from args.
+func parsed(t *testing.T, name string, args ...string) *invocation {
+	t.Helper()
+	m := findModel(name)
+	require.NotNil(t, m)
+	var out, errOut bytes.Buffer
+	inv := &invocation{c: testCommand(), m: m, stdout: &out, stderr: &errOut}
+	require.NoError(t, inv.parseFlags(args))
+	return inv
+}
+
+func TestParseFlagsStep(t *testing.T) {
+	m := findModel("phold")
+	inv := &invocation{c: testCommand(), m: m}
+	require.ErrorIs(t, inv.parseFlags([]string{"--help"}), pflag.ErrHelp)
+
+	err := (&invocation{c: testCommand(), m: m}).parseFlags([]string{"--lps", "4", "stray"})
+	var f *failure
+	require.ErrorAs(t, err, &f)
+	require.Equal(t, exitUsage, f.status)
+	require.True(t, f.hint)
+	require.EqualError(t, err, `unexpected argument "stray"`)
+
+	// The config file fills what the command line leaves unset.
+	path := filepath.Join(t.TempDir(), "c.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"seed": 7, "max-sim-time": 30, "lps": 9}`), 0o644))
+	inv = parsed(t, "phold", "--config", path, "--seed", "3")
+	require.Equal(t, uint64(3), inv.o.seed)
+	require.Equal(t, 30.0, inv.o.maxSimTime)
+	lps, _, err := inv.buildModel()
+	require.NoError(t, err)
+	require.Len(t, lps, 9)
+}
+
+func TestCheckOptionsStep(t *testing.T) {
+	valid := func() options {
+		return options{workers: 2, period: 1, maxAggregate: 1, gvtPeriodMS: 2, gpu: "off"}
+	}
+	o := valid()
+	require.NoError(t, checkOptions(&o))
+	for _, tc := range []struct {
+		change func(*options)
+		want   string
+	}{
+		{func(o *options) { o.workers = 0 }, "--time-warp-worker-threads must be at least 1, got 0"},
+		{func(o *options) { o.period = -2 }, "--time-warp-state-saving-period must be at least 1, got -2"},
+		{func(o *options) { o.maxAggregate = 0 }, "--time-warp-communication-max-aggregate must be at least 1, got 0"},
+		{func(o *options) { o.schedulers = -1 }, "--time-warp-scheduler-count must be at least 1"},
+		{func(o *options) { o.gvtPeriodMS = 0 }, "--time-warp-gvt-calculation-period must be a positive number of milliseconds, got 0"},
+		{func(o *options) { o.gpu = "maybe" }, `--gpu: unknown mode "maybe"`},
+		{func(o *options) { o.gpuBatchSize = kernel.MaxBatchSize + 1 }, "--gpu-batch-size must be in"},
+	} {
+		o := valid()
+		tc.change(&o)
+		err := checkOptions(&o)
+		require.ErrorContains(t, err, tc.want)
+		var f *failure
+		require.ErrorAs(t, err, &f)
+		require.Equal(t, exitUsage, f.status)
+	}
+}
+
+func TestConfigStep(t *testing.T) {
+	// Without a period on the command line, the kernel's default applies.
+	inv := parsed(t, "phold", "--time-warp-worker-threads", "3", "--time-warp-gvt-calculation-period", "0.5",
+		"--time-warp-queue-type", "calendar", "--seed", "5")
+	part := partition.RoundRobin{}
+	cfg := inv.config(part)
+	require.Equal(t, 0, cfg.TimeWarp.StateSavingPeriod)
+	require.Equal(t, 3, cfg.TimeWarp.Workers)
+	require.Equal(t, 500*time.Microsecond, cfg.TimeWarp.GVTPeriod)
+	require.Equal(t, "calendar", cfg.TimeWarp.QueueType)
+	require.Equal(t, uint64(5), cfg.Seed)
+	require.Equal(t, partition.Partitioner(part), cfg.Partition)
+	require.Nil(t, cfg.Transport)
+	require.Equal(t, "5", cfg.Agree["--seed"], "the seed must agree across ranks")
+	require.NotContains(t, cfg.Agree, "--time-warp-worker-threads", "workers may differ between ranks")
+
+	// A period given asks for it, even the default value.
+	cfg = parsed(t, "phold", "--time-warp-state-saving-period", "16").config(nil)
+	require.Equal(t, 16, cfg.TimeWarp.StateSavingPeriod)
+}
+
+func TestOffloadStep(t *testing.T) {
+	inv := parsed(t, "phold", "--simulation-type", "sequential", "--gpu", "on")
+	var cfg kernel.Config
+	note, err := inv.openOffload(&cfg, nil)
+	require.NoError(t, err, "a sequential run opens no backend")
+	require.Empty(t, note)
+	require.Nil(t, inv.be)
+
+	inv = parsed(t, "phold", "--gpu", "cpu", "--gpu-batch-size", "64")
+	lps, _, err := inv.buildModel()
+	require.NoError(t, err)
+	note, err = inv.openOffload(&cfg, lps)
+	require.NoError(t, err)
+	require.Empty(t, note)
+	require.NotNil(t, inv.be)
+	require.Equal(t, inv.be, cfg.TimeWarp.Offload)
+	require.Equal(t, 64, cfg.TimeWarp.BatchSize)
+	require.False(t, cfg.TimeWarp.OffloadAuto)
+	inv.close()
+}
+
+func TestOutputsCheckedBeforeTheRun(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, flag, path, want string }{
+		{"missing directory", "--stats-file", filepath.Join(dir, "no", "s.json"), "cannot write --stats-file " + filepath.Join(dir, "no", "s.json") + ": directory"},
+		{"proc", "--report", "/proc/x", "cannot write --report /proc/x: it is in /proc"},
+		{"a directory", "--series-file", dir, "it is a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := parsed(t, "phold", tc.flag, tc.path).checkOutputs()
+			require.ErrorContains(t, err, tc.want)
+			require.Equal(t, exitUsage, err.(*failure).status)
+		})
+	}
+	require.NoError(t, parsed(t, "phold", "--stats-file", "/dev/null").checkOutputs())
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "checking creates nothing")
+}
+
+func TestExitStep(t *testing.T) {
+	var errOut bytes.Buffer
+	inv := &invocation{c: testCommand(), m: findModel("pcs"), stderr: &errOut}
+	for _, tc := range []struct {
+		err    error
+		status int
+		want   string
+	}{
+		{nil, exitOK, ""},
+		{usageFailure("--x must be %d", 1), exitUsage, "warped pcs: --x must be 1; run 'warped help pcs' for the flags\n"},
+		{runFailure(errors.New("boom")), exitRun, "warped pcs: boom\n"},
+		{errors.New("plain"), exitRun, "warped pcs: plain\n"},
+		{&failure{err: errors.New("shown by rank 0"), status: exitRun, quiet: true}, exitRun, ""},
+		{&failure{err: errors.New("run failed: panic"), status: exitRun, detail: "stack\n"}, exitRun, "warped pcs: run failed: panic\nstack\n"},
+	} {
+		errOut.Reset()
+		require.Equal(t, tc.status, inv.exit(tc.err))
+		require.Equal(t, tc.want, errOut.String())
+	}
+}

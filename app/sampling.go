@@ -1,0 +1,153 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/warpedgo/warped/internal/outfile"
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/sample"
+)
+
+// sampleOptions are the engine sampling flags (--sample-*).
+type sampleOptions struct {
+	file, mode, format string
+	intervalMS         float64
+	seriesFile         string // --series-file
+}
+
+// addSampleFlags binds the sampling flags to o.
+func addSampleFlags(fs *pflag.FlagSet, o *sampleOptions) {
+	fs.StringVar(&o.file, "sample-file", "", "time warp: write engine samples (one row per worker at each GVT round or interval) to this file; across processes each rank writes FILE with -rankN before its extension")
+	fs.StringVar(&o.mode, "sample-mode", kernel.SampleGVT, "time warp with --sample-file: take rows as GVT rounds end (gvt) or every --sample-period (real-time)")
+	fs.Float64Var(&o.intervalMS, "sample-period", 0, "time warp with --sample-file: milliseconds between rows (real-time; 0: 100), or the least between them (gvt)")
+	fs.StringVar(&o.format, "sample-format", sample.CSV, "time warp with --sample-file: "+strings.Join(sample.Formats(), " or "))
+	fs.StringVar(&o.seriesFile, "series-file", "", "write the model's own time series (the committed values it records, such as the epidemic's disease-state counts) to this CSV file: time,lp,series,value; across processes each rank writes its LPs' to FILE with -rankN before its extension")
+}
+
+// check reports a bad sampling flag.
+func (o *sampleOptions) check(simType string) error {
+	switch {
+	case o.mode != kernel.SampleGVT && o.mode != kernel.SampleRealTime:
+		return usageFailure("--sample-mode: unknown mode %q (want %s or %s)", o.mode, kernel.SampleGVT, kernel.SampleRealTime)
+	case o.format != sample.CSV && o.format != sample.JSONL:
+		return usageFailure("--sample-format: unknown format %q (want %s)", o.format, strings.Join(sample.Formats(), " or "))
+	case o.intervalMS < 0 || math.IsNaN(o.intervalMS) || math.IsInf(o.intervalMS, 0):
+		return usageFailure("--sample-period must be a non-negative number of milliseconds, got %v", o.intervalMS)
+	case o.file != "" && simType != kernel.TimeWarp:
+		return usageFailure("--sample-file samples time-warp runs only: use --simulation-type %s or drop it", kernel.TimeWarp)
+	}
+	return nil
+}
+
+// sampleOutput is the --sample-file of a run: the file and its writer, which the run's
+// Sample function feeds once open.
+type sampleOutput struct {
+	path string
+	f    *outfile.File
+	w    *sample.Writer
+}
+
+// attachSamples sets cfg's sampling from the options (no --sample-file: nothing). The file
+// opens later (openSamples), once the configuration is known to be good.
+func (inv *invocation) attachSamples(cfg *kernel.Config) {
+	o := &inv.o.sample
+	if o.file == "" {
+		return
+	}
+	out := &sampleOutput{path: o.file}
+	if inv.tr != nil && inv.tr.Size() > 1 {
+		out.path = rankPath(o.file, inv.tr.Rank())
+	}
+	inv.samples = out
+	cfg.Sample = func(s kernel.Sample) { out.w.Add(s) }
+	cfg.SampleMode = o.mode
+	cfg.SampleInterval = time.Duration(o.intervalMS * float64(time.Millisecond))
+}
+
+// rankPath is path with -rankN before its extension.
+func rankPath(path string, rank int) string {
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s-rank%d%s", strings.TrimSuffix(path, ext), rank, ext)
+}
+
+// openSamples creates the --sample-file and starts its writer.
+func (inv *invocation) openSamples() error {
+	out := inv.samples
+	if out == nil {
+		return nil
+	}
+	f, err := outfile.Create(out.path)
+	if err != nil {
+		return usageFailure("%v", outputError("sample-file", err))
+	}
+	w, err := sample.NewWriter(f, inv.o.sample.format, 0)
+	if err != nil {
+		f.Abort()
+		return usageFailure("--sample-format: %v", err)
+	}
+	out.f, out.w = f, w
+	return nil
+}
+
+// closeSamples writes the rows still buffered and commits the --sample-file (a failed
+// run's too: its samples show how it went), noting rows that the writer dropped. After a
+// failed write the file is not committed.
+func (inv *invocation) closeSamples() error {
+	out := inv.samples
+	if out == nil || out.f == nil {
+		return nil
+	}
+	err := out.w.Close()
+	if err != nil {
+		out.f.Abort()
+	} else {
+		err = out.f.Commit()
+	}
+	out.f = nil
+	if n := out.w.Dropped(); n > 0 {
+		fmt.Fprintf(inv.stderr, "%s: %d sample rows were dropped (the writer fell behind; a longer --sample-period takes fewer)\n", inv.who(), n)
+	}
+	if err != nil {
+		return runFailure(outputError("sample-file", err))
+	}
+	return nil
+}
+
+// attachSeries has the run record the model's series for --series-file and --report.
+func (inv *invocation) attachSeries(cfg *kernel.Config) {
+	if inv.o.sample.seriesFile != "" || inv.reportHere() {
+		cfg.RecordSeries = true
+	}
+}
+
+// seriesPath is this process's --series-file (with -rankN across processes), or "".
+func (inv *invocation) seriesPath() string {
+	path := inv.o.sample.seriesFile
+	if path != "" && inv.tr != nil && inv.tr.Size() > 1 {
+		path = rankPath(path, inv.tr.Rank())
+	}
+	return path
+}
+
+// writeSeries writes the run's model series to the --series-file, noting when the model
+// recorded none.
+func (inv *invocation) writeSeries(res kernel.Result) error {
+	path := inv.seriesPath()
+	if path == "" {
+		return nil
+	}
+	if len(res.Series) == 0 {
+		fmt.Fprintf(inv.stderr, "%s: the model recorded no series; --series-file %s has its header only\n", inv.who(), path)
+	}
+	err := outfile.WriteTo(path, func(w io.Writer) error { return sample.WriteSeries(w, res.Series) })
+	if err != nil {
+		return runFailure(outputError("series-file", err))
+	}
+	return nil
+}

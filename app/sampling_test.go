@@ -1,0 +1,242 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/sample"
+)
+
+// TestSampleFile runs PHOLD with --sample-file in both formats and checks that the rows
+// add up to the totals of --stats-file.
+func TestSampleFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ format, mode string }{{"csv", "gvt"}, {"jsonl", "real-time"}} {
+		path := filepath.Join(dir, "s."+c.format)
+		stats := filepath.Join(dir, "stats.json")
+		code, _, errOut := warped("phold", "--lps", "64", "--max-sim-time", "100", "--gpu", "off",
+			"--time-warp-worker-threads", "2", "--time-warp-gvt-calculation-period", "0.5",
+			"--sample-file", path, "--sample-format", c.format, "--sample-mode", c.mode,
+			"--sample-period", "1", "--stats-file", stats)
+		require.Equal(t, 0, code, errOut)
+		f, err := os.Open(path)
+		require.NoError(t, err)
+		rows, err := sample.Read(f)
+		f.Close()
+		require.NoError(t, err)
+		data, err := os.ReadFile(stats)
+		require.NoError(t, err)
+		var kv map[string]any
+		require.NoError(t, json.Unmarshal(data, &kv))
+		var processed uint64
+		var committed int64
+		finals := 0
+		for _, r := range rows {
+			processed += r.Processed
+			committed += r.Committed
+			if r.Final {
+				finals++
+			}
+		}
+		require.Equal(t, 2, finals, c.format)
+		require.Equal(t, kv["events_processed"].(float64), float64(processed), c.format)
+		require.Equal(t, kv["events_committed"].(float64), float64(committed), c.format)
+	}
+}
+
+// TestSampleFlagErrors checks the sampling flags' messages.
+func TestSampleFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sample-mode", "often"}, `--sample-mode: unknown mode "often" (want gvt or real-time)`},
+		{[]string{"--sample-format", "xml"}, `--sample-format: unknown format "xml" (want csv or jsonl)`},
+		{[]string{"--sample-period", "-1"}, "--sample-period must be a non-negative number of milliseconds"},
+		{[]string{"--sample-file", "x.csv", "--simulation-type", "sequential"}, "--sample-file samples time-warp runs only"},
+		{[]string{"--sample-file", filepath.Join(dir, "no", "dir", "s.csv"), "--gpu", "off"}, "cannot write --sample-file"},
+	} {
+		code, _, errOut := warped(append([]string{"phold", "--max-sim-time", "5"}, c.args...)...)
+		require.Equal(t, exitUsage, code, c.args)
+		require.Contains(t, errOut, c.want)
+	}
+}
+
+func TestRankPath(t *testing.T) {
+	require.Equal(t, "out/s-rank1.csv", rankPath("out/s.csv", 1))
+	require.Equal(t, "s-rank0", rankPath("s", 0))
+}
+
+// TestPlotCommand records the samples of a run and draws them: every chart comes as a PNG
+// that decodes and an SVG that parses.
+func TestPlotCommand(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	code, _, errOut := warped("phold", "--lps", "64", "--max-sim-time", "300", "--gpu", "off",
+		"--time-warp-worker-threads", "2", "--time-warp-gvt-calculation-period", "0.5",
+		"--sample-file", path, "--sample-format", "jsonl")
+	require.Equal(t, 0, code, errOut)
+	out := filepath.Join(dir, "charts")
+	code, stdout, errOut := warped("plot", path, "--out", out)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, stdout, "charts to "+out)
+	pngs, _ := filepath.Glob(filepath.Join(out, "*.png"))
+	svgs, _ := filepath.Glob(filepath.Join(out, "*.svg"))
+	require.NotEmpty(t, pngs)
+	require.Len(t, svgs, len(pngs))
+	require.FileExists(t, filepath.Join(out, "time-split.png"))
+	for _, p := range pngs {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		_, err = png.Decode(bytes.NewReader(data))
+		require.NoError(t, err, p)
+	}
+	for _, p := range svgs {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		var root struct{ XMLName xml.Name }
+		require.NoError(t, xml.Unmarshal(data, &root), p)
+		require.Equal(t, "svg", root.XMLName.Local)
+	}
+
+	code, _, errOut = warped("plot")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "want a sample file or stats files, got none")
+	code, _, errOut = warped("plot", filepath.Join(dir, "none.csv"))
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "none.csv: no such file or directory")
+}
+
+// TestPlotRefusesWhatItCannotDraw: input errors exit 2 with one line before anything is
+// written, a failed write exits 1.
+func TestPlotRefusesWhatItCannotDraw(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	var many strings.Builder
+	many.WriteString("wall_seconds,worker,processed\n")
+	for w := range maxPlotLines + 1 {
+		fmt.Fprintf(&many, "1,%d,3\n", w)
+	}
+	var series strings.Builder
+	series.WriteString("time,lp,series,value\n")
+	for k := range maxPlotSeries + 1 {
+		fmt.Fprintf(&series, "1,0,s%d,1\n", k)
+	}
+	out := filepath.Join(dir, "charts")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"an empty object", []string{write("empty.json", "{}\n")}, exitUsage, "has no wall_seconds or worker"},
+		{"a header only", []string{write("head.csv", "wall_seconds,worker,processed\n")}, exitUsage, "no sample or series rows to draw"},
+		{"too many workers", []string{write("many.csv", many.String())}, exitUsage, "samples of more than 256 workers"},
+		{"too many series", []string{write("series.csv", series.String())}, exitUsage, "more than 64 series"},
+		{"out in proc", []string{write("ok.csv", "wall_seconds,worker,processed\n1,0,3\n"), "--out", "/proc/x"}, exitUsage, "cannot write charts to --out /proc/x"},
+		{"a full device", []string{filepath.Join(dir, "ok.csv"), "--out", "/dev/full"}, exitUsage, "cannot write charts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"plot"}, tc.args...)
+			if !slices.Contains(args, "--out") {
+				args = append(args, "--out", out)
+			}
+			code, stdout, errOut := warped(args...)
+			require.Equal(t, tc.code, code, errOut)
+			require.Contains(t, errOut, tc.want)
+			require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+			require.Empty(t, stdout)
+			_, err := os.Stat(out)
+			require.True(t, os.IsNotExist(err), "nothing written")
+		})
+	}
+}
+
+// TestPlotCompare compares two runs' --stats-file outputs in bar charts.
+func TestPlotCompare(t *testing.T) {
+	dir := t.TempDir()
+	var stats []string
+	for _, w := range []string{"1", "2"} {
+		path := filepath.Join(dir, "workers"+w+".json")
+		code, _, errOut := warped("phold", "--lps", "64", "--max-sim-time", "50", "--gpu", "off",
+			"--time-warp-worker-threads", w, "--stats-file", path)
+		require.Equal(t, 0, code, errOut)
+		stats = append(stats, path)
+	}
+	out := filepath.Join(dir, "cmp")
+	code, stdout, errOut := warped(append([]string{"plot", "--out", out}, stats...)...)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, stdout, "compare-rate.png")
+	data, err := os.ReadFile(filepath.Join(out, "compare-efficiency.png"))
+	require.NoError(t, err)
+	_, err = png.Decode(bytes.NewReader(data))
+	require.NoError(t, err)
+
+	// A sample file among stats files is an error.
+	samples := filepath.Join(dir, "s.csv")
+	require.NoError(t, os.WriteFile(samples, []byte("wall_seconds,worker,processed\n1,0,3\n"), 0o644))
+	code, _, errOut = warped("plot", stats[0], samples)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "is not a --stats-file output")
+}
+
+// TestSeriesFile runs the epidemic under time warp with --series-file and --sample-file:
+// the file holds the sequential run's series (the locations' counts); warped plot draws
+// both files together, one chart per disease state beside the engine's.
+func TestSeriesFile(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"epidemic", "--variant", "stochastic", "--num-locations", "12", "--population", "20", "--max-sim-time", "1000", "--gpu", "off"}
+	seq := filepath.Join(dir, "seq.csv")
+	code, _, errOut := warped(append(args, "--simulation-type", "sequential", "--series-file", seq)...)
+	require.Equal(t, 0, code, errOut)
+	tw, samples := filepath.Join(dir, "tw.csv"), filepath.Join(dir, "samples.csv")
+	code, _, errOut = warped(append(args, "--time-warp-worker-threads", "4", "--time-warp-state-saving-period", "3",
+		"--series-file", tw, "--sample-file", samples)...)
+	require.Equal(t, 0, code, errOut)
+	want, err := os.ReadFile(seq)
+	require.NoError(t, err)
+	got, err := os.ReadFile(tw)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got), "the time-warp run's series is the sequential run's")
+	pts, err := sample.ReadSeries(bytes.NewReader(got))
+	require.NoError(t, err)
+	require.Len(t, pts, 12*6*(1000/100-1), "six counts per location per sample")
+
+	out := filepath.Join(dir, "charts")
+	code, stdout, errOut := warped("plot", samples, tw, "--out", out)
+	require.Equal(t, 0, code, errOut)
+	for _, name := range []string{"series-uninfected", "series-recovered", "event-rate", "time-split"} {
+		require.Contains(t, stdout, name+".svg")
+		data, err := os.ReadFile(filepath.Join(out, name+".png"))
+		require.NoError(t, err)
+		_, err = png.Decode(bytes.NewReader(data))
+		require.NoError(t, err, name)
+	}
+
+	// A model that records nothing: a header only, and a note.
+	empty := filepath.Join(dir, "none.csv")
+	code, _, errOut = warped("phold", "--lps", "16", "--max-sim-time", "10", "--gpu", "off", "--series-file", empty)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "the model recorded no series")
+	data, err := os.ReadFile(empty)
+	require.NoError(t, err)
+	require.Equal(t, "time,lp,series,value\n", string(data))
+	code, _, errOut = warped("phold", "--max-sim-time", "5", "--gpu", "off", "--series-file", filepath.Join(dir, "no", "s.csv"))
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "cannot write --series-file")
+}

@@ -1,0 +1,60 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestSignalStopsTheRunCleanly runs a model under a context that a signal ended, as
+// main's handler does: one line naming the signal, exit 1, and no output file written.
+func TestSignalStopsTheRunCleanly(t *testing.T) {
+	for _, tc := range []struct {
+		sig  os.Signal
+		want string
+	}{
+		{os.Interrupt, "interrupted by SIGINT"},
+		{syscall.SIGTERM, "interrupted by SIGTERM"},
+		{syscall.SIGHUP, "interrupted by SIGHUP"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			dir := t.TempDir()
+			ctx, cancel := context.WithCancelCause(context.Background())
+			cancel(&interruption{tc.sig})
+			var out, errOut bytes.Buffer
+			code := run(ctx, []string{"phold", "--lps", "16", "--max-sim-time", "50", "--gpu", "off",
+				"--stats-file", filepath.Join(dir, "s.json"), "--report", filepath.Join(dir, "r.html"),
+				"--series-file", filepath.Join(dir, "series.csv")}, &out, &errOut)
+			require.Equal(t, exitRun, code)
+			require.Equal(t, "warped phold: "+tc.want+"\n", errOut.String())
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			require.Empty(t, entries, "an interrupted run writes nothing")
+		})
+	}
+}
+
+// TestFailedWriteIsExit1: an output whose write fails (/dev/full: no space left) is one
+// line and exit 1, never exit 0 (the issue's row 9).
+func TestFailedWriteIsExit1(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	for _, args := range [][]string{
+		{"phold", "--lps", "8", "--max-sim-time", "5", "--gpu", "off", "--stats-file", "/dev/full"},
+		{"phold", "--lps", "8", "--max-sim-time", "5", "--gpu", "off", "--report", "/dev/full"},
+		{"epidemic", "--num-locations", "8", "--watts-strogatz-k", "4", "--population", "10", "--max-sim-time", "300", "--gpu", "off", "--series-file", "/dev/full"},
+		{"epidemic", "--num-locations", "8", "--watts-strogatz-k", "4", "--population", "10", "--max-sim-time", "300", "--gpu", "off", "--time-series", "/dev/full"},
+	} {
+		code, _, errOut := warped(args...)
+		require.Equal(t, exitRun, code, "%v: %s", args, errOut)
+		require.Contains(t, errOut, "/dev/full: no space left on device", args)
+		require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	}
+}

@@ -1,0 +1,391 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+	"github.com/warpedgo/warped/comm"
+	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/partition"
+	"github.com/warpedgo/warped/study"
+)
+
+// catalog gives package study the command's models.
+type catalog struct{ c *Command }
+
+func (cat catalog) Flags(name string) (*pflag.FlagSet, error) {
+	m := cat.c.find(name)
+	if m == nil {
+		names := make([]string, len(cat.c.models))
+		for i, m := range cat.c.models {
+			names[i] = m.Name
+		}
+		return nil, study.UnknownModel(name, names)
+	}
+	cat.c.mu.Lock()
+	defer cat.c.mu.Unlock()
+	var o options
+	fs, _ := newFlagSet(m, &o)
+	return fs, nil
+}
+
+// StatsKeys are the kernel's statistics that a study may summarise (statskeys.go).
+func (catalog) StatsKeys() []string { return statsKeys() }
+
+func (cat catalog) ResultKeys(name string) (keys []string) {
+	m := cat.c.find(name)
+	if m == nil || m.DynamicResults {
+		return nil
+	}
+	cat.c.mu.Lock()
+	defer cat.c.mu.Unlock()
+	defer func() {
+		if recover() != nil {
+			keys = nil
+		}
+	}()
+	for _, r := range m.results(nil, nil) {
+		keys = append(keys, r.Key)
+	}
+	return keys
+}
+
+// runForStudy runs model name with the command-line flags args in this process, as
+// 'PROGRAM NAME ARGS' would but printing nothing, and returns its outcome.
+func (c *Command) runForStudy(ctx context.Context, name string, args []string, shared gpuoffload.Backend) (study.Outcome, error) {
+	if shared != nil {
+		defer shared.Close()
+	}
+	m := c.find(name)
+	if m == nil {
+		return study.Outcome{}, fmt.Errorf("unknown model %q", name)
+	}
+	inv := &invocation{c: c, m: m, stdout: io.Discard, stderr: io.Discard}
+	defer inv.close()
+	c.mu.Lock()
+	err := inv.parseFlags(args)
+	if err == nil {
+		err = checkOptions(&inv.o)
+	}
+	var lps []kernel.LogicalProcess
+	var cfg kernel.Config
+	if err == nil {
+		var part partition.Partitioner
+		if lps, part, err = inv.buildModel(); err == nil {
+			cfg = inv.config(part) // reads every flag's value
+		}
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return study.Outcome{}, err
+	}
+	if shared != nil && inv.o.simType == kernel.TimeWarp && inv.o.gpu != gpuoffload.ModeOff && hasBatcher(lps) {
+		// The study's shared backend, batching on (the study asked to merge batches).
+		cfg.TimeWarp.Offload, cfg.TimeWarp.BatchSize = shared, inv.o.gpuBatchSize
+	} else if _, err := inv.openOffload(&cfg, lps); err != nil {
+		return study.Outcome{}, err
+	}
+	sim, err := kernel.New(cfg, lps)
+	if err != nil {
+		return study.Outcome{}, err
+	}
+	res, err := sim.Run(ctx)
+	if err != nil {
+		return study.Outcome{}, fmt.Errorf("run failed: %w", err)
+	}
+	c.mu.Lock()
+	results := m.results(lps, inv.fs)
+	c.mu.Unlock()
+	out := study.Outcome{Results: make(map[string]float64, len(results)), Digest: res.Digest,
+		Events: res.EventsCommitted, WallSeconds: res.WallSeconds}
+	for k, v := range statsNumbers(res.Stats) {
+		out.Results[k] = v
+	}
+	for _, r := range results {
+		out.Results[r.Key] = r.number()
+	}
+	return out, nil
+}
+
+// hasBatcher reports whether some LP has batch kernels.
+func hasBatcher(lps []kernel.LogicalProcess) bool {
+	return slices.ContainsFunc(lps, func(lp kernel.LogicalProcess) bool {
+		_, ok := lp.(kernel.Batcher)
+		return ok
+	})
+}
+
+// openMerge opens the backend that a study's runs share to merge batches: the one the
+// spec's --gpu asks for (auto: CUDA if it opens, else the CPU backend).
+func openMerge(s *study.Spec) func() (gpuoffload.Backend, error) {
+	return func() (gpuoffload.Backend, error) {
+		mode := gpuoffload.ModeAuto
+		for _, f := range s.Flags {
+			if f.Name == "gpu" {
+				mode = f.Value
+			}
+		}
+		if mode == gpuoffload.ModeOff {
+			return nil, &study.SettingsError{Msg: "merging batches across runs needs --gpu cpu, on or auto, not off"}
+		}
+		be, _, err := gpuoffload.Open(mode, gpuoffload.Options{})
+		if err != nil {
+			return nil, err
+		}
+		if be == nil {
+			be = gpuoffload.NewCPU(0)
+		}
+		return be, nil
+	}
+}
+
+// studyOptions are the flags of 'PROGRAM study'.
+type studyOptions struct {
+	out      string
+	resume   bool
+	exec     study.Execution
+	progress progressMode
+}
+
+// studyUsage is the help of 'PROGRAM study'.
+const studyUsage = `Usage: PROGRAM study SPEC [flags]
+
+Runs a parameter study: the runs of one model over a grid (or list) of parameter values,
+each point repeated with several seeds, many at once in this process. SPEC is a YAML or
+JSON file; see examples/study/. Writes summary.csv and summary.json (mean, std and 95%
+confidence interval per point and result), runs.csv (one row per run with its digest),
+plots (plot-RESULT.png and .svg) and journal.jsonl (finished runs) into --out.
+
+Flags:
+`
+
+// studyCommand is 'PROGRAM study SPEC [flags]'.
+func (c *Command) studyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	fail := func(status int, format string, a ...any) int {
+		fmt.Fprintf(stderr, c.name+" study: "+format+"\n", a...)
+		return status
+	}
+	var o studyOptions
+	o.progress = "auto"
+	fs := pflag.NewFlagSet("study", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.out, "out", "", "directory of the tables, plots and journal (default: the spec's name with .out)")
+	fs.BoolVar(&o.resume, "resume", false, "go on with the study whose journal is in --out, skipping its finished runs")
+	fs.IntVar(&o.exec.Jobs, "jobs", 0, "runs at once (0: the spec's, else chosen from the cores and memory)")
+	fs.StringVar(&o.exec.SimulationType, "simulation-type", "", "each run's dispatcher: auto (chosen: sequential runs on every core, or time-warp runs when there are fewer runs than cores and they are long), "+strings.Join(kernel.Types(), " or "))
+	fs.IntVar(&o.exec.Workers, "workers", 0, "time-warp worker threads of each run (0: the cores divided by the jobs)")
+	fs.IntVar(&o.exec.MemoryMiB, "memory-mib", 0, "memory budget of the runs in MiB (0: the spec's, else half the memory available)")
+	fs.BoolVar(&o.exec.MergeBatches, "merge-batches", false, "run time-warp runs on one shared offload backend that merges batches of the same kernel from different runs (CUDA with --gpu on or auto where it opens, else the CPU backend)")
+	fs.Var(&o.progress, "progress", "progress bar on stderr: auto (when stderr is a terminal), on or off")
+	fs.Lookup("progress").NoOptDefVal = "on"
+	fs.SortFlags = false
+	var spec string
+	for rest := args; ; {
+		if err := parseArgs(fs, rest); errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprint(stdout, strings.ReplaceAll(studyUsage, "PROGRAM", c.name))
+			fs.VisitAll(func(f *pflag.Flag) {
+				fmt.Fprintf(stdout, "  --%-16s %s (default %q)\n", f.Name, f.Usage, f.DefValue)
+			})
+			return exitOK
+		} else if err != nil {
+			return fail(exitUsage, "%v; run '%s study --help' for the flags", err, c.name)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		if spec != "" {
+			return fail(exitUsage, "unexpected argument %q: give one SPEC", fs.Arg(0))
+		}
+		spec, rest = fs.Arg(0), fs.Args()[1:]
+	}
+	if spec == "" {
+		return fail(exitUsage, "missing SPEC; run '%s study --help'", c.name)
+	}
+	if err := o.exec.Check(); err != nil {
+		return fail(exitUsage, "%v; run '%s study --help' for the flags", err, c.name)
+	}
+	if err := comm.CheckLaunch(); err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	data, err := os.ReadFile(spec)
+	if err != nil {
+		return fail(exitUsage, "cannot read the spec: %v", err)
+	}
+	s, err := study.Parse(data, spec, catalog{c})
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	if err := c.checkStudyPoints(s); err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	if o.out == "" {
+		o.out = strings.TrimSuffix(filepath.Base(spec), filepath.Ext(spec)) + ".out"
+	}
+	var ranks study.Ranks
+	log := stderr
+	if comm.LaunchedRanks() > 1 {
+		// Under mpirun the ranks share the runs; rank 0 prints and writes the tables.
+		mpi, err := comm.NewMPI(comm.MPIOptions{})
+		if err != nil {
+			return fail(exitRun, "%v", err)
+		}
+		defer func() {
+			// A failure ends every rank (none may wait for another forever): rank 0
+			// once it has said why, another rank when a signal stopped it alone.
+			if code != exitOK && (mpi.Rank() == 0 || interrupted(ctx) != nil) {
+				mpi.Abort(code)
+			}
+			mpi.Close()
+		}()
+		ranks = mpi
+		if mpi.Rank() != 0 {
+			errOut := stderr
+			fail = func(status int, format string, a ...any) int {
+				if sig := interrupted(ctx); sig != nil {
+					fmt.Fprintf(errOut, "%s study: rank %d: %v\n", c.name, mpi.Rank(), sig)
+				}
+				return status
+			}
+			stdout, stderr, log, o.progress = io.Discard, io.Discard, io.Discard, "off"
+		}
+	}
+	var prog study.Progress
+	switch o.progress {
+	case "on":
+		prog = study.NewProgress(stderr, true)
+	case "off":
+	default:
+		prog = study.NewProgress(stderr, showProgress("auto", stderr))
+	}
+	st, err := study.Execute(ctx, s, c.runForStudy, study.Options{Out: o.out, Resume: o.resume,
+		Execution: o.exec, Progress: prog, Log: log, Types: kernel.Types(), OpenMerge: openMerge(s), Ranks: ranks})
+	if errors.Is(err, study.ErrInterrupted) {
+		why := "interrupted"
+		if sig := interrupted(ctx); sig != nil {
+			why = sig.Error()
+		}
+		return fail(exitRun, "%s: the finished runs are in %s; go on with '%s study %s --out %s --resume'",
+			why, filepath.Join(o.out, study.JournalFile), c.name, spec, o.out)
+	}
+	var se *study.SettingsError
+	if errors.As(err, &se) {
+		return fail(exitUsage, "%v", err)
+	}
+	if err != nil {
+		return fail(exitRun, "%v", err)
+	}
+	if ranks != nil && ranks.Rank() != 0 {
+		return exitOK
+	}
+	if sig := interrupted(ctx); sig != nil {
+		return fail(exitRun, "%v: every run finished (in %s); write the tables with '%s study %s --out %s --resume'",
+			sig, filepath.Join(o.out, study.JournalFile), c.name, spec, o.out)
+	}
+	paths, err := st.WriteTables(o.out)
+	if err != nil {
+		return fail(exitRun, "%v", err)
+	}
+	printStudy(stdout, st)
+	if st.MergedBatches > 0 {
+		fmt.Fprintf(stdout, "offload: %d batches (%d events) of the runs in %d merged calls\n", st.MergedBatches, st.MergedElements, st.MergedCalls)
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", strings.Join(paths, ", "))
+	return exitOK
+}
+
+// checkStudyPoints checks, before any run, that every point's configuration builds: the
+// model's own checks (a negative count, an odd degree) fail here, not after hours.
+func (c *Command) checkStudyPoints(s *study.Spec) error {
+	m := c.find(s.Model)
+	seen := map[string]bool{}
+	for _, r := range s.Runs() {
+		if r.Replication != 0 {
+			continue
+		}
+		args := r.Args[:len(r.Args)-1] // the seed does not change the configuration
+		if k := strings.Join(args, " "); seen[k] {
+			continue
+		} else {
+			seen[k] = true
+		}
+		inv := &invocation{c: c, m: m, stdout: io.Discard, stderr: io.Discard}
+		c.mu.Lock()
+		err := inv.parseFlags(args)
+		if err == nil {
+			err = checkOptions(&inv.o)
+		}
+		if err == nil {
+			err = refuseRunOutputs(inv.fs, inv.who())
+		}
+		if err == nil {
+			err = checkMemory(m, inv.fs)
+		}
+		if err == nil {
+			_, _, err = inv.buildModel()
+		}
+		c.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("%s: point %d (%s): %v", s.Model, r.Point+1, strings.Join(args, " "), err)
+		}
+	}
+	return nil
+}
+
+// studyRefused are the flags of one run's outputs that a study's runs do not write (one
+// file for many runs would be overwritten; a study's outputs are its tables).
+var studyRefused = []string{"sample-file", "series-file", "report", "max-memory", "trace"}
+
+// refuseRunOutputs reports a flag of studyRefused that fs sets, with what to do instead.
+func refuseRunOutputs(fs *pflag.FlagSet, who string) error {
+	var err error
+	fs.Visit(func(f *pflag.Flag) {
+		if err == nil && slices.Contains(studyRefused, f.Name) {
+			err = fmt.Errorf("--%s is for one run, not a study: drop it from the spec, and run the point alone with '%s ... --%s %s'", f.Name, who, f.Name, f.Value)
+		}
+	})
+	return err
+}
+
+// printStudy prints the summary: per point and result the mean and the 95% confidence
+// interval's half width.
+func printStudy(w io.Writer, st *study.Study) {
+	fmt.Fprintf(w, "Study of %s: %d points x %d seeds = %d runs (%d resumed from the journal)\n",
+		st.Spec.Model, len(st.Spec.Points), st.Spec.Replications, len(st.Runs), st.Resumed)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := append(append([]string{}, st.Spec.Params...), st.Spec.Results...)
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, ps := range st.Summary() {
+		row := append([]string{}, ps.Params...)
+		for _, r := range ps.Results {
+			// Significant digits, not decimals: efficiency is 0.9987, call attempts 48157.4.
+			cell := strconv.FormatFloat(r.Mean, 'g', 6, 64)
+			if h := (r.CIHigh - r.CILow) / 2; h == h {
+				cell += " ± " + strconv.FormatFloat(h, 'g', 3, 64)
+			}
+			row = append(row, cell)
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	tw.Flush()
+	digests := map[string]bool{}
+	for _, out := range st.Outcomes {
+		digests[out.Digest] = true
+	}
+	keys := make([]string, 0, len(digests))
+	for k := range digests {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fmt.Fprintf(w, "(mean ± 95%% confidence half-width; %d distinct digests)\n", len(keys))
+}
