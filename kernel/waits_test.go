@@ -81,9 +81,11 @@ func TestParkedWorkersWake(t *testing.T) {
 }
 
 // TestAdaptiveHosts runs the workers on hosts whose number follows a load that the test
-// makes up (adapt.go): every few windows the hosts' threads seem to lose half their time,
-// then none, so that hosts are taken away and added back many times during a run, workers
-// passing from host to host. Every run must match the sequential one.
+// makes up (adapt.go), looked at after every turn of host 0: every few looks the hosts'
+// threads seem to lose half their time, then none, so that hosts are taken away and added
+// back many times during a run, workers passing from host to host (one host a worker,
+// several, and hosts with two workers and one), with both state savings. Every run must
+// match the sequential one.
 func TestAdaptiveHosts(t *testing.T) {
 	old := runtime.GOMAXPROCS(4)
 	defer runtime.GOMAXPROCS(old)
@@ -94,10 +96,14 @@ func TestAdaptiveHosts(t *testing.T) {
 		require.NoError(t, err)
 		return lps
 	}
-	const end = 150
+	const end = 30
 	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 5}, build())
-	for _, workers := range []int{2, 4, 7} {
-		for _, ss := range []string{"reverse", "periodic"} {
+	for _, c := range []struct {
+		workers int
+		ss      string
+	}{{2, "reverse"}, {4, "periodic"}, {7, "reverse"}} {
+		workers, ss := c.workers, c.ss
+		{
 			t.Run(fmt.Sprintf("w%d-%s", workers, ss), func(t *testing.T) {
 				var calls atomic.Int64
 				load := func() float64 {
@@ -109,7 +115,7 @@ func TestAdaptiveHosts(t *testing.T) {
 				cfg := kernel.Config{MaxSimTime: end, Seed: 5, Type: kernel.TimeWarp,
 					TimeWarp: kernel.TimeWarpConfig{Workers: workers, StateSaving: ss}}
 				r, err := kernel.RunTimeWarpInternalsTuned(context.Background(), cfg, build(),
-					timewarp.Tuning{HostLoad: load, LoadWindow: 100 * time.Microsecond})
+					timewarp.Tuning{HostLoad: load, LoadWindow: time.Nanosecond})
 				require.NoError(t, err)
 				require.Equal(t, seq.Digest, r.Digest)
 				require.Equal(t, seq.EventsCommitted, r.EventsCommitted)

@@ -60,7 +60,7 @@ func (h *host) adapt() {
 	if h.id != 0 || !st.on {
 		return
 	}
-	if st.turns++; st.turns < loadCheck {
+	if st.turns++; st.turns < d.loadCheck {
 		return
 	}
 	st.turns = 0

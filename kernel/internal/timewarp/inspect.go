@@ -51,7 +51,8 @@ type Tuning struct {
 	// HostLoad, when set, stands for the share of their time that the active hosts'
 	// threads waited for a processor in the last window (adapt.go).
 	HostLoad func() float64
-	// LoadWindow is the span of a host's load measure (loadWindow).
+	// LoadWindow is the span of the load measure (loadWindow); set, the load is also
+	// looked at after every turn of host 0 (not every loadCheck turns).
 	LoadWindow time.Duration
 }
 
@@ -70,7 +71,8 @@ func RunInternals(ctx context.Context, s *core.Sim, tu Tuning) (core.Stats, Inte
 	}
 	d.hostLoad = tu.HostLoad
 	if tu.LoadWindow > 0 {
-		d.loadWindow = tu.LoadWindow
+		// A window that short is one look at the load every host turn.
+		d.loadWindow, d.loadCheck = tu.LoadWindow, 1
 	}
 	st, err := d.run(ctx)
 	if err != nil {

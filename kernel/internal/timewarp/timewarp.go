@@ -172,6 +172,7 @@ type timeWarpDispatcher struct {
 	hs         *hostSet
 	hostLoad   func() float64
 	loadWindow time.Duration // loadWindow (tests set it shorter)
+	loadCheck  int           // loadCheck (tests set it to 1)
 	// logMax is the engine's bound on a worker's history log, logMaxDefault (tests
 	// set it lower to exercise compaction).
 	logMax int
@@ -205,7 +206,7 @@ func newTimeWarp(s *core.Sim) (*timeWarpDispatcher, error) {
 	d := &timeWarpDispatcher{sim: s, cfg: cfg, end: s.Cfg.MaxSimTime,
 		gvt: gvt.NewFujimoto(cfg.Workers), passive: termination.NewWorkers(cfg.Workers), lazy: cfg.Cancellation == core.CancelLazy,
 		check: cfg.CheckRollbacks, seed: maphash.MakeSeed(), reverse: cfg.StateSaving == core.StateSavingReverse, parkAfter: parkAfter,
-		loadWindow: loadWindow}
+		loadWindow: loadWindow, loadCheck: loadCheck}
 	d.perSend = d.lazy || d.check || s.Series != nil
 	parts := s.Cfg.Partition
 	if parts == nil {
