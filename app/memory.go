@@ -11,6 +11,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -202,10 +203,12 @@ func (e *memoryExceeded) Error() string {
 }
 
 // watchMemory returns a context that ends, with a *memoryExceeded cause, once the
-// process's memory exceeds limit bytes, and a function that stops watching. The garbage
-// collector is told the limit too, so that it works harder before the watcher stops the
-// run. A limit of 0 watches nothing.
-func watchMemory(ctx context.Context, limit uint64) (context.Context, func()) {
+// process's memory exceeds limit bytes, and a function that stops watching. Before that,
+// pressure is set while the memory is above pressureAt of the limit (and cleared below
+// pressureOff of it), so that a time-warp run narrows its optimism first
+// (kernel.Config.MemoryPressure); the garbage collector is told the limit too, so that it
+// works harder before the watcher stops the run. A limit of 0 watches nothing.
+func watchMemory(ctx context.Context, limit uint64, pressure *atomic.Bool) (context.Context, func()) {
 	if limit == 0 {
 		return ctx, func() {}
 	}
@@ -226,6 +229,7 @@ func watchMemory(ctx context.Context, limit uint64) (context.Context, func()) {
 			}
 			metrics.Read(samples)
 			used := samples[0].Value.Uint64() - samples[1].Value.Uint64()
+			pressure.Store(underPressure(used, limit, pressure.Load()))
 			if used > limit {
 				cancel(&memoryExceeded{used: used, limit: limit})
 				return
@@ -237,6 +241,23 @@ func watchMemory(ctx context.Context, limit uint64) (context.Context, func()) {
 		cancel(nil)
 		debug.SetMemoryLimit(old)
 	}
+}
+
+// The memory watcher's pressure band: set above pressureAt of the limit, cleared below
+// pressureOff of it (a band, so that the engine's windows do not flap at one level).
+const (
+	pressureAt  = 0.8
+	pressureOff = 0.7
+)
+
+// underPressure reports whether memory use used, against limit, is pressure, given
+// whether it was at the last look.
+func underPressure(used, limit uint64, was bool) bool {
+	share := float64(used) / float64(limit)
+	if was {
+		return share >= pressureOff
+	}
+	return share > pressureAt
 }
 
 // stopCause returns why ctx ended when a signal or the memory watcher ended it, else nil.

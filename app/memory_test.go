@@ -110,3 +110,27 @@ func TestParseBytes(t *testing.T) {
 		require.Error(t, err, s)
 	}
 }
+
+// TestUnderPressure checks the memory watcher's pressure band: set above 80% of the limit,
+// kept down to 70%, cleared below.
+func TestUnderPressure(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		used      uint64
+		was, want bool
+	}{
+		{"low", 50, false, false},
+		{"at the band's top", 80, false, false},
+		{"above it", 81, false, true},
+		{"kept in the band", 75, true, true},
+		{"kept at its foot", 70, true, true},
+		{"cleared below it", 69, true, false},
+		{"over the limit", 120, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := underPressure(c.used, 100, c.was); got != c.want {
+				t.Fatalf("underPressure(%d of 100, was %v) = %v, want %v", c.used, c.was, got, c.want)
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -106,7 +107,7 @@ func newFlagSet(m *Model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalP
 	fs.Lookup("progress").NoOptDefVal = "on"
 	addSampleFlags(fs, &o.sample) // sampling.go
 	addTraceFlags(fs, &o.trace)   // trace.go
-	fs.Var(&o.maxMemory, "max-memory", "stop the run, exit 1, when the process's memory exceeds this size (4GiB, 512MiB; 0: no limit; auto: GOMEMLIMIT if set, else 9/10 of the machine's, cgroup's or ulimit -v's memory)")
+	fs.Var(&o.maxMemory, "max-memory", "narrow time warp's optimism above 80% of this size, and stop the run, exit 1, when the process's memory exceeds it (4GiB, 512MiB; 0: no limit; auto: GOMEMLIMIT if set, else 9/10 of the machine's, cgroup's or ulimit -v's memory)")
 	fs.StringVar(&o.report, "report", "", "write a self-contained HTML page with the configuration, totals, results and charts of the run to this file")
 	annotateGroups(fs) // flags.go: what the model's bind adds is the model's group
 	build := m.Flags(fs)
@@ -154,6 +155,9 @@ type invocation struct {
 	samples        *sampleOutput      // the --sample-file, or nil (sampling.go)
 	collector      *reportCollector   // the samples kept for --report, or nil (report.go)
 	trace          *traceOutput       // the --trace file, or nil (trace.go)
+	// pressure is set by the memory watcher while the process's memory is near
+	// --max-memory (memory.go), and read by the time-warp engine (Config.MemoryPressure).
+	pressure atomic.Bool
 }
 
 // close releases what the run opened, last opened first: the sample file (a failed
@@ -264,6 +268,9 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 		return err
 	}
 	inv.attachProgress(&cfg)
+	if inv.o.maxMemory.limit() > 0 {
+		cfg.MemoryPressure = inv.pressure.Load // memory.go's watcher sets it
+	}
 	inv.attachSamples(&cfg)
 	inv.attachSeries(&cfg)                           // sampling.go
 	inv.attachReport(&cfg)                           // report.go
@@ -491,7 +498,7 @@ func (inv *invocation) note(s string) {
 // simulate runs sim and clears the progress line if there is one. A failure another rank
 // reports is quiet here; a model's panic comes with its stack.
 func (inv *invocation) simulate(ctx context.Context, sim *kernel.Simulation, progress bool) (kernel.Result, error) {
-	ctx, unwatch := watchMemory(ctx, inv.o.maxMemory.limit())
+	ctx, unwatch := watchMemory(ctx, inv.o.maxMemory.limit(), &inv.pressure)
 	res, err := sim.Run(ctx)
 	why := stopCause(ctx)
 	unwatch()

@@ -19,8 +19,9 @@ import (
 // runs across processes), Transport (nil: one process), Partition (LPs to processes and
 // schedule queues), Agree (settings every rank must share), Progress and ProgressInterval
 // (a progress callback), Sample, SampleMode and SampleInterval (engine sampling),
-// RecordSeries (keep Context.Record's values in Result.Series), Trace (a function called
-// with each committed event: sequential runs only so far).
+// RecordSeries (keep Context.Record's values in Result.Series), MemoryPressure (near the
+// memory limit: time warp narrows its optimism), Trace (a function called with each
+// committed event: sequential runs only so far).
 type Config = core.Config
 
 // TimeWarpConfig configures the time-warp dispatcher. Zero values take the defaults

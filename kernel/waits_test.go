@@ -124,3 +124,36 @@ func TestAdaptiveHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryPressure runs under constant memory pressure (Config.MemoryPressure): every
+// worker narrows its window at each round's end, and the run must still match the
+// sequential one, across both state savings and a shared queue.
+func TestMemoryPressure(t *testing.T) {
+	build := func() []kernel.LogicalProcess {
+		c := phold.DefaultConfig()
+		c.LPs, c.StartEvents = 256, 2
+		lps, err := phold.New(c)
+		require.NoError(t, err)
+		return lps
+	}
+	const end = 40
+	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 6}, build())
+	for _, c := range []struct {
+		name string
+		tw   kernel.TimeWarpConfig
+	}{
+		{"w2-reverse", kernel.TimeWarpConfig{Workers: 2, StateSaving: "reverse"}},
+		{"w3-periodic", kernel.TimeWarpConfig{Workers: 3, StateSaving: "periodic"}},
+		{"w2-one-queue", kernel.TimeWarpConfig{Workers: 2, Schedulers: 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var looks atomic.Int64
+			cfg := kernel.Config{MaxSimTime: end, Seed: 6, Type: kernel.TimeWarp, TimeWarp: c.tw,
+				MemoryPressure: func() bool { looks.Add(1); return true }}
+			r := runTW(t, cfg, build())
+			require.Equal(t, seq.Digest, r.Digest)
+			require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
+			require.Positive(t, looks.Load(), "the engine never looked at the pressure")
+		})
+	}
+}

@@ -205,6 +205,13 @@ type Config struct {
 	// SampleInterval is the wall time between sets of rows (SampleRealTime; default 100
 	// ms), or the least time between them (SampleGVT; default 0).
 	SampleInterval time.Duration
+	// MemoryPressure, if set, reports whether the process's memory is near its limit. A
+	// time-warp run then narrows its optimism: at the end of each GVT round every worker
+	// halves its window beyond GVT (down to twice GVT's average advance per round) and
+	// does not widen it while the pressure lasts, so that its logs and pending events stop
+	// growing. It is called from the workers, about once a GVT round each, and must be
+	// cheap and safe for concurrent use. The command's --max-memory watcher sets it.
+	MemoryPressure func() bool
 	// Trace, if set, is called once for each committed event, with its LP, in the order
 	// the events commit (the sequential dispatcher's: the total order), from the
 	// dispatcher's goroutine. Only the sequential dispatcher calls it so far: a time-warp

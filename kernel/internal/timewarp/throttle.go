@@ -19,7 +19,8 @@ import "math"
 // a round (a conservative run paced by the round's latency; PCS's integer times across
 // processes took minutes instead of seconds with a first form that shrank to the model's
 // time scale). Events at GVT are always taken, so the worker holding the least event goes
-// on, and GVT with it.
+// on, and GVT with it. Under memory pressure (Config.MemoryPressure) the window halves at
+// each round's end instead, with the same floor, and widens no more until it ends.
 
 // throttle is a worker's window (owned by the worker that runs the queue; under the queue's
 // lock in a group).
@@ -54,6 +55,10 @@ func (w *worker) adjustWindow(g, next Time) {
 		th.adv += (d - th.adv) / 4
 	}
 	th.lastG = g
+	if p := w.d.sim.Cfg.MemoryPressure; p != nil && p() {
+		th.narrow(g, next)
+		return
+	}
 	n := w.stats.processed - th.processed
 	if n < adjustEvents && !th.held {
 		return
@@ -76,6 +81,24 @@ func (w *worker) adjustWindow(g, next Time) {
 	case held && n < judgeEvents && !math.IsInf(th.win, 1):
 		th.widen() // too few events to judge: held back is what counts
 	}
+}
+
+// narrow halves the window under memory pressure (Config.MemoryPressure): an unbounded one
+// to half of how far ahead of GVT the worker is, never below twice GVT's average advance
+// per round. The counters are left as they are: the next judgement once the pressure ends
+// covers the events since the last one.
+func (th *throttle) narrow(g, next Time) {
+	far := next - g
+	if math.IsInf(th.win, 1) && (math.IsInf(next, 1) || far <= 0) {
+		return // nothing ahead of GVT to hold back yet
+	}
+	if th.span == 0 && far > 0 && !math.IsInf(far, 1) {
+		th.span = far
+	}
+	if !(far > 0) || math.IsInf(far, 1) {
+		far = th.win
+	}
+	th.win = max(min(th.win, far)/2, 2*th.adv)
 }
 
 // widen doubles the window, or unbounds it once it is four times the distance it first

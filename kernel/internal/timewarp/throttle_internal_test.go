@@ -3,6 +3,8 @@ package timewarp
 import (
 	"math"
 	"testing"
+
+	"github.com/warpedgo/warped/kernel/internal/core"
 )
 
 // TestAdjustWindow checks the window's rules (throttle.go) case by case: it shrinks on a
@@ -10,7 +12,7 @@ import (
 // lost or when it held the worker back, and is unbounded again past four times the
 // distance it first shrank from.
 func TestAdjustWindow(t *testing.T) {
-	w := &worker{q: &queue{th: newThrottle()}}
+	w := &worker{d: &timeWarpDispatcher{sim: &core.Sim{}}, q: &queue{th: newThrottle()}}
 	th := &w.q.th
 	// step processes n events, rb of them rolled back, and ends a round at GVT g with the
 	// worker's least event at next.
@@ -49,5 +51,30 @@ func TestAdjustWindow(t *testing.T) {
 	step(5000, 0, th.lastG, th.lastG+1) // calm, past four times the first distance (40)
 	if !math.IsInf(th.win, 1) {
 		t.Fatalf("window %v after a calm round, want unbounded again past 4 x %v", th.win, th.span)
+	}
+}
+
+// TestNarrowUnderPressure checks the window under memory pressure (Config.MemoryPressure):
+// unbounded, it halves how far ahead of GVT the worker is; bounded, it halves; it never
+// goes below twice GVT's average advance per round, and stays unbounded while nothing is
+// ahead of GVT.
+func TestNarrowUnderPressure(t *testing.T) {
+	th := newThrottle()
+	th.narrow(10, math.Inf(1)) // nothing pending
+	if !math.IsInf(th.win, 1) {
+		t.Fatalf("window %v with nothing ahead of GVT, want unbounded", th.win)
+	}
+	th.narrow(10, 50)
+	if th.win != 20 {
+		t.Fatalf("window %v, want half of 40", th.win)
+	}
+	th.narrow(12, 13)
+	if th.win != 0.5 {
+		t.Fatalf("window %v, want half of the 1 the worker is ahead", th.win)
+	}
+	th.adv = 1
+	th.narrow(14, 30)
+	if th.win != 2 {
+		t.Fatalf("window %v, want the floor of twice the advance 1", th.win)
 	}
 }
