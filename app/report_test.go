@@ -47,7 +47,9 @@ func TestReport(t *testing.T) {
 		t.Skip("no chromium on PATH (apt-get install -y chromium): the browser check is skipped")
 	}
 	headless := func(args ...string) (string, string) {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		// A guard against a browser that never exits (headless chromium can hang), far
+		// beyond what a load takes even on a busy machine (seconds).
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, browser, append([]string{"--headless", "--no-sandbox", "--disable-gpu",
 			"--disable-dev-shm-usage", "--user-data-dir=" + filepath.Join(dir, "profile"),
