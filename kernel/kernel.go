@@ -120,8 +120,9 @@ type Reverser interface {
 // for each committed event of the LP, after its Handle, in the LP's timestamp order, and
 // never for an event that rolls back. ctx's Now and Self are the event's. Commit must
 // depend on the event, Now and Self alone: under time warp the LP's state will have moved
-// on when its events commit (as in ROSS). It must not change the state, draw from ctx.RNG()
-// or send (a send from Commit is a model panic).
+// on when its events commit (as in ROSS). It may read the words Handle left in
+// ctx.Scratch(). It must not change the state, draw from ctx.RNG() or send (a send from
+// Commit is a model panic).
 //
 // The sequential dispatcher calls it as it processes each event (all commit at once); the
 // time-warp dispatcher as a worker's fossil collection drops the event below the commit

@@ -67,9 +67,9 @@ func (w *worker) commitHook(h *statemgr.Entry) {
 	}
 	f := w.frame()
 	f.Now, f.Depth, f.Self, f.LP = ev.RecvTime, ev.Depth, id, &d.sim.LPs[id]
-	f.Committing = true
+	f.Committing, f.Scratch = true, &h.Scratch // Commit may read what Handle left there
 	c.Commit(&w.ctx, ev)
-	f.Committing = false
+	f.Committing, f.Scratch, f.ScratchTouched = false, &w.scratch, false
 }
 
 // commitRest calls the commit hooks, at the end of a run, for the events still logged:

@@ -56,6 +56,9 @@ type worker struct {
 	cause    event.Key
 	coasting bool
 	initSend bool
+	// scratch is the Context's scratch words while an event is handled, zero between
+	// events (see process); a rolled-back event's Reverse gets its log entry's instead.
+	scratch event.Words
 	// unlogged is set while the worker processes a safe event (see queue.safeBound),
 	// whose sends are not recorded as outputs, and after it until the next event: sends
 	// come only from handlers, and each handler runs after process set or cleared it
@@ -261,6 +264,7 @@ func (d *timeWarpDispatcher) addWorkers() {
 		wk.ctx = s.NewContext(wk)
 		f := wk.frame()
 		f.Cause, f.Coasting = &wk.cause, &wk.coasting // for Record (core's series.go)
+		f.Scratch = &wk.scratch
 		if cfg.Offload != nil {
 			wk.off = newOffloader(d) // offload.go
 		}
