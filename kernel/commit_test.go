@@ -194,7 +194,7 @@ func TestTraceSequential(t *testing.T) {
 
 // TestTraceTimeWarp: under time warp, Config.Trace sees the same events per LP, in the same
 // order, as under the sequential dispatcher, in every configuration of commitCases, with
-// history log compaction, and across processes (with and without remote safe events).
+// batched offload, with history log compaction, and across processes (with and without remote safe events).
 func TestTraceTimeWarp(t *testing.T) {
 	c := phold.DefaultConfig()
 	c.LPs = 16
@@ -205,12 +205,20 @@ func TestTraceTimeWarp(t *testing.T) {
 	}
 	var seq traced
 	want := run(t, kernel.Config{MaxSimTime: 200, Seed: 3, Trace: seq.trace}, build(0))
-	for _, k := range commitCases() {
+	be := cpuBackend(t)
+	cases := append(commitCases(), // batched offload: the batch kernels' results commit too
+		commitCase{"offload", kernel.TimeWarpConfig{Workers: 2, StateSaving: kernel.StateSavingReverse, Offload: be, BatchSize: 16}},
+		commitCase{"offload/shared-queue", kernel.TimeWarpConfig{Workers: 2, Schedulers: 1, StateSaving: kernel.StateSavingReverse,
+			Offload: be, BatchSize: 16}})
+	for _, k := range cases {
 		t.Run(k.name, func(t *testing.T) {
 			var tw traced
 			r := run(t, kernel.Config{MaxSimTime: 200, Seed: 3, Type: kernel.TimeWarp, TimeWarp: k.tw, Trace: tw.trace}, build(0))
 			require.Equal(t, want.Digest, r.Digest)
 			require.Equal(t, seq.m, tw.m)
+			if k.tw.Offload != nil {
+				require.Positive(t, r.BatchedEvents)
+			}
 		})
 	}
 	t.Run("compaction", func(t *testing.T) { // compact commits entries from inside the log

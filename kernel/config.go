@@ -20,7 +20,7 @@ import (
 // schedule queues), Agree (settings every rank must share), Progress and ProgressInterval
 // (a progress callback), Sample, SampleMode and SampleInterval (engine sampling),
 // RecordSeries (keep Context.Record's values in Result.Series), Trace (a function called
-// with each committed event: sequential runs only so far).
+// with each committed event, under every dispatcher).
 type Config = core.Config
 
 // TimeWarpConfig configures the time-warp dispatcher. Zero values take the defaults
