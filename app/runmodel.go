@@ -246,7 +246,7 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := inv.o.sample.check(inv.o.simType); err != nil {
 		return err
 	}
-	if err := inv.o.trace.check(inv.o.simType); err != nil {
+	if err := inv.o.trace.check(); err != nil {
 		return err
 	}
 	if err := inv.checkOutputs(); err != nil {

@@ -19,17 +19,14 @@ type traceOptions struct {
 
 // addTraceFlags binds the trace flags to o.
 func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
-	fs.StringVar(&o.file, "trace", "", "write the committed events as CSV to this file: time,lp,name,kind (sequential runs only so far)")
+	fs.StringVar(&o.file, "trace", "", "write the committed events as CSV to this file: time,lp,name,kind (with -rankN across processes)")
 	fs.IntVar(&o.every, "trace-every", 1, "with --trace: write every Nth committed event only")
 }
 
 // check reports a bad trace flag.
-func (o *traceOptions) check(simType string) error {
-	switch {
-	case o.every < 1:
+func (o *traceOptions) check() error {
+	if o.every < 1 {
 		return usageFailure("--trace-every must be at least 1, got %d", o.every)
-	case o.file != "" && simType != kernel.Sequential:
-		return usageFailure("--trace traces sequential runs only so far (the time-warp dispatcher does not report its commits yet): add --simulation-type %s", kernel.Sequential)
 	}
 	return nil
 }
@@ -49,7 +46,11 @@ func (inv *invocation) openTrace(cfg *kernel.Config, lps []kernel.LogicalProcess
 	if o.file == "" {
 		return nil
 	}
-	f, err := outfile.Create(o.file)
+	path := o.file
+	if inv.tr != nil && inv.tr.Size() > 1 {
+		path = rankPath(path, inv.tr.Rank()) // each rank traces its own LPs' events
+	}
+	f, err := outfile.Create(path)
 	if err != nil {
 		return usageFailure("%v", outputError("trace", err))
 	}

@@ -11,8 +11,8 @@ import (
 )
 
 // TestTrace: --trace writes every committed event (every Nth with --trace-every) of a
-// sequential run, the same events whatever N samples; a time-warp run with --trace is a
-// usage error that writes nothing.
+// sequential run, the same events whatever N samples; a time-warp run's trace has the
+// same lines, each LP's in the same order (LPs interleaved as the workers commit).
 func TestTrace(t *testing.T) {
 	dir := t.TempDir()
 	stats := filepath.Join(dir, "s.json")
@@ -41,9 +41,20 @@ func TestTrace(t *testing.T) {
 	}
 
 	trace := filepath.Join(dir, "tw.csv")
-	code, out, errOut := warped("phold", "--lps", "16", "--max-sim-time", "20", "--trace", trace)
-	require.Equal(t, exitUsage, code)
-	require.Empty(t, out)
-	require.Contains(t, errOut, "--trace traces sequential runs only so far")
-	require.NoFileExists(t, trace)
+	code, _, errOut := warped("phold", "--lps", "16", "--max-sim-time", "20", "--simulation-type", "time-warp",
+		"--time-warp-worker-threads", "2", "--trace", trace)
+	require.Equal(t, 0, code, errOut)
+	data, err = os.ReadFile(trace)
+	require.NoError(t, err)
+	tw := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	byLP := func(lines []string) map[string][]string {
+		m := map[string][]string{}
+		for _, l := range lines[1:] {
+			f := strings.Split(l, ",")
+			m[f[1]] = append(m[f[1]], l)
+		}
+		return m
+	}
+	require.Equal(t, all[0], tw[0])
+	require.Equal(t, byLP(all), byLP(tw))
 }

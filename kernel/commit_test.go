@@ -3,11 +3,14 @@ package kernel_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/warpedgo/warped/comm"
+	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/models/phold"
 )
@@ -67,40 +70,112 @@ func TestCommitHookSequential(t *testing.T) {
 	require.Equal(t, run(t, kernel.Config{MaxSimTime: 20, Type: kernel.Sequential, Seed: 3}, lps).Digest, r.Digest)
 }
 
-// TestCommitHookRules: a send from Commit is a model panic, and a time-warp run of LPs
-// with Commit is refused while the engine does not call it, rather than drop their output.
+// TestCommitHookRules: a send from Commit is a model panic, under every dispatcher.
 func TestCommitHookRules(t *testing.T) {
-	var log []commitRecord
-	lps := committingPHOLD(t, &log)
-	lps[3].(*committing).sendFromCommit = true
-	s, err := kernel.New(kernel.Config{MaxSimTime: 20, Type: kernel.Sequential}, lps)
-	require.NoError(t, err)
-	_, err = s.Run(context.Background())
-	var p *kernel.ModelPanicError
-	require.True(t, errors.As(err, &p), "%v", err)
-	require.Contains(t, err.Error(), "sent an event from Commit")
-
-	_, err = kernel.New(kernel.Config{MaxSimTime: 20, Type: kernel.TimeWarp}, committingPHOLD(t, &log))
-	require.ErrorContains(t, err, "implements Commit, which only the sequential dispatcher calls so far")
+	for _, cfg := range []kernel.Config{
+		{MaxSimTime: 20, Type: kernel.Sequential},
+		{MaxSimTime: 20, Type: kernel.TimeWarp, TimeWarp: kernel.TimeWarpConfig{Workers: 2}},
+	} {
+		t.Run(cfg.Type, func(t *testing.T) {
+			var log []commitRecord
+			lps := committingPHOLD(t, &log)
+			lps[3].(*committing).sendFromCommit = true
+			s, err := kernel.New(cfg, lps)
+			require.NoError(t, err)
+			_, err = s.Run(context.Background())
+			var p *kernel.ModelPanicError
+			require.True(t, errors.As(err, &p), "%v", err)
+			require.Contains(t, err.Error(), "sent an event from Commit")
+		})
+	}
 }
 
-// TestCommitHookTimeWarp is the time-warp side of the commit hook, which needs the engine
-// (kernel/internal/timewarp): as each worker fossil-collects an LP's events below GVT (and
-// as safe events commit unlogged), it calls the LP's core.Sim.Committers entry for each of
-// them in timestamp order, with the Context's frame set to the event's time and the LP
-// (Committing set), never for an event that rolls back; across processes, on the rank that
-// owns the LP. Then core.NewSim stops refusing Committers under time warp.
+// commitCase is a time-warp configuration the commit hook and the trace are tested in.
+type commitCase struct {
+	name string
+	tw   kernel.TimeWarpConfig
+}
+
+// commitCases are the time-warp configurations of the commit hook's and the trace's
+// tests: 1, 2 and 4 workers, both state savings, both cancellations, a group of workers
+// sharing a schedule queue.
+func commitCases() []commitCase {
+	var cs []commitCase
+	for _, w := range []int{1, 2, 4} {
+		for _, ss := range []string{kernel.StateSavingReverse, kernel.StateSavingPeriodic} {
+			for _, c := range []string{kernel.CancelAggressive, kernel.CancelLazy} {
+				cs = append(cs, commitCase{fmt.Sprintf("workers=%d/%s/%s", w, ss, c),
+					kernel.TimeWarpConfig{Workers: w, StateSaving: ss, Cancellation: c}})
+			}
+		}
+	}
+	return append(cs,
+		commitCase{"shared-queue/reverse", kernel.TimeWarpConfig{Workers: 3, Schedulers: 1, StateSaving: kernel.StateSavingReverse}},
+		commitCase{"shared-queue/periodic", kernel.TimeWarpConfig{Workers: 4, Schedulers: 2, StateSaving: kernel.StateSavingPeriodic}})
+}
+
+// TestCommitHookTimeWarp: the time-warp engine calls Commit once for each committed event
+// (as fossil collection drops it, or at the end of the run), in each LP's timestamp order,
+// never for one that rolls back: the same calls as the sequential dispatcher's, and the
+// run's digest unchanged; across processes each rank for its own LPs.
 func TestCommitHookTimeWarp(t *testing.T) {
-	t.Skip("needs the time-warp engine to call Commit at fossil collection (see the comment): issue 27")
-	var seq, tw []commitRecord
-	run(t, kernel.Config{MaxSimTime: 20, Type: kernel.Sequential, Seed: 3}, committingPHOLD(t, &seq))
-	run(t, kernel.Config{MaxSimTime: 20, Type: kernel.TimeWarp, Seed: 3,
-		TimeWarp: kernel.TimeWarpConfig{Workers: 2}}, committingPHOLD(t, &tw))
-	require.ElementsMatch(t, seq, tw, "the same events commit, each once")
+	var seq []commitRecord
+	want := run(t, kernel.Config{MaxSimTime: 100, Type: kernel.Sequential, Seed: 3}, committingPHOLD(t, &seq))
+	check := func(t *testing.T, tw []commitRecord) {
+		require.Equal(t, perLP(seq), perLP(tw), "the same events commit, each once, in each LP's order")
+	}
+	for _, c := range commitCases() {
+		t.Run(c.name, func(t *testing.T) {
+			var tw []commitRecord
+			r := run(t, kernel.Config{MaxSimTime: 100, Type: kernel.TimeWarp, Seed: 3, TimeWarp: c.tw}, committingPHOLD(t, &tw))
+			require.Equal(t, want.Digest, r.Digest)
+			check(t, tw)
+		})
+	}
+	t.Run("2-ranks", func(t *testing.T) {
+		var tw []commitRecord
+		var mu sync.Mutex // the ranks' LPs share one log
+		res, errs := runRanks(t, 2, comm.LoopbackOptions{}, kernel.Config{MaxSimTime: 100, Seed: 3},
+			func(int) []kernel.LogicalProcess {
+				lps := committingPHOLD(t, &tw)
+				for _, lp := range lps {
+					lp.(*committing).mu = &mu
+				}
+				return lps
+			}, nil)
+		requireRanksMatch(t, want, res, errs)
+		check(t, tw)
+	})
 }
 
-// TestTraceSequential: Config.Trace sees every committed event once, in time order, and a
-// time-warp configuration with a trace is refused while the engine does not report commits.
+// perLP groups commit records by LP, each LP's in the order they came.
+func perLP(log []commitRecord) map[kernel.LPID][]kernel.Time {
+	m := map[kernel.LPID][]kernel.Time{}
+	for _, c := range log {
+		m[c.lp] = append(m[c.lp], c.at)
+	}
+	return m
+}
+
+// traced records a run's trace by LP: each event's time and sender, in the order traced.
+type traced struct {
+	mu sync.Mutex // the trace is called one event at a time; across ranks, two traces share it
+	m  map[kernel.LPID][]event.Key
+}
+
+func (tr *traced) trace(lp kernel.LPID, ev *kernel.Event) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if lp != ev.Receiver {
+		panic(fmt.Sprintf("trace of LP %d given an event of LP %d", lp, ev.Receiver))
+	}
+	if tr.m == nil {
+		tr.m = map[kernel.LPID][]event.Key{}
+	}
+	tr.m[lp] = append(tr.m[lp], event.KeyOf(ev))
+}
+
+// TestTraceSequential: Config.Trace sees every committed event once, in time order.
 func TestTraceSequential(t *testing.T) {
 	c := phold.DefaultConfig()
 	c.LPs = 16
@@ -115,9 +190,53 @@ func TestTraceSequential(t *testing.T) {
 		n++
 	}}, lps)
 	require.Equal(t, r.EventsCommitted, n)
+}
 
-	lps, err = phold.New(c)
-	require.NoError(t, err)
-	_, err = kernel.New(kernel.Config{MaxSimTime: 20, Type: kernel.TimeWarp, Trace: func(kernel.LPID, *kernel.Event) {}}, lps)
-	require.ErrorContains(t, err, "an event trace needs the sequential dispatcher so far")
+// TestTraceTimeWarp: under time warp, Config.Trace sees the same events per LP, in the same
+// order, as under the sequential dispatcher, in every configuration of commitCases, with
+// batched offload, with history log compaction, and across processes (with and without remote safe events).
+func TestTraceTimeWarp(t *testing.T) {
+	c := phold.DefaultConfig()
+	c.LPs = 16
+	build := func(int) []kernel.LogicalProcess {
+		lps, err := phold.New(c)
+		require.NoError(t, err)
+		return lps
+	}
+	var seq traced
+	want := run(t, kernel.Config{MaxSimTime: 200, Seed: 3, Trace: seq.trace}, build(0))
+	be := cpuBackend(t)
+	cases := append(commitCases(), // batched offload: the batch kernels' results commit too
+		commitCase{"offload", kernel.TimeWarpConfig{Workers: 2, StateSaving: kernel.StateSavingReverse, Offload: be, BatchSize: 16}},
+		commitCase{"offload/shared-queue", kernel.TimeWarpConfig{Workers: 2, Schedulers: 1, StateSaving: kernel.StateSavingReverse,
+			Offload: be, BatchSize: 16}})
+	for _, k := range cases {
+		t.Run(k.name, func(t *testing.T) {
+			var tw traced
+			r := run(t, kernel.Config{MaxSimTime: 200, Seed: 3, Type: kernel.TimeWarp, TimeWarp: k.tw, Trace: tw.trace}, build(0))
+			require.Equal(t, want.Digest, r.Digest)
+			require.Equal(t, seq.m, tw.m)
+			if k.tw.Offload != nil {
+				require.Positive(t, r.BatchedEvents)
+			}
+		})
+	}
+	t.Run("compaction", func(t *testing.T) { // compact commits entries from inside the log
+		var tw traced
+		r, err := kernel.RunTimeWarpInternalsLogMax(context.Background(), kernel.Config{MaxSimTime: 200, Seed: 3,
+			TimeWarp: kernel.TimeWarpConfig{Workers: 2, StateSaving: kernel.StateSavingPeriodic}, Trace: tw.trace}, build(0), 64)
+		require.NoError(t, err)
+		require.Positive(t, r.Compactions)
+		require.Equal(t, want.Digest, r.Digest)
+		require.Equal(t, seq.m, tw.m)
+	})
+	for _, workers := range []int{1, 2} { // one worker a rank: remote safe events (off with a trace)
+		t.Run(fmt.Sprintf("2-ranks/workers=%d", workers), func(t *testing.T) {
+			var tw traced
+			res, errs := runRanks(t, 2, comm.LoopbackOptions{}, kernel.Config{MaxSimTime: 200, Seed: 3, Trace: tw.trace,
+				TimeWarp: kernel.TimeWarpConfig{Workers: workers, StateSaving: kernel.StateSavingReverse}}, build, nil)
+			requireRanksMatch(t, want, res, errs)
+			require.Equal(t, seq.m, tw.m)
+		})
+	}
 }

@@ -21,7 +21,7 @@ import (
 // (a progress callback), Sample, SampleMode and SampleInterval (engine sampling),
 // RecordSeries (keep Context.Record's values in Result.Series), MemoryPressure (near the
 // memory limit: time warp narrows its optimism), Trace (a function called with each
-// committed event: sequential runs only so far).
+// committed event, under every dispatcher).
 type Config = core.Config
 
 // TimeWarpConfig configures the time-warp dispatcher. Zero values take the defaults

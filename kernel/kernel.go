@@ -120,12 +120,16 @@ type Reverser interface {
 // for each committed event of the LP, after its Handle, in the LP's timestamp order, and
 // never for an event that rolls back. ctx's Now and Self are the event's. Commit must
 // depend on the event, Now and Self alone: under time warp the LP's state will have moved
-// on when its events commit (as in ROSS). It must not change the state, draw from ctx.RNG()
-// or send (a send from Commit is a model panic).
+// on when its events commit (as in ROSS). It may read the words Handle left in
+// ctx.Scratch(). It must not change the state, draw from ctx.RNG() or send (a send from
+// Commit is a model panic).
 //
-// The sequential dispatcher calls it as it processes each event (all commit at once);
-// the time-warp dispatcher does not yet, so New refuses a time-warp run of LPs that
-// implement it rather than drop their output (docs/DECISIONS.md, "A commit hook").
+// The sequential dispatcher calls it as it processes each event (all commit at once); the
+// time-warp dispatcher as a worker's fossil collection drops the event below the commit
+// horizon (GVT), or at the end of the run, so an LP's Commit runs on its worker's goroutine,
+// and different LPs' Commit may run at once; across processes each rank calls it for its
+// own LPs. With a Commit hook the time-warp engine processes no event safe (unlogged):
+// docs/DECISIONS.md, "A commit hook".
 type Committer interface {
 	// Commit does the LP's irreversible work for ev, which has committed.
 	Commit(ctx *Context, ev *Event)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/kernel"
 )
 
@@ -60,32 +61,45 @@ func TestScratchSequential(t *testing.T) {
 	require.False(t, dirty, "a Handle found its scratch words not zero")
 }
 
-// TestScratchTimeWarpRefused: until the engine keeps scratch words, a time-warp run of a
-// model that asks for them stops with a model panic that says so, instead of reversing
-// with words it lost.
-func TestScratchTimeWarpRefused(t *testing.T) {
+// TestScratchTimeWarp: the time-warp engine keeps each processed event's scratch words,
+// zero when Handle starts (and when coast forward re-executes it), for its Reverse: the
+// swappers, which reverse only through them, give the sequential digest with 1, 2 and 4
+// workers, reverse computation (CheckRollbacks verifies every Reverse) and periodic state
+// saving, both cancellations, workers sharing a schedule queue, and across processes.
+func TestScratchTimeWarp(t *testing.T) {
 	var dirty bool
-	s, err := kernel.New(kernel.Config{MaxSimTime: 50, Type: kernel.TimeWarp,
-		TimeWarp: kernel.TimeWarpConfig{Workers: 2, StateSaving: kernel.StateSavingReverse}}, swappers(8, &dirty))
-	require.NoError(t, err)
-	_, err = s.Run(context.Background())
-	var p *kernel.ModelPanicError
-	require.True(t, errors.As(err, &p), "%v", err)
-	require.Contains(t, err.Error(), "keeps no per-event scratch words yet")
+	want := run(t, kernel.Config{MaxSimTime: 300, Type: kernel.Sequential}, swappers(32, &dirty))
+	var rolledBack uint64
+	for _, c := range commitCases() {
+		t.Run(c.name, func(t *testing.T) {
+			tw := c.tw
+			tw.CheckRollbacks = true
+			got := run(t, kernel.Config{MaxSimTime: 300, Type: kernel.TimeWarp, TimeWarp: tw}, swappers(32, &dirty))
+			require.Equal(t, want.Digest, got.Digest)
+			rolledBack += got.EventsRolledBack
+		})
+	}
+	t.Run("2-ranks", func(t *testing.T) {
+		res, errs := runRanks(t, 2, comm.LoopbackOptions{}, kernel.Config{MaxSimTime: 300,
+			TimeWarp: kernel.TimeWarpConfig{Workers: 2, StateSaving: kernel.StateSavingReverse, CheckRollbacks: true}},
+			func(int) []kernel.LogicalProcess { return swappers(32, &dirty) }, nil)
+		requireRanksMatch(t, want, res, errs)
+	})
+	require.False(t, dirty, "a Handle found its scratch words not zero")
+	t.Logf("%d events rolled back in all", rolledBack)
 }
 
-// TestScratchTimeWarp is the engine's side of the scratch words (kernel/internal/timewarp):
-// each processed-event record keeps four words, zeroed before Handle; the worker sets the
-// Context's frame Scratch to them (core.Frame.Scratch) for Handle and again for Reverse of
-// the same event, and with batched offload the batch kernel's events get theirs too. Then
-// the reversed runs give the sequential digest.
-func TestScratchTimeWarp(t *testing.T) {
-	t.Skip("needs the time-warp engine to keep per-event scratch words (see the comment): issue 27")
-	var dirty bool
-	want := run(t, kernel.Config{MaxSimTime: 50, Type: kernel.Sequential}, swappers(8, &dirty)).Digest
-	for _, w := range []int{1, 2, 4} {
-		got := run(t, kernel.Config{MaxSimTime: 50, Type: kernel.TimeWarp,
-			TimeWarp: kernel.TimeWarpConfig{Workers: w, StateSaving: kernel.StateSavingReverse, CheckRollbacks: true}}, swappers(8, &dirty))
-		require.Equal(t, want, got.Digest, "%d workers", w)
+// TestScratchOutsideEvents: Init has no scratch words; asking is a model panic that says so.
+func TestScratchOutsideEvents(t *testing.T) {
+	for _, typ := range []string{kernel.Sequential, kernel.TimeWarp} {
+		t.Run(typ, func(t *testing.T) {
+			lp := &bad{name: "b", init: func(ctx *kernel.Context) { ctx.Scratch() }}
+			s, err := kernel.New(kernel.Config{MaxSimTime: 50, Type: typ}, []kernel.LogicalProcess{lp})
+			require.NoError(t, err)
+			_, err = s.Run(context.Background())
+			var p *kernel.ModelPanicError
+			require.True(t, errors.As(err, &p), "%v", err)
+			require.Contains(t, err.Error(), "Context.Scratch called outside an event")
+		})
 	}
 }

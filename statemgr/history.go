@@ -35,6 +35,9 @@ type Entry struct {
 	Prev    int64
 	OutFrom int64
 	Saved   *Saved // periodic state saving: the LP's state after the event, or nil
+	// Scratch is the event's scratch words (the model's Context.Scratch), kept from its
+	// Handle for its Reverse.
+	Scratch event.Words
 }
 
 // History is a worker's history log: the events its LPs processed and that are not yet

@@ -8,12 +8,13 @@ import (
 	"github.com/warpedgo/warped/event"
 )
 
-// TestEntryLayout keeps a history log entry to two cache lines, with what fossil collection
-// reads of an entry in its first line (see Entry).
+// TestEntryLayout keeps a history log entry to two and a half cache lines (two, and the
+// event's scratch words), with what fossil collection reads of an entry in its first line
+// (see Entry).
 func TestEntryLayout(t *testing.T) {
 	var h Entry
-	if n := unsafe.Sizeof(h); n > 128 {
-		t.Errorf("Entry is %d bytes, more than two 64-byte cache lines", n)
+	if n := unsafe.Sizeof(h); n > 160 {
+		t.Errorf("Entry is %d bytes, more than 160", n)
 	}
 	for name, end := range map[string]uintptr{
 		"OutTo":       unsafe.Offsetof(h.OutTo) + 8,

@@ -213,9 +213,12 @@ type Config struct {
 	// cheap and safe for concurrent use. The command's --max-memory watcher sets it.
 	MemoryPressure func() bool
 	// Trace, if set, is called once for each committed event, with its LP, in the order
-	// the events commit (the sequential dispatcher's: the total order), from the
-	// dispatcher's goroutine. Only the sequential dispatcher calls it so far: a time-warp
-	// configuration with Trace is refused (the engine's side is issue 27's).
+	// the events commit: the sequential dispatcher's total order, or under time warp each
+	// LP's timestamp order, LPs interleaved as the workers commit them (never an event that
+	// rolls back; across processes each rank calls its own, for its LPs). The time-warp
+	// workers call it one at a time, from their goroutines. With a trace (or a Commit hook)
+	// the time-warp engine processes no event safe (unlogged): each commits at fossil
+	// collection.
 	Trace func(lp LPID, ev *Event)
 }
 
@@ -265,9 +268,6 @@ func (c *Config) Validate() error {
 	}
 	if err := c.validateSampling(); err != nil {
 		return err
-	}
-	if c.Trace != nil && c.Type == TimeWarp {
-		return errors.New("an event trace needs the sequential dispatcher so far: the time-warp dispatcher does not report commits yet")
 	}
 	if c.Transport != nil && c.Transport.Size() > 1 && c.Type != TimeWarp {
 		return fmt.Errorf("a run across %d processes needs simulation type %s, not %q", c.Transport.Size(), TimeWarp, c.Type)

@@ -108,12 +108,14 @@ func (c *Context) SendWords(to LPID, at Time, w Words) {
 
 // Scratch returns the event's scratch words: space for reverse computation (ROSS's bit
 // field and saved values). Handle may write there what it overwrote or decided, and
-// Reverse, called for the same event, reads it back. They are zero when Handle starts.
-// Only the sequential dispatcher keeps them so far (where Reverse never runs); under time
-// warp Scratch panics, naming the engine's missing side, rather than lose them.
+// Reverse, called for the same event, reads it back. They are zero when Handle starts
+// (and when coast forward re-executes an event), and Commit (Committer) may read what
+// Handle left. The sequential dispatcher keeps one set (Reverse never runs there); the
+// time-warp engine keeps each logged event's in its history log entry. Init has none: a
+// call from Init panics, saying so.
 func (c *Context) Scratch() *Words {
-	if c.f.Scratch == nil {
-		panic("Context.Scratch: the time-warp dispatcher keeps no per-event scratch words yet; run this model with the sequential dispatcher")
+	if c.f.Scratch == nil || c.f.Sim != nil && c.f.Sim.InInit {
+		panic("Context.Scratch called outside an event: scratch words exist in Handle, Reverse and Commit only")
 	}
 	c.f.ScratchTouched = true
 	return c.f.Scratch

@@ -156,11 +156,6 @@ func NewSim(cfg Config, lps []LogicalProcess, check func(name string, lp Logical
 		}
 		s.LPs[i] = LPRecord{Model: lp, RNG: rng.New(cfg.Seed, uint64(i))}
 		if c, ok := lp.(Committer); ok {
-			if cfg.Type == TimeWarp {
-				// The time-warp engine does not call Commit yet: a run would drop the
-				// model's irreversible output without a word.
-				return nil, fmt.Errorf("LP %q (id %d) implements Commit, which only the sequential dispatcher calls so far; use the sequential dispatcher", name, i)
-			}
 			if s.Committers == nil {
 				s.Committers = make([]Committer, len(lps))
 			}

@@ -331,7 +331,7 @@ func (d *timeWarpDispatcher) initQueues(sched []int, lockType string) error {
 				return err
 			}
 			q.safeBound = event.Key{RecvTime: math.Inf(-1)} // safe only below a batch's groupBound, at its commit (group.go)
-			q.groupSafe = len(d.queues) == 1 && d.dist == nil && d.reverse && d.sim.Lookahead > 0
+			q.groupSafe = len(d.queues) == 1 && d.dist == nil && d.reverse && d.sim.Lookahead > 0 && !d.hooks
 		}
 		d.queues[i] = q
 	}

@@ -10,10 +10,13 @@ import (
 
 // collectFossils drops the history log's head below the commit horizon hk (see horizon; GVT's
 // time across processes), rolled-back entries and committed ones alike (see commitEntry),
-// with their outputs.
+// with their outputs, calling the commit hooks for the committed ones first (commit.go).
 func (w *worker) collectFossils(hk event.Key) {
 	q := w.q
 	q.fossilKey = hk
+	if w.d.hooks { // once a collection: nothing an event without hooks
+		w.commitHeadHooks(hk)
+	}
 	n, outTo := 0, q.outs.Base()
 	for n < q.hist.Len() {
 		h := q.hist.Nth(n)
@@ -120,6 +123,9 @@ func (w *worker) compact(hk event.Key) {
 	q.hist.Compact(func(i int64, h *statemgr.Entry) bool {
 		if h.Dead || committed(&h.Ev, &hk) {
 			if !h.Dead {
+				if d.hooks {
+					w.commitEntryHooks(h)
+				}
 				w.commitEntry(h, i, hk.RecvTime)
 			}
 			return true

@@ -69,6 +69,8 @@ type staged struct {
 	before, after rng.XORWOW
 	from, to      int32
 	oh            int32 // with batched offload, 1 + its element in the worker's offSlot, or 0
+	// scratch is what Handle left in its scratch words (replay hands them on).
+	scratch event.Words
 }
 
 // stagedSend is a send kept aside while a worker of a group handles an event without the
@@ -461,6 +463,10 @@ func (w *worker) handleStaged() {
 		} else {
 			r.Model.Handle(&w.ctx, &h.ev)
 		}
+		h.scratch = event.Words{}
+		if f := w.frame(); f.ScratchTouched {
+			h.scratch, w.scratch, f.ScratchTouched = w.scratch, event.Words{}, false
+		}
 		h.after, h.to = r.RNG, int32(len(st.sends))
 	}
 	if sl != nil {
@@ -582,6 +588,9 @@ func (w *worker) replay(r *core.LPRecord) {
 	st := &w.stage
 	h := &st.held[st.at]
 	r.RNG = h.after
+	if h.scratch != (event.Words{}) { // as Handle left them, for process to keep or drop
+		w.scratch, w.frame().ScratchTouched = h.scratch, true
+	}
 	out, from, now := w.frame().Out, h.ev.Receiver, h.ev.RecvTime
 	for j := h.from; j < h.to; j++ {
 		s := &st.sends[j]

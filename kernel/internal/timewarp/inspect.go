@@ -154,6 +154,8 @@ func HandleThenReverse(lp core.LogicalProcess, self LPID, n int, g rng.XORWOW, s
 	r.RNG, r.Seq = g, seq
 	out := &discardSink{}
 	ctx := sim.NewContext(out)
+	var scratch event.Words // the event's, from Handle to Reverse
+	core.FrameOf(&ctx).Scratch = &scratch
 	core.Enter(&ctx, ev.RecvTime, ev.Depth, self, r)
 	lp.Handle(&ctx, ev)
 	handled, seqHandled = r.RNG, r.Seq

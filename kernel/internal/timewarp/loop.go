@@ -58,7 +58,7 @@ func (w *worker) housekeep() Time {
 		if event.KeyLess(&q.fossilKey, &hk) {
 			w.collectFossils(hk)
 		}
-		if d.reverse {
+		if d.reverse && !d.hooks { // with hooks no event is safe (commit.go)
 			q.updateSafe(d.hz, r, w.id, d.sim.Lookahead)
 		}
 		w.mark(phaseProcess)

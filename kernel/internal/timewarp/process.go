@@ -34,6 +34,9 @@ func (w *worker) process(x *lpState, id LPID, ev *event.Event) {
 		} else {
 			w.applyBatched(r, w.batch, w.batchAt)
 		}
+		if f.ScratchTouched { // a safe event never reverses: its words are not kept
+			w.scratch, f.ScratchTouched = event.Words{}, false
+		}
 		q.safeHigh.Set(ev) // not KeyOf: see event.Key.Set
 		w.stats.safe++
 		if d.check {
@@ -66,6 +69,11 @@ func (w *worker) processLogged(x *lpState, r *core.LPRecord, ev *event.Event) {
 	h.Ev = *ev
 	h.Prev, h.OutFrom, h.OutTo = x.last, outFrom, q.outs.Next()
 	h.Saved, h.Dead = nil, false
+	if f := w.frame(); f.ScratchTouched { // kept for the event's Reverse (rollback)
+		h.Scratch, w.scratch, f.ScratchTouched = w.scratch, event.Words{}, false
+	} else {
+		h.Scratch = event.Words{}
+	}
 	x.last = q.hist.Next() - 1
 	x.lastKey.Set(ev) // not KeyOf: see event.Key.Set
 	if d.reverse {

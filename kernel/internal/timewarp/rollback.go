@@ -37,11 +37,14 @@ func (w *worker) rollback(x *lpState, id LPID, k event.Key, dropTwin bool) bool 
 	q.undone = u
 	if d.reverse {
 		rev := r.Model.(core.Reverser)
+		f := w.frame()
 		for _, j := range u { // newest first
 			h := q.hist.At(j)
 			core.Enter(&w.ctx, h.Ev.RecvTime, h.Ev.Depth, id, r)
+			f.Scratch = &h.Scratch // the words the event's Handle left
 			reverseEvent(&w.ctx, rev, &h.Ev, twUndo{draws: h.Draws, seq: r.Seq - uint64(h.OutTo-h.OutFrom)})
 		}
+		f.Scratch, f.ScratchTouched = &w.scratch, false
 	}
 	held := false
 	for _, j := range u {
@@ -165,6 +168,9 @@ func (w *worker) checkRestored(id LPID, r *core.LPRecord, i int64) bool {
 func (w *worker) coast(x *lpState, id LPID, r *core.LPRecord, ev *event.Event) {
 	core.Enter(&w.ctx, ev.RecvTime, ev.Depth, id, r)
 	r.Model.Handle(&w.ctx, ev)
+	if f := w.frame(); f.ScratchTouched { // fresh zero words for each event re-executed
+		w.scratch, f.ScratchTouched = event.Words{}, false
+	}
 	x.count++
 	w.stats.coastForward++
 }

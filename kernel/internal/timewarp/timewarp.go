@@ -56,6 +56,9 @@ type worker struct {
 	cause    event.Key
 	coasting bool
 	initSend bool
+	// scratch is the Context's scratch words while an event is handled, zero between
+	// events (see process); a rolled-back event's Reverse gets its log entry's instead.
+	scratch event.Words
 	// unlogged is set while the worker processes a safe event (see queue.safeBound),
 	// whose sends are not recorded as outputs, and after it until the next event: sends
 	// come only from handlers, and each handler runs after process set or cleared it
@@ -189,6 +192,10 @@ type timeWarpDispatcher struct {
 	// Record reads the cause): the engine's workers note each event's key (the
 	// cause of its sends) and digest its sends.
 	perSend bool
+	// hooks is set when an LP has a Commit hook or the configuration a Trace (commit.go);
+	// traceMu serialises the workers' calls of the Trace.
+	hooks   bool
+	traceMu sync.Mutex
 }
 
 // Run runs the LPs of s optimistically to its end time, in this process or, with a
@@ -208,6 +215,7 @@ func newTimeWarp(s *core.Sim) (*timeWarpDispatcher, error) {
 		check: cfg.CheckRollbacks, seed: maphash.MakeSeed(), reverse: cfg.StateSaving == core.StateSavingReverse, parkAfter: parkAfter,
 		loadWindow: loadWindow, loadCheck: loadCheck}
 	d.perSend = d.lazy || d.check || s.Series != nil
+	d.hooks = s.Committers != nil || s.Cfg.Trace != nil
 	parts := s.Cfg.Partition
 	if parts == nil {
 		parts = partition.Blocks{}
@@ -224,8 +232,9 @@ func newTimeWarp(s *core.Sim) (*timeWarpDispatcher, error) {
 			}
 		}
 		// Safe events across processes need the engine's one worker per process,
-		// reverse computation and a lookahead (see dist.RemoteSafe).
-		safe := !cfg.NoRemoteSafe && d.reverse && cfg.Workers == 1 && s.Lookahead > 0
+		// reverse computation and a lookahead (see dist.RemoteSafe), and no commit hooks
+		// (commit.go).
+		safe := !cfg.NoRemoteSafe && d.reverse && cfg.Workers == 1 && s.Lookahead > 0 && !d.hooks
 		d.dist = dist.New(s, cfg, tr, owner, d.local, d.gvt, d.passive, safe)
 		d.safeW.seen = math.Inf(-1)
 	} else {
@@ -256,6 +265,7 @@ func (d *timeWarpDispatcher) addWorkers() {
 		wk.ctx = s.NewContext(wk)
 		f := wk.frame()
 		f.Cause, f.Coasting = &wk.cause, &wk.coasting // for Record (core's series.go)
+		f.Scratch = &wk.scratch
 		if cfg.Offload != nil {
 			wk.off = newOffloader(d) // offload.go
 		}
@@ -352,6 +362,11 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 	wg.Wait()
 	if d.err != nil {
 		return st, d.err
+	}
+	if d.hooks {
+		if err := d.commitRest(); err != nil {
+			return st, err
+		}
 	}
 	if sp != nil {
 		sp.final(d)
