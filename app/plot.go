@@ -159,9 +159,12 @@ func readStatsFiles(files []string) ([]chart.Run, error) {
 			if len(objs) > 1 {
 				r.Label = fmt.Sprintf("%s[%d]", label, j)
 			}
-			for k, v := range o {
-				if x, ok := v.(float64); ok {
-					r.Values[k] = x
+			results, _ := o["results"].(map[string]any) // the model's (no kernel key clashes)
+			for _, kv := range []map[string]any{o, results} {
+				for k, v := range kv {
+					if x, ok := v.(float64); ok {
+						r.Values[k] = x
+					}
 				}
 			}
 			runs = append(runs, r)
