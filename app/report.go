@@ -142,7 +142,7 @@ func (inv *invocation) writeReport(res kernel.Result, results []Result) error {
 		charts = append(charts, sc...)
 	}
 	for _, ch := range charts {
-		svg, err := ch.SVG()
+		svg, err := ch.Render("svg", chart.DefaultOptions())
 		if err != nil {
 			return runFailure(fmt.Errorf("--report: %w", err))
 		}
