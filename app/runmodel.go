@@ -149,7 +149,8 @@ type invocation struct {
 	stdout, stderr io.Writer
 	o              options
 	fs             *pflag.FlagSet
-	args           []string // the arguments after the model's name, for the provenance
+	args           []string        // the arguments after the model's name, for the provenance
+	given          map[string]bool // the flags the command line or --config set (not Model.Resolve)
 	build          func() ([]kernel.LogicalProcess, partition.Partitioner, error)
 	tr             comm.Transport     // nil unless the run spans several processes
 	be             gpuoffload.Backend // the offload backend, or nil
@@ -327,6 +328,8 @@ func (inv *invocation) parseFlags(args []string) error {
 	if math.IsNaN(inv.o.maxSimTime) || inv.o.maxSimTime <= 0 {
 		return usageFailure("--max-sim-time must be a positive number (or +Inf), got %v", inv.o.maxSimTime)
 	}
+	inv.given = map[string]bool{}
+	fs.Visit(func(f *pflag.Flag) { inv.given[f.Name] = true })
 	if inv.m.Resolve != nil {
 		if err := inv.m.Resolve(fs); err != nil {
 			return usageFailure("%v", err)
