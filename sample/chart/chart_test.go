@@ -41,7 +41,7 @@ func TestWriteFiles(t *testing.T) {
 	require.Equal(t, []string{"event-rate", "efficiency", "gvt", "rollbacks", "memory", "pending"}, names)
 	dir := filepath.Join(t.TempDir(), "charts")
 	o := DefaultOptions()
-	o.Formats = Formats
+	o.Formats = Formats()
 	paths, err := WriteFiles(dir, charts, o)
 	require.NoError(t, err)
 	require.Len(t, paths, 3*len(charts))

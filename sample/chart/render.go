@@ -24,13 +24,13 @@ import (
 // Options say how charts are rendered: the formats written, the width (the height is
 // 0.62 of it) and the resolution of PNG images.
 type Options struct {
-	Formats []string  // of Formats: png, svg, pdf
+	Formats []string  // of Formats(): png, svg, pdf
 	Width   vg.Length // the figure's width
 	DPI     int       // dots per inch of a PNG
 }
 
-// Formats are the formats a chart can be rendered in.
-var Formats = []string{"png", "svg", "pdf"}
+// Formats returns the formats a chart can be rendered in.
+func Formats() []string { return []string{"png", "svg", "pdf"} }
 
 // DefaultOptions are those of a one-column figure in a two-column paper: 3.5 inches wide,
 // 300 dpi, as PNG and SVG.
@@ -41,12 +41,12 @@ func DefaultOptions() Options {
 // Check returns an error naming what is wrong with o.
 func (o Options) Check() error {
 	for _, f := range o.Formats {
-		if !slices.Contains(Formats, f) {
-			return fmt.Errorf("unknown chart format %q: want %s", f, strings.Join(Formats, ", "))
+		if !slices.Contains(Formats(), f) {
+			return fmt.Errorf("unknown chart format %q: want %s", f, strings.Join(Formats(), ", "))
 		}
 	}
 	if len(o.Formats) == 0 {
-		return fmt.Errorf("no chart format: want one or more of %s", strings.Join(Formats, ", "))
+		return fmt.Errorf("no chart format: want one or more of %s", strings.Join(Formats(), ", "))
 	}
 	if o.Width < 1*vg.Inch || o.Width > 20*vg.Inch {
 		return fmt.Errorf("chart width %.3g in is out of range: want 1 to 20 inches", o.Width/vg.Inch)
