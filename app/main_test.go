@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -209,7 +210,9 @@ func TestInfiniteEndTimeInConfig(t *testing.T) {
 
 func TestStatsFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "stats.json")
-	code, out, errOut := warped("pcs", "--num-cells-x", "4", "--num-cells-y", "4", "--max-sim-time", "50", "--stats-file", path)
+	args := []string{"pcs", "--num-cells-x", "4", "--num-cells-y", "4", "--max-sim-time", "50",
+		"--time-warp-worker-threads", "2", "--stats-file", path}
+	code, out, errOut := warped(args...)
 	require.Equal(t, 0, code, errOut)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -217,14 +220,68 @@ func TestStatsFile(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &kv))
 	for _, k := range []string{"events_processed", "events_committed", "events_rolled_back",
 		"committed_events_per_second", "wall_seconds", "peak_memory_bytes", "digest",
-		"call_attempts", "channel_blocks", "handoff_blocks", "model", "config"} {
+		"net_events", "ross_efficiency", "rollbacks", "model", "config", "results", "result_labels", "provenance"} {
 		require.Contains(t, kv, k)
 	}
 	require.Equal(t, digestOf(t, out), kv["digest"])
 	require.Equal(t, "pcs", kv["model"])
+
+	t.Run("results nested, labelled by key", func(t *testing.T) {
+		results, labels := kv["results"].(map[string]any), kv["result_labels"].(map[string]any)
+		for _, k := range []string{"call_attempts", "channel_blocks", "handoff_blocks"} {
+			require.Contains(t, results, k)
+			require.NotContains(t, kv, k, "a model's result is not mixed into the kernel's keys")
+			require.Regexp(t, `(?m)^  `+regexp.QuoteMeta(labels[k].(string))+`: +[0-9]`, out, "the label of %s is the printed one", k)
+		}
+		require.Len(t, labels, len(results))
+	})
+	t.Run("ROSS figures", func(t *testing.T) {
+		processed, rolledBack := kv["events_processed"].(float64), kv["events_rolled_back"].(float64)
+		net := processed - rolledBack
+		require.Equal(t, net, kv["net_events"])
+		require.InDelta(t, 1-rolledBack/net, kv["ross_efficiency"], 1e-12)
+	})
+	t.Run("no offload keys without a backend", func(t *testing.T) {
+		require.NotContains(t, kv, "batched_events")
+		require.NotContains(t, kv, "offload_batches")
+	})
+	t.Run("provenance", func(t *testing.T) {
+		p := kv["provenance"].(map[string]any)
+		require.Equal(t, "warped "+strings.Join(args, " "), p["command_line"])
+		require.Equal(t, "time-warp", p["dispatcher"])
+		require.EqualValues(t, 2, p["workers"])
+		require.EqualValues(t, 1, p["ranks"])
+		require.Equal(t, runtime.Version(), p["go_version"])
+		require.EqualValues(t, runtime.NumCPU(), p["cpus"])
+		host, _ := os.Hostname()
+		require.Equal(t, host, p["host"])
+		for _, k := range []string{"module", "version", "commit", "build_tags", "gomaxprocs"} {
+			require.Contains(t, p, k)
+		}
+		at, err := time.Parse(time.RFC3339, p["time_utc"].(string))
+		require.NoError(t, err)
+		require.WithinDuration(t, time.Now(), at, 24*time.Hour, "a UTC time stamp of the run")
+	})
 	entries, err := os.ReadDir(filepath.Dir(path))
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "no temporary file is left behind")
+}
+
+func TestCommandLine(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"plain", []string{"--lps", "8"}, "warped phold --lps 8"},
+		{"space", []string{"--stats-file", "a b.json"}, "warped phold --stats-file 'a b.json'"},
+		{"quote", []string{"--stats-file", "it's"}, `warped phold --stats-file 'it'\''s'`},
+		{"empty", []string{"--config", ""}, "warped phold --config ''"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.Equal(t, c.want, commandLine("warped", "phold", c.args))
+		})
+	}
 }
 
 // TestStateSavingAuto: by default a model whose LPs all implement Reverse (both built-in

@@ -51,8 +51,9 @@ func TestLPStats(t *testing.T) {
 	require.Contains(t, out.String(), "Events (mean over LPs):")
 	data, err := os.ReadFile(stats)
 	require.NoError(t, err)
-	var kv map[string]any
-	require.NoError(t, json.Unmarshal(data, &kv))
+	var st map[string]any
+	require.NoError(t, json.Unmarshal(data, &st))
+	kv := st["results"].(map[string]any)
 	sum, lo, hi, mean := kv["lp_events_sum"].(float64), kv["lp_events_min"].(float64), kv["lp_events_max"].(float64), kv["lp_events_mean"].(float64)
 	require.Equal(t, kv["events"], sum)
 	require.InDelta(t, sum/16, mean, 1e-9)

@@ -85,7 +85,7 @@ func TestNewModelsResults(t *testing.T) {
 		require.NoError(t, json.Unmarshal(data, &kv))
 		require.Equal(t, tc.args[0], kv["model"])
 		for _, k := range tc.keys {
-			require.Contains(t, kv, k, "%s stats", tc.args[0])
+			require.Contains(t, kv["results"], k, "%s stats", tc.args[0])
 		}
 		require.Contains(t, out, "Results\n")
 	}
@@ -232,8 +232,9 @@ func TestResultKinds(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	data, err := os.ReadFile(stats)
 	require.NoError(t, err)
-	var kv map[string]float64
-	_ = json.Unmarshal(data, &kv) // the non-numeric keys are left out
+	var st struct{ Results map[string]float64 }
+	require.NoError(t, json.Unmarshal(data, &st))
+	kv := st.Results
 	want := kv["hold_time"] / (kv["landings"] + kv["departures"])
 	require.Positive(t, kv["hold_time"])
 	require.InDelta(t, want, kv["average_delay"], 1e-12)

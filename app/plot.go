@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	"gonum.org/v1/plot/vg"
+
 	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/sample"
@@ -22,9 +24,11 @@ const plotUsage = `Usage: PROGRAM plot FILE... [--out DIR]
        PROGRAM plot STATS.json... [--out DIR]
 
 Draws the engine samples of a run (a --sample-file, CSV or JSON lines; the files of
-several ranks together) as charts, each written as PNG and SVG into DIR: event-rate,
-efficiency and gvt against wall time, rollbacks and pending events per worker, memory,
-and time-split (the share of each worker's time spent idle, processing, in GVT and in
+several ranks together) as charts, each written in the --format's formats into DIR:
+event-rate (committed events per second of wall time, over intervals at least half the
+usual sample interval long), efficiency (percent) and gvt against wall time, rollbacks
+(rolled-back events per second) and pending events per worker, memory (the Go heap), and
+time-split (the share of each worker's time spent idle, processing, in GVT and in
 communication, and of each rank's manager's). Given a --series-file (the model's own
 series), it draws one chart per series, series-NAME: the value against simulated time,
 summed over the LPs that record it at that time. Sample and series files may be given
@@ -37,7 +41,14 @@ rolled back, peak memory and wall time.
 Input it cannot draw is refused (exit 2): over 128 MiB in all, no rows, samples of more
 than 256 workers, more than 64 series.
 
-  --out DIR   directory for the charts (default "plots"; made if missing)
+Counts start at zero with SI tick labels (12 M); a stretch without samples is a gap in
+the line; legends sit beside the data.
+
+  --out DIR          directory for the charts (default "plots"; made if missing)
+  --format LIST      formats, comma-separated: png, svg, pdf (default "png,svg")
+  --width INCHES     figure width, 1 to 20 (default 3.5: one column of a two-column
+                     paper; the height is 0.62 of it)
+  --dpi N            resolution of PNGs, 50 to 1200 (default 300)
 `
 
 // plotCommand is 'warped plot': it returns the exit status.
@@ -45,6 +56,10 @@ func (c *Command) plotCommand(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("plot", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	out := fs.String("out", "plots", "directory for the charts")
+	opts := chart.DefaultOptions()
+	formats := fs.StringSlice("format", opts.Formats, "formats: png, svg, pdf")
+	width := fs.Float64("width", float64(opts.Width/vg.Inch), "figure width in inches")
+	fs.IntVar(&opts.DPI, "dpi", opts.DPI, "resolution of PNGs")
 	// The file may come before or after the flags.
 	var files []string
 	for {
@@ -65,6 +80,11 @@ func (c *Command) plotCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s plot: want a sample file or stats files, got none; run '%s plot --help' for the usage\n", c.name, c.name)
 		return exitUsage
 	}
+	opts.Formats, opts.Width = *formats, vg.Length(*width)*vg.Inch
+	if err := opts.Check(); err != nil {
+		fmt.Fprintf(stderr, "%s plot: %v; run '%s plot --help' for the usage\n", c.name, err, c.name)
+		return exitUsage
+	}
 	if err := checkPlotOut(*out); err != nil {
 		fmt.Fprintf(stderr, "%s plot: %v\n", c.name, err)
 		return exitUsage
@@ -75,7 +95,7 @@ func (c *Command) plotCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s plot: %v\n", c.name, err)
 		return exitUsage
 	}
-	paths, err := chart.WriteFiles(*out, charts)
+	paths, err := chart.WriteFiles(*out, charts, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s plot: %v\n", c.name, err)
 		return exitRun
@@ -159,9 +179,12 @@ func readStatsFiles(files []string) ([]chart.Run, error) {
 			if len(objs) > 1 {
 				r.Label = fmt.Sprintf("%s[%d]", label, j)
 			}
-			for k, v := range o {
-				if x, ok := v.(float64); ok {
-					r.Values[k] = x
+			results, _ := o["results"].(map[string]any) // the model's (no kernel key clashes)
+			for _, kv := range []map[string]any{o, results} {
+				for k, v := range kv {
+					if x, ok := v.(float64); ok {
+						r.Values[k] = x
+					}
 				}
 			}
 			runs = append(runs, r)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"sync"
+	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/internal/outfile"
@@ -63,10 +64,76 @@ func (inv *invocation) attachReport(cfg *kernel.Config) {
 // reportPage is what the report's template shows.
 type reportPage struct {
 	Model, Digest string
-	Flags         [][2]string
+	Provenance    [][2]string // label, value
+	Flags         []reportFlag
 	Summary       string
 	Charts        []template.HTML
 	Note          string
+}
+
+// reportFlag is one row of the report's configuration. Set: the command line or --config
+// gave it; Resolved: the model chose another value than the
+// flag's default for this run (the epidemic's stochastic variant has defaults of its own).
+type reportFlag struct {
+	Name, Value, Default string
+	Set, Resolved        bool
+}
+
+// reportOmits are the flags that say how this invocation was made, not what ran: they are
+// on the command line at the top of the page.
+var reportOmits = map[string]bool{"config": true, "dump-config": true, "report": true}
+
+// reportFlags lists fs's flags for the report: those given (by the command line or
+// --config) first, even where the value given is the default, then those the model resolved to other
+// values, then the defaults, each group in the flag set's order.
+func reportFlags(fs *pflag.FlagSet, given map[string]bool) []reportFlag {
+	var set, resolved, def []reportFlag
+	fs.VisitAll(func(f *pflag.Flag) {
+		if reportOmits[f.Name] {
+			return
+		}
+		r := reportFlag{Name: f.Name, Value: f.Value.String(), Default: f.DefValue}
+		switch {
+		case given[f.Name]:
+			r.Set = true
+			set = append(set, r)
+		case r.Value == r.Default:
+			def = append(def, r)
+		default:
+			r.Resolved = true
+			resolved = append(resolved, r)
+		}
+	})
+	return append(append(set, resolved...), def...)
+}
+
+// provenanceRows are p as the report's labelled rows.
+func provenanceRows(p provenance) [][2]string {
+	commit := p.Commit
+	switch {
+	case commit == "":
+		commit = "unknown (built without VCS information)"
+	case p.Modified:
+		commit += " (with uncommitted changes)"
+	}
+	tags := p.BuildTags
+	if tags == "" {
+		tags = "none"
+	}
+	dispatcher := p.Dispatcher
+	if p.Workers > 0 {
+		dispatcher += fmt.Sprintf(", %d workers", p.Workers)
+	}
+	if p.Ranks > 1 {
+		dispatcher += fmt.Sprintf(", %d processes", p.Ranks)
+	}
+	if p.Offload != "" {
+		dispatcher += ", offload on " + p.Offload
+	}
+	return [][2]string{{"Command line", p.CommandLine}, {"Date (UTC)", p.Time},
+		{"Version", p.Module + " " + p.Version}, {"Commit", commit},
+		{"Go", p.GoVersion + ", build tags: " + tags}, {"Host", fmt.Sprintf("%s (%s/%s)", p.Host, p.OS, p.Arch)},
+		{"CPUs", fmt.Sprintf("%d (GOMAXPROCS %d)", p.CPUs, p.GOMAXPROCS)}, {"Dispatcher", dispatcher}}
 }
 
 // reportTemplate is the page: self-contained (no script, styles inline, charts as inline SVG).
@@ -78,24 +145,33 @@ var reportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <style>
 body { font-family: sans-serif; margin: 2em; max-width: 70em; }
 table { border-collapse: collapse; }
-td { border: 1px solid #ccc; padding: 0.2em 0.6em; font-family: monospace; }
+td, th { border: 1px solid #ccc; padding: 0.2em 0.6em; font-family: monospace; text-align: left; }
+th { font-family: sans-serif; font-weight: normal; background: #f6f6f6; }
+tr.set td { font-weight: bold; background: #fff6d6; }
+tr.resolved td { font-style: italic; }
 pre { background: #f6f6f6; padding: 1em; }
-.chart { margin: 1em 0; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(24em, 1fr)); gap: 1em; }
+.chart svg { width: 100%; height: auto; }
 </style>
 </head>
 <body>
 <h1>warped {{.Model}}</h1>
-<p>digest <code id="digest">{{.Digest}}</code></p>
+<table id="provenance">
+{{range .Provenance}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>
+{{end}}<tr><th>Digest</th><td><code id="digest">{{.Digest}}</code></td></tr>
+</table>
 <h2>Configuration</h2>
+<p>The flags given (command line or --config) come first, in bold; then those the model chose for this run, in italics; then the defaults.</p>
 <table id="config">
-{{range .Flags}}<tr><td>--{{index . 0}}</td><td>{{index . 1}}</td></tr>
+{{range .Flags}}<tr{{if .Set}} class="set"{{else if .Resolved}} class="resolved"{{end}}><td>--{{.Name}}</td><td>{{.Value}}</td><td>{{if .Set}}given (default {{if .Default}}{{.Default}}{{else}}none{{end}}){{else if .Resolved}}the model's for this run (flag default {{.Default}}){{else}}default{{end}}</td></tr>
 {{end}}</table>
 <h2>Totals and results</h2>
 <pre id="summary">{{.Summary}}</pre>
 <h2>Charts</h2>
 {{if .Note}}<p>{{.Note}}</p>{{end}}
+<div class="charts">
 {{range .Charts}}<div class="chart">{{.}}</div>
-{{end}}
+{{end}}</div>
 </body>
 </html>
 `))
@@ -114,9 +190,8 @@ func (inv *invocation) writeReport(res kernel.Result, results []Result) error {
 	}
 	printResults(&summary, inv.m, inv.o.simType, offload, res, results)
 	page := reportPage{Model: inv.m.Name, Digest: res.Digest, Summary: summary.String()}
-	inv.fs.VisitAll(func(f *pflag.Flag) {
-		page.Flags = append(page.Flags, [2]string{f.Name, f.Value.String()})
-	})
+	page.Flags = reportFlags(inv.fs, inv.given)
+	page.Provenance = provenanceRows(inv.provenance(time.Now()))
 	var charts []chart.Chart
 	switch c := inv.collector; {
 	case c == nil:
@@ -142,7 +217,7 @@ func (inv *invocation) writeReport(res kernel.Result, results []Result) error {
 		charts = append(charts, sc...)
 	}
 	for _, ch := range charts {
-		svg, err := ch.SVG()
+		svg, err := ch.Render("svg", chart.DefaultOptions())
 		if err != nil {
 			return runFailure(fmt.Errorf("--report: %w", err))
 		}

@@ -30,6 +30,31 @@ func TestReport(t *testing.T) {
 		"Time split per worker", "Model series: infectious"} {
 		require.True(t, strings.Contains(html, want), "the page lacks %q", want)
 	}
+	t.Run("provenance at the top", func(t *testing.T) {
+		for _, want := range []string{"<th>Command line</th><td>warped epidemic --variant stochastic --num-locations 16",
+			"<th>Date (UTC)</th>", "<th>Version</th>", "<th>Commit</th>", "<th>Host</th>", "<th>CPUs</th>",
+			"<th>Dispatcher</th><td>time-warp, 2 workers</td>"} {
+			require.Contains(t, html, want)
+		}
+		require.Less(t, strings.Index(html, "Command line"), strings.Index(html, "<h2>Configuration"))
+	})
+	t.Run("given flags first and marked", func(t *testing.T) {
+		rows := regexp.MustCompile(`<tr( class="set")?><td>--([a-z0-9-]+)</td>`).FindAllStringSubmatch(html, -1)
+		var set []string
+		for i, r := range rows {
+			if r[1] != "" {
+				require.Equal(t, len(set), i, "--%s is set but follows a default", r[2])
+				set = append(set, r[2])
+			}
+		}
+		require.ElementsMatch(t, []string{"variant", "num-locations", "population", "max-sim-time", "gpu", "time-warp-worker-threads"}, set)
+		require.Contains(t, html, `<tr class="set"><td>--num-locations</td><td>16</td><td>given (default `)
+		require.Contains(t, html, `<tr class="resolved"><td>--transmissibility</td>`, "the stochastic variant's own default, marked")
+		require.Less(t, strings.Index(html, `class="resolved"`), strings.Index(html, `<tr><td>--`), "the model's values before the defaults")
+		for _, r := range rows {
+			require.NotContains(t, []string{"config", "dump-config", "report"}, r[2], "how the run was invoked is in its command line")
+		}
+	})
 	const charts = 7 + 6
 	require.Equal(t, charts, strings.Count(html, "<svg"), "one chart each: rate, efficiency, GVT, rollbacks, memory, pending, time split; six series")
 	require.False(t, strings.Contains(html, "<script"), "the page needs no script")

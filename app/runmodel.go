@@ -102,7 +102,7 @@ func newFlagSet(m *Model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalP
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed for every LP's generator")
 	fs.StringVar(&o.config, "config", "", "read flags from this JSON file (the command line overrides it)")
 	fs.BoolVar(&o.dumpConfig, "dump-config", false, "print the effective configuration as JSON and exit")
-	fs.StringVar(&o.statsFile, "stats-file", "", "write the statistics and results as JSON to this file")
+	fs.StringVar(&o.statsFile, "stats-file", "", "write the statistics, results (under \"results\"), provenance and configuration as JSON to this file")
 	fs.Var(&o.progress, "progress", "progress line on stderr: auto (when stderr is a terminal), on or off")
 	fs.Lookup("progress").NoOptDefVal = "on"
 	addSampleFlags(fs, &o.sample) // sampling.go
@@ -118,7 +118,7 @@ func newFlagSet(m *Model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalP
 // the results, and returns the exit status. The steps are the methods of invocation
 // below, in the order they run.
 func (c *Command) runModel(ctx context.Context, m *Model, args []string, stdout, stderr io.Writer) int {
-	inv := &invocation{c: c, m: m, stdout: stdout, stderr: stderr}
+	inv := &invocation{c: c, m: m, stdout: stdout, stderr: stderr, args: args}
 	defer inv.close()
 	err := inv.run(ctx, args)
 	code := inv.exit(err)
@@ -149,6 +149,8 @@ type invocation struct {
 	stdout, stderr io.Writer
 	o              options
 	fs             *pflag.FlagSet
+	args           []string        // the arguments after the model's name, for the provenance
+	given          map[string]bool // the flags the command line or --config set (not Model.Resolve)
 	build          func() ([]kernel.LogicalProcess, partition.Partitioner, error)
 	tr             comm.Transport     // nil unless the run spans several processes
 	be             gpuoffload.Backend // the offload backend, or nil
@@ -326,6 +328,8 @@ func (inv *invocation) parseFlags(args []string) error {
 	if math.IsNaN(inv.o.maxSimTime) || inv.o.maxSimTime <= 0 {
 		return usageFailure("--max-sim-time must be a positive number (or +Inf), got %v", inv.o.maxSimTime)
 	}
+	inv.given = map[string]bool{}
+	fs.Visit(func(f *pflag.Flag) { inv.given[f.Name] = true })
 	if inv.m.Resolve != nil {
 		if err := inv.m.Resolve(fs); err != nil {
 			return usageFailure("%v", err)
@@ -542,7 +546,7 @@ func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) er
 	if inv.o.statsFile == "" {
 		return nil
 	}
-	if err := writeStats(inv.o.statsFile, inv.m, res, results, inv.fs); err != nil {
+	if err := inv.writeStats(res, results); err != nil {
 		return runFailure(outputError("stats-file", err))
 	}
 	return nil
@@ -742,9 +746,12 @@ func printResults(w io.Writer, m *Model, simType, offload string, r kernel.Resul
 	fmt.Fprintf(w, "digest: %s\n", r.Digest)
 }
 
-// writeStats writes the statistics, the model's results and the configuration as JSON.
-func writeStats(path string, m *Model, r kernel.Result, results []Result, fs *pflag.FlagSet) error {
-	var kv map[string]any
+// writeStats writes the --stats-file: the kernel's statistics and ROSS-comparable figures
+// at the top level, the model's results under "results" (their printed labels under
+// "result_labels"), the provenance and the configuration. The offload keys appear only
+// when the run had an offload backend. README.md's table lists every key.
+func (inv *invocation) writeStats(r kernel.Result, results []Result) error {
+	kv := map[string]any{}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -752,12 +759,21 @@ func writeStats(path string, m *Model, r kernel.Result, results []Result, fs *pf
 	if err := json.Unmarshal(b, &kv); err != nil {
 		return err
 	}
-	kv["model"] = m.Name
-	kv[rollbacksKey] = r.PrimaryRollbacks + r.SecondaryRollbacks
-	for _, x := range results {
-		kv[x.Key] = x.Value
+	if inv.be == nil {
+		delete(kv, "batched_events")
+		delete(kv, "offload_batches")
 	}
-	cfg, err := dumpConfig(fs)
+	kv["model"] = inv.m.Name
+	kv[rollbacksKey] = r.PrimaryRollbacks + r.SecondaryRollbacks
+	net, ross := rossFigures(r.Stats)
+	kv[netEventsKey], kv[rossEfficiencyKey] = net, ross
+	values, labels := map[string]any{}, map[string]string{}
+	for _, x := range results {
+		values[x.Key], labels[x.Key] = x.Value, x.Label
+	}
+	kv["results"], kv["result_labels"] = values, labels
+	kv["provenance"] = inv.provenance(time.Now())
+	cfg, err := dumpConfig(inv.fs)
 	if err != nil {
 		return err
 	}
@@ -766,7 +782,7 @@ func writeStats(path string, m *Model, r kernel.Result, results []Result, fs *pf
 	if err != nil {
 		return err
 	}
-	return outfile.WriteFile(path, append(out, '\n'))
+	return outfile.WriteFile(inv.o.statsFile, append(out, '\n'))
 }
 
 // usage is the program's help text.

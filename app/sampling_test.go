@@ -110,6 +110,34 @@ func TestPlotCommand(t *testing.T) {
 		require.Equal(t, "svg", root.XMLName.Local)
 	}
 
+	t.Run("format, width and dpi", func(t *testing.T) {
+		out := filepath.Join(dir, "print")
+		code, _, errOut := warped("plot", path, "--out", out, "--format", "png,pdf", "--width", "7", "--dpi", "100")
+		require.Equal(t, 0, code, errOut)
+		data, err := os.ReadFile(filepath.Join(out, "event-rate.png"))
+		require.NoError(t, err)
+		img, err := png.Decode(bytes.NewReader(data))
+		require.NoError(t, err)
+		require.Equal(t, 700, img.Bounds().Dx(), "7 in at 100 dpi")
+		pdf, err := os.ReadFile(filepath.Join(out, "event-rate.pdf"))
+		require.NoError(t, err)
+		require.True(t, bytes.HasPrefix(pdf, []byte("%PDF-")))
+		svgs, _ := filepath.Glob(filepath.Join(out, "*.svg"))
+		require.Empty(t, svgs, "only the formats asked for")
+	})
+	for _, c := range []struct{ name, flag, value, want string }{
+		{"bad format", "--format", "gif", `unknown chart format "gif"`},
+		{"narrow", "--width", "0.1", "chart width 0.1 in is out of range"},
+		{"low dpi", "--dpi", "5", "chart resolution 5 dpi is out of range"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errOut := warped("plot", path, "--out", filepath.Join(dir, "bad"), c.flag, c.value)
+			require.Equal(t, exitUsage, code)
+			require.Contains(t, errOut, c.want)
+			require.NoDirExists(t, filepath.Join(dir, "bad"), "nothing written")
+		})
+	}
+
 	code, _, errOut = warped("plot")
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "want a sample file or stats files, got none")

@@ -26,11 +26,36 @@ func statsNumbers(s kernel.Stats) map[string]float64 {
 		}
 	}
 	out[rollbacksKey] = float64(s.PrimaryRollbacks + s.SecondaryRollbacks)
+	net, ross := rossFigures(s)
+	out[netEventsKey], out[rossEfficiencyKey] = float64(net), ross
 	return out
 }
 
 // rollbacksKey is the stats-file key of the primary and secondary rollbacks together.
 const rollbacksKey = "rollbacks"
+
+// The stats-file keys of the figures that ROSS reports, so that ours compare with ROSS
+// papers: net events are those processed less those rolled back (what ROSS calls net
+// events processed), and ROSS's efficiency is 1 - rolled back / net events (negative
+// when more events were rolled back than kept). Our efficiency is committed / processed.
+const (
+	netEventsKey      = "net_events"
+	rossEfficiencyKey = "ross_efficiency"
+)
+
+// rossFigures returns the net events and ROSS's efficiency of s. With no net events the
+// ratio is undefined: it is 1 when nothing was rolled back either (nothing ran), else 0
+// (JSON has no infinity).
+func rossFigures(s kernel.Stats) (net uint64, efficiency float64) {
+	if s.EventsRolledBack >= s.EventsProcessed {
+		if s.EventsRolledBack == 0 {
+			return 0, 1
+		}
+		return 0, 0
+	}
+	net = s.EventsProcessed - s.EventsRolledBack
+	return net, 1 - float64(s.EventsRolledBack)/float64(net)
+}
 
 // statsKeys are the keys of statsNumbers, sorted.
 func statsKeys() []string {

@@ -1,36 +1,23 @@
 // Package chart draws engine samples (package sample) as charts with gonum/plot: event rate,
-// efficiency and GVT against wall time, rolled-back events per worker, memory, pending
+// efficiency and GVT against wall time, rollbacks per second per worker, memory, pending
 // events and the time split per worker; and a model's time series (kernel.SeriesPoint), one
-// chart per series against simulated time; written as PNG and SVG.
+// chart per series against simulated time; rendered for print as PNG, SVG or PDF.
 package chart
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/sample"
-)
-
-// Width and Height are the size of every chart.
-var (
-	Width  = 6 * vg.Inch
-	Height = 3.5 * vg.Inch
 )
 
 // Chart is one chart and the file name it is written under (without extension).
@@ -74,47 +61,206 @@ func ranks(ss []set) []int {
 	return rs
 }
 
-// series is one named line.
+// series is one named line. A NaN Y breaks it: the data has a gap there.
 type series struct {
 	name string
 	xy   plotter.XYs
 }
 
-// perRank makes one line per rank of value(set, previous set of the rank), skipping the
-// first set of each rank when needPrev (a rate needs an interval) and values that are not
-// finite.
-func perRank(ss []set, needPrev bool, value func(s, prev *set) float64) []series {
-	var out []series
-	multi := len(ranks(ss)) > 1
+// gap is a break in a line.
+var gap = plotter.XY{X: math.NaN(), Y: math.NaN()}
+
+// window is an interval of one rank's wall time, (from, to], over which rates are taken:
+// the sets in it.
+type window struct {
+	rank     int
+	from, to float64
+	sets     []*set
+	gap      bool // no samples for much longer than usual: drawn as a gap
+}
+
+// windows divides each rank's sets (their counts are since the set before, the first's
+// since the run's start) into windows at least half the rank's median interval between samples long, so that a last
+// sample taken a moment after the one before does not make a spike: a short interval
+// joins the next, and a short remainder the window before it. A window over three times
+// the median long holds no samples in between and is marked as a gap.
+func windows(ss []set) []window {
+	var out []window
 	for _, rank := range ranks(ss) {
+		var rs []*set
+		for i := range ss {
+			if ss[i].rank == rank {
+				rs = append(rs, &ss[i])
+			}
+		}
+		ds := make([]float64, 0, len(rs))
+		for i, s := range rs {
+			if i == 0 {
+				ds = append(ds, s.wall) // the first set counts from the run's start
+			} else {
+				ds = append(ds, s.wall-rs[i-1].wall)
+			}
+		}
+		slices.Sort(ds)
+		median := ds[len(ds)/2]
+		first := len(out)
+		w := window{rank: rank}
+		for _, s := range rs {
+			w.to, w.sets = s.wall, append(w.sets, s)
+			if w.to-w.from >= median/2 {
+				w.gap = len(w.sets) == 1 && w.to-w.from > 3*median
+				out = append(out, w)
+				w = window{rank: rank, from: s.wall}
+			}
+		}
+		if len(w.sets) > 0 {
+			if len(out) > first { // a short remainder joins the window before it
+				last := &out[len(out)-1]
+				last.to, last.sets, last.gap = w.to, append(last.sets, w.sets...), false
+			} else {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+// perRankRate makes one line per rank of value(window) held over each window (a step),
+// broken at gaps and at values that are not finite.
+func perRankRate(ws []window, value func(w *window) float64) []series {
+	var out []series
+	var rs []int
+	for _, w := range ws {
+		if !slices.Contains(rs, w.rank) {
+			rs = append(rs, w.rank)
+		}
+	}
+	for _, rank := range rs {
 		line := series{name: "events"}
-		if multi {
+		if len(rs) > 1 {
 			line.name = fmt.Sprintf("rank %d", rank)
 		}
-		var prev *set
-		for i := range ss {
-			s := &ss[i]
-			if s.rank != rank {
-				continue
+		for i := range ws {
+			if w := &ws[i]; w.rank == rank {
+				line.xy = appendStep(line.xy, w, value(w))
 			}
-			if prev != nil || !needPrev {
-				if v := value(s, prev); !math.IsInf(v, 0) && !math.IsNaN(v) {
-					line.xy = append(line.xy, plotter.XY{X: s.wall, Y: v})
-				}
-			}
-			prev = s
 		}
 		out = append(out, line)
 	}
 	return out
 }
 
-// perWorker makes one line per rank and worker of value(row).
+// appendStep appends value v held over window w to xy, or a gap.
+func appendStep(xy plotter.XYs, w *window, v float64) plotter.XYs {
+	if w.gap || math.IsInf(v, 0) || math.IsNaN(v) {
+		return append(xy, gap)
+	}
+	return append(xy, plotter.XY{X: w.from, Y: v}, plotter.XY{X: w.to, Y: v})
+}
+
+// perWorkerRate makes one line per rank and worker of value(row) summed over each window
+// and divided by its length (a rate per second of wall time), held over the window.
+func perWorkerRate(ws []window, value func(r *sample.Row) float64) []series {
+	type id struct{ rank, worker int }
+	var order []id
+	lines := map[id]*series{}
+	multi := false
+	for _, w := range ws {
+		multi = multi || w.rank != ws[0].rank
+	}
+	for i := range ws {
+		w := &ws[i]
+		sums := map[id]float64{}
+		for _, s := range w.sets {
+			for j := range s.rows {
+				r := &s.rows[j]
+				if r.Worker < 0 {
+					continue // a rank's manager: no counts of its own
+				}
+				k := id{r.Rank, r.Worker}
+				if lines[k] == nil {
+					name := fmt.Sprintf("worker %d", r.Worker)
+					if multi {
+						name = fmt.Sprintf("rank %d worker %d", r.Rank, r.Worker)
+					}
+					lines[k] = &series{name: name}
+					order = append(order, k)
+				}
+				sums[k] += value(r)
+			}
+		}
+		for k, v := range sums {
+			lines[k].xy = appendStep(lines[k].xy, w, v/(w.to-w.from))
+		}
+	}
+	out := make([]series, 0, len(order))
+	for _, k := range order {
+		out = append(out, *lines[k])
+	}
+	return out
+}
+
+// gapAfter returns the wall-time interval between samples beyond which a line of levels
+// breaks: three times the median interval.
+func gapAfter(ss []set) float64 {
+	var ds []float64
+	for i := 1; i < len(ss); i++ {
+		if ss[i].rank == ss[i-1].rank {
+			ds = append(ds, ss[i].wall-ss[i-1].wall)
+		}
+	}
+	if len(ds) == 0 {
+		return math.Inf(1)
+	}
+	slices.Sort(ds)
+	return 3 * ds[len(ds)/2]
+}
+
+// perRank makes one line per rank of the level value(set), broken where samples are
+// missing for long and at values that are not finite.
+func perRank(ss []set, value func(s *set) float64) []series {
+	var out []series
+	multi := len(ranks(ss)) > 1
+	limit := gapAfter(ss)
+	for _, rank := range ranks(ss) {
+		line := series{name: "events"}
+		if multi {
+			line.name = fmt.Sprintf("rank %d", rank)
+		}
+		last := math.NaN()
+		for i := range ss {
+			s := &ss[i]
+			if s.rank != rank {
+				continue
+			}
+			line.xy = appendLevel(line.xy, s.wall, value(s), s.wall-last > limit)
+			last = s.wall
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// appendLevel appends the level v at wall time x to xy, after a gap when broken, or a
+// gap when v is not finite.
+func appendLevel(xy plotter.XYs, x, v float64, broken bool) plotter.XYs {
+	if broken || math.IsInf(v, 0) || math.IsNaN(v) {
+		xy = append(xy, gap)
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return xy
+		}
+	}
+	return append(xy, plotter.XY{X: x, Y: v})
+}
+
+// perWorker makes one line per rank and worker of the level value(row).
 func perWorker(ss []set, value func(r *sample.Row) float64) []series {
 	type id struct{ rank, worker int }
 	var order []id
 	lines := map[id]*series{}
+	last := map[id]float64{}
 	multi := len(ranks(ss)) > 1
+	limit := gapAfter(ss)
 	for i := range ss {
 		for j := range ss[i].rows {
 			r := &ss[i].rows[j]
@@ -131,10 +277,10 @@ func perWorker(ss []set, value func(r *sample.Row) float64) []series {
 				l = &series{name: name}
 				lines[k] = l
 				order = append(order, k)
+				last[k] = math.NaN()
 			}
-			if v := value(r); !math.IsInf(v, 0) && !math.IsNaN(v) {
-				l.xy = append(l.xy, plotter.XY{X: ss[i].wall, Y: v})
-			}
+			l.xy = appendLevel(l.xy, ss[i].wall, value(r), ss[i].wall-last[k] > limit)
+			last[k] = ss[i].wall
 		}
 	}
 	out := make([]series, 0, len(order))
@@ -144,16 +290,27 @@ func perWorker(ss []set, value func(r *sample.Row) float64) []series {
 	return out
 }
 
-// sum adds up f over a set's rows.
-func sum(s *set, f func(r *sample.Row) float64) float64 {
+// sum adds up f over the rows of a window's sets.
+func sum(w *window, f func(r *sample.Row) float64) float64 {
 	var t float64
-	for i := range s.rows {
-		t += f(&s.rows[i])
+	for _, s := range w.sets {
+		for i := range s.rows {
+			t += f(&s.rows[i])
+		}
 	}
 	return t
 }
 
-// Make returns the charts of rows: event rate, efficiency, GVT, rolled-back events per
+// axis says how a chart's y axis is drawn.
+type axis int
+
+const (
+	countAxis   axis = iota // from zero, SI tick labels
+	percentAxis             // 0 to 100 %, or above where the data goes
+	levelAxis               // the data's range (GVT)
+)
+
+// Make returns the charts of rows: event rate, efficiency, GVT, rollbacks per second per
 // worker, memory, pending events (only where the engine keeps them) and the time split per
 // worker and rank's manager (only where the engine splits its time).
 func Make(rows []sample.Row) ([]Chart, error) {
@@ -161,28 +318,30 @@ func Make(rows []sample.Row) ([]Chart, error) {
 		return nil, errors.New("no samples to chart")
 	}
 	ss := sets(rows)
+	ws := windows(ss)
 	committed := func(r *sample.Row) float64 { return float64(r.Committed) }
 	processed := func(r *sample.Row) float64 { return float64(r.Processed) }
 	specs := []struct {
 		name, title, y string
+		axis           axis
 		lines          []series
 	}{
-		{"event-rate", "Committed event rate", "events per second", perRank(ss, true, func(s, p *set) float64 {
-			return sum(s, committed) / (s.wall - p.wall)
+		{"event-rate", "Committed event rate", "committed events / s", countAxis, perRankRate(ws, func(w *window) float64 {
+			return sum(w, committed) / (w.to - w.from)
 		})},
-		{"efficiency", "Efficiency (committed / processed since the previous sample)", "efficiency", perRank(ss, false, func(s, _ *set) float64 {
-			return sum(s, committed) / sum(s, processed)
+		{"efficiency", "Efficiency (committed / processed per interval)", "efficiency", percentAxis, perRankRate(ws, func(w *window) float64 {
+			return 100 * sum(w, committed) / sum(w, processed)
 		})},
-		{"gvt", "GVT against wall time", "GVT (simulated time)", perRank(ss, false, func(s, _ *set) float64 {
+		{"gvt", "GVT against wall time", "GVT (simulated time)", levelAxis, perRank(ss, func(s *set) float64 {
 			return s.rows[0].GVT
 		})},
-		{"rollbacks", "Rolled-back events per worker", "events rolled back since the previous sample", perWorker(ss, func(r *sample.Row) float64 {
+		{"rollbacks", "Rolled-back events per second, per worker", "rolled-back events / s", countAxis, perWorkerRate(ws, func(r *sample.Row) float64 {
 			return float64(r.RolledBack)
 		})},
-		{"memory", "Go heap in use", "MiB", perRank(ss, false, func(s, _ *set) float64 {
+		{"memory", "Go heap in use (the totals' peak is resident memory)", "Go heap (MiB)", countAxis, perRank(ss, func(s *set) float64 {
 			return float64(s.rows[0].MemoryBytes) / (1 << 20)
 		})},
-		{"pending", "Pending events per worker", "events", perWorker(ss, func(r *sample.Row) float64 {
+		{"pending", "Pending events per worker", "pending events", countAxis, perWorker(ss, func(r *sample.Row) float64 {
 			if r.PendingEvents < 0 {
 				return math.NaN()
 			}
@@ -191,28 +350,28 @@ func Make(rows []sample.Row) ([]Chart, error) {
 	}
 	var out []Chart
 	for _, sp := range specs {
-		var args []any
-		for _, l := range sp.lines {
-			if len(l.xy) > 0 {
-				args = append(args, l.name, l.xy)
-			}
-		}
-		if len(args) == 0 {
-			continue
-		}
 		p := plot.New()
 		p.Title.Text = sp.title
 		p.X.Label.Text = "wall time (s)"
 		p.Y.Label.Text = sp.y
 		p.Add(plotter.NewGrid())
-		if err := plotutil.AddLines(p, args...); err != nil {
+		n, err := addLines(p, sp.lines)
+		if err != nil {
 			return nil, fmt.Errorf("chart %s: %w", sp.name, err)
 		}
-		if len(args) == 2 {
-			p.Legend = plot.NewLegend() // one line: no legend
-		} else {
-			p.Legend.Top = true
+		if n == 0 {
+			continue
 		}
+		switch sp.axis {
+		case countAxis:
+			p.Y.Min = 0
+			p.Y.Max = max(p.Y.Max, 1)
+			p.Y.Tick.Marker = SITicks{}
+		case percentAxis:
+			p.Y.Min, p.Y.Max = 0, max(p.Y.Max, 100)
+			p.Y.Tick.Marker = PercentTicks{}
+		}
+		style(p)
 		p.BackgroundColor = color.White
 		out = append(out, Chart{Name: sp.name, Plot: p})
 	}
@@ -226,50 +385,57 @@ func Make(rows []sample.Row) ([]Chart, error) {
 	return out, nil
 }
 
-// PNG renders c as a PNG image.
-func (c Chart) PNG() ([]byte, error) {
-	img := vgimg.New(Width, Height)
-	c.Plot.Draw(draw.New(img))
-	var b bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&b); err != nil {
-		return nil, fmt.Errorf("render chart %s: %w", c.Name, err)
-	}
-	return b.Bytes(), nil
-}
-
-// SVG renders c as an SVG image.
-func (c Chart) SVG() ([]byte, error) {
-	img := vgsvg.New(Width, Height)
-	c.Plot.Draw(draw.New(img))
-	var b bytes.Buffer
-	if _, err := img.WriteTo(&b); err != nil {
-		return nil, fmt.Errorf("render chart %s: %w", c.Name, err)
-	}
-	return b.Bytes(), nil
-}
-
-// WriteFiles writes each chart as NAME.png and NAME.svg in dir (made if missing) and
-// returns the paths written.
-func WriteFiles(dir string, charts []Chart) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("make chart directory: %w", err)
-	}
-	var paths []string
-	for _, c := range charts {
-		for _, f := range []struct {
-			ext    string
-			render func() ([]byte, error)
-		}{{".png", c.PNG}, {".svg", c.SVG}} {
-			data, err := f.render()
-			if err != nil {
-				return paths, err
-			}
-			path := filepath.Join(dir, c.Name+f.ext)
-			if err := outfile.WriteFile(path, data); err != nil {
-				return paths, err
-			}
-			paths = append(paths, path)
+// addLines adds lines to p, each in its own colour (and dashes after the colours run
+// out), broken at its gaps, with a legend entry when there is more than one; it returns
+// the number of lines with data.
+func addLines(p *plot.Plot, lines []series) (int, error) {
+	var withData []series
+	for _, l := range lines {
+		if slices.ContainsFunc(l.xy, func(xy plotter.XY) bool { return !math.IsNaN(xy.Y) }) {
+			withData = append(withData, l)
 		}
 	}
-	return paths, nil
+	for i, l := range withData {
+		first := true
+		for _, seg := range segments(l.xy) {
+			line, err := plotter.NewLine(seg)
+			if err != nil {
+				return 0, err
+			}
+			line.Color = plotutil.Color(i)
+			line.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
+			line.Width = vg.Points(1)
+			p.Add(line)
+			if first && len(withData) > 1 {
+				p.Legend.Add(l.name, line)
+			}
+			first = false
+		}
+	}
+	return len(withData), nil
+}
+
+// segments splits xy at its gaps (NaN points); a lone point becomes a short line so
+// that it shows.
+func segments(xy plotter.XYs) []plotter.XYs {
+	var out []plotter.XYs
+	var cur plotter.XYs
+	flush := func() {
+		if len(cur) == 1 {
+			cur = append(cur, cur[0])
+		}
+		if len(cur) > 0 {
+			out = append(out, cur)
+		}
+		cur = nil
+	}
+	for _, p := range xy {
+		if math.IsNaN(p.Y) {
+			flush()
+			continue
+		}
+		cur = append(cur, p)
+	}
+	flush()
+	return out
 }

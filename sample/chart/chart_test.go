@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/xml"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/sample"
@@ -38,9 +40,11 @@ func TestWriteFiles(t *testing.T) {
 	}
 	require.Equal(t, []string{"event-rate", "efficiency", "gvt", "rollbacks", "memory", "pending"}, names)
 	dir := filepath.Join(t.TempDir(), "charts")
-	paths, err := WriteFiles(dir, charts)
+	o := DefaultOptions()
+	o.Formats = Formats()
+	paths, err := WriteFiles(dir, charts, o)
 	require.NoError(t, err)
-	require.Len(t, paths, 2*len(charts))
+	require.Len(t, paths, 3*len(charts))
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		require.NoError(t, err)
@@ -48,7 +52,7 @@ func TestWriteFiles(t *testing.T) {
 		case ".png":
 			img, err := png.Decode(bytes.NewReader(data))
 			require.NoError(t, err, p)
-			require.Greater(t, img.Bounds().Dx(), 100)
+			require.Equal(t, 1050, img.Bounds().Dx(), "3.5 in at 300 dpi") // a one-column figure
 		case ".svg":
 			d := xml.NewDecoder(bytes.NewReader(data))
 			var root struct {
@@ -76,7 +80,7 @@ func TestCompare(t *testing.T) {
 	var names []string
 	for _, c := range charts {
 		names = append(names, c.Name)
-		_, err := c.PNG()
+		_, err := c.Render("png", DefaultOptions())
 		require.NoError(t, err)
 	}
 	require.Equal(t, []string{"compare-rate", "compare-efficiency", "compare-memory"}, names)
@@ -98,7 +102,7 @@ func TestSplit(t *testing.T) {
 	require.NoError(t, err)
 	last := charts[len(charts)-1]
 	require.Equal(t, "time-split", last.Name)
-	svg, err := last.SVG()
+	svg, err := last.Render("svg", DefaultOptions())
 	require.NoError(t, err)
 	require.Contains(t, string(svg), "mgr")
 	for _, c := range charts[:len(charts)-1] {
@@ -118,7 +122,7 @@ func TestSeries(t *testing.T) {
 	require.Len(t, charts, 2)
 	require.Equal(t, "series-infected", charts[0].Name)
 	require.Equal(t, "series-queue_north", charts[1].Name)
-	paths, err := WriteFiles(t.TempDir(), charts)
+	paths, err := WriteFiles(t.TempDir(), charts, DefaultOptions())
 	require.NoError(t, err)
 	require.Len(t, paths, 4)
 	_, err = Series(nil)
@@ -126,4 +130,107 @@ func TestSeries(t *testing.T) {
 	names, lines := seriesLines(pts)
 	require.Equal(t, []string{"infected", "queue/north"}, names)
 	require.Equal(t, plotter.XYs{{X: 0, Y: 3}, {X: 5, Y: 4}}, lines["infected"])
+}
+
+// TestWindows: rates are taken over intervals at least half the median long, so that a
+// last sample set a moment after the one before joins the window before it (no spike),
+// and a long stretch without samples is a gap.
+func TestWindows(t *testing.T) {
+	set := func(wall float64, committed int64) sample.Row {
+		return sample.Row{WallSeconds: wall, Committed: committed, Processed: uint64(committed)}
+	}
+	for _, tc := range []struct {
+		name  string
+		rows  []sample.Row
+		rates []float64 // committed per second of each window; NaN: a gap
+	}{
+		{"even", []sample.Row{set(0, 0), set(0.1, 100), set(0.2, 100), set(0.3, 100)}, []float64{1000, 1000, 1000}},
+		{"last set a moment later", []sample.Row{set(0, 0), set(0.1, 100), set(0.2, 100), set(0.2005, 5)}, []float64{1000, 105 / 0.1005}},
+		{"short intervals join", []sample.Row{set(0, 0), set(0.1, 100), set(0.12, 20), set(0.2, 80), set(0.3, 100)}, []float64{1000, 1000, 1000}},
+		{"one set, from the run's start", []sample.Row{set(0.05, 100)}, []float64{2000}},
+		{"a gap", []sample.Row{set(0, 0), set(0.1, 100), set(0.2, 100), set(1.2, 50), set(1.3, 100)}, []float64{1000, 1000, math.NaN(), 1000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := windows(sets(tc.rows))
+			var got []float64
+			for i := range ws {
+				v := sum(&ws[i], func(r *sample.Row) float64 { return float64(r.Committed) }) / (ws[i].to - ws[i].from)
+				if ws[i].gap {
+					v = math.NaN()
+				}
+				got = append(got, v)
+			}
+			require.Len(t, got, len(tc.rates))
+			for i := range got {
+				if math.IsNaN(tc.rates[i]) {
+					require.True(t, math.IsNaN(got[i]), "window %d is a gap", i)
+				} else {
+					require.InDelta(t, tc.rates[i], got[i], 1e-6, "window %d", i)
+				}
+			}
+		})
+	}
+}
+
+// TestSegments: a line breaks at its gaps.
+func TestSegments(t *testing.T) {
+	xy := plotter.XYs{{X: 0, Y: 1}, {X: 1, Y: 2}, gap, {X: 3, Y: 4}, {X: 4, Y: 4}, gap}
+	require.Equal(t, []plotter.XYs{{{X: 0, Y: 1}, {X: 1, Y: 2}}, {{X: 3, Y: 4}, {X: 4, Y: 4}}}, segments(xy))
+}
+
+// TestSI: tick labels with SI prefixes.
+func TestSI(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{{12e6, "12 M"}, {1500, "1.5 k"}, {250, "250"}, {0, "0"}, {2.5e9, "2.5 G"}, {-3e6, "-3 M"}, {0.25, "0.25"}} {
+		t.Run(tc.want, func(t *testing.T) { require.Equal(t, tc.want, SI(tc.v)) })
+	}
+}
+
+// TestAxes: counts start at zero with SI ticks, shares are percent from 0 to 100.
+func TestAxes(t *testing.T) {
+	charts, err := Make(rows())
+	require.NoError(t, err)
+	by := map[string]Chart{}
+	for _, c := range charts {
+		by[c.Name] = c
+	}
+	for _, name := range []string{"event-rate", "rollbacks", "memory", "pending"} {
+		require.Zero(t, by[name].Plot.Y.Min, name)
+		require.IsType(t, SITicks{}, by[name].Plot.Y.Tick.Marker, name)
+	}
+	eff := by["efficiency"].Plot
+	require.Equal(t, [2]float64{0, 100}, [2]float64{eff.Y.Min, eff.Y.Max})
+	require.IsType(t, PercentTicks{}, eff.Y.Tick.Marker)
+}
+
+// TestOptions: bad formats, widths and resolutions are refused with what to give.
+func TestOptions(t *testing.T) {
+	require.NoError(t, DefaultOptions().Check())
+	for _, tc := range []struct {
+		name string
+		edit func(*Options)
+		want string
+	}{
+		{"format", func(o *Options) { o.Formats = []string{"gif"} }, `unknown chart format "gif": want png, svg, pdf`},
+		{"none", func(o *Options) { o.Formats = nil }, "no chart format"},
+		{"width", func(o *Options) { o.Width = 0.5 * vg.Inch }, "chart width 0.5 in is out of range"},
+		{"dpi", func(o *Options) { o.DPI = 10 }, "chart resolution 10 dpi is out of range"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := DefaultOptions()
+			tc.edit(&o)
+			require.ErrorContains(t, o.Check(), tc.want)
+		})
+	}
+}
+
+// TestPDF: a chart renders as a PDF.
+func TestPDF(t *testing.T) {
+	charts, err := Make(rows())
+	require.NoError(t, err)
+	pdf, err := charts[0].Render("pdf", DefaultOptions())
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(pdf, []byte("%PDF-")))
 }

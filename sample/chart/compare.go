@@ -26,8 +26,8 @@ func Compare(runs []Run) ([]Chart, error) {
 		name, key, title, y string
 		scale               float64
 	}{
-		{"compare-rate", "committed_events_per_second", "Committed event rate", "events per second", 1},
-		{"compare-efficiency", "efficiency", "Efficiency (committed / processed)", "efficiency", 1},
+		{"compare-rate", "committed_events_per_second", "Committed event rate", "committed events / s", 1},
+		{"compare-efficiency", "efficiency", "Efficiency (committed / processed)", "efficiency (%)", 100},
 		{"compare-rolled-back", "events_rolled_back", "Events rolled back", "events", 1},
 		{"compare-memory", "peak_memory_bytes", "Peak memory", "MiB", 1.0 / (1 << 20)},
 		{"compare-wall", "wall_seconds", "Wall time", "seconds", 1},
@@ -60,7 +60,13 @@ func Compare(runs []Run) ([]Chart, error) {
 		bars.Color = color.RGBA{R: 0x4a, G: 0x7e, B: 0xbb, A: 0xff}
 		p.Add(bars)
 		p.NominalX(labels...)
+		p.X.Min, p.X.Max = -0.6, float64(len(runs))-0.4 // the outer bars whole
 		p.Y.Min = 0
+		if sp.key == "efficiency" {
+			p.Y.Max = max(p.Y.Max, 100)
+		}
+		p.Y.Tick.Marker = SITicks{}
+		style(p)
 		out = append(out, Chart{Name: sp.name, Plot: p})
 	}
 	if len(out) == 0 {

@@ -43,6 +43,8 @@ func Series(points []kernel.SeriesPoint) ([]Chart, error) {
 			return nil, fmt.Errorf("chart of series %s: %w", name, err)
 		}
 		p.Legend = plot.NewLegend()
+		p.Y.Tick.Marker = SITicks{}
+		style(p)
 		out = append(out, Chart{Name: "series-" + fileName(name), Plot: p})
 	}
 	if len(out) == 0 {

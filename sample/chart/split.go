@@ -75,7 +75,7 @@ func split(rows []sample.Row) (*Chart, error) {
 	p.BackgroundColor = color.White
 	p.Add(plotter.NewGrid())
 	var below *plotter.BarChart
-	width := vg.Points(max(8, min(40, 320/float64(len(labels)))))
+	width := vg.Points(max(4, min(16, 160/float64(len(labels)))))
 	for ph, name := range []string{"idle", "processing", "GVT", "communication"} {
 		bars, err := plotter.NewBarChart(shares[ph], width)
 		if err != nil {
@@ -90,11 +90,11 @@ func split(rows []sample.Row) (*Chart, error) {
 		p.Add(bars)
 		p.Legend.Add(name, bars)
 	}
-	p.Legend.Top = true
 	p.NominalX(labels...)
-	// Room on both sides of the bars, and on the right for the legend.
-	n := float64(len(labels))
-	p.X.Min, p.X.Max = -0.6, n-0.4+max(1, n/3)
+	p.X.Min, p.X.Max = -0.6, float64(len(labels))-0.4 // room on both sides of the bars
 	p.Y.Min, p.Y.Max = 0, 100
+	p.Y.Tick.Marker = PercentTicks{}
+	p.Y.Label.Text = "share of wall time"
+	style(p)
 	return &Chart{Name: "time-split", Plot: p}, nil
 }

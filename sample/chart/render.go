@@ -1,0 +1,197 @@
+package chart
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/warpedgo/warped/internal/outfile"
+)
+
+// Options say how charts are rendered: the formats written, the width (the height is
+// 0.62 of it) and the resolution of PNG images.
+type Options struct {
+	Formats []string  // of Formats(): png, svg, pdf
+	Width   vg.Length // the figure's width
+	DPI     int       // dots per inch of a PNG
+}
+
+// Formats returns the formats a chart can be rendered in.
+func Formats() []string { return []string{"png", "svg", "pdf"} }
+
+// DefaultOptions are those of a one-column figure in a two-column paper: 3.5 inches wide,
+// 300 dpi, as PNG and SVG.
+func DefaultOptions() Options {
+	return Options{Formats: []string{"png", "svg"}, Width: 3.5 * vg.Inch, DPI: 300}
+}
+
+// Check returns an error naming what is wrong with o.
+func (o Options) Check() error {
+	for _, f := range o.Formats {
+		if !slices.Contains(Formats(), f) {
+			return fmt.Errorf("unknown chart format %q: want %s", f, strings.Join(Formats(), ", "))
+		}
+	}
+	if len(o.Formats) == 0 {
+		return fmt.Errorf("no chart format: want one or more of %s", strings.Join(Formats(), ", "))
+	}
+	if o.Width < 1*vg.Inch || o.Width > 20*vg.Inch {
+		return fmt.Errorf("chart width %.3g in is out of range: want 1 to 20 inches", o.Width/vg.Inch)
+	}
+	if o.DPI < 50 || o.DPI > 1200 {
+		return fmt.Errorf("chart resolution %d dpi is out of range: want 50 to 1200", o.DPI)
+	}
+	return nil
+}
+
+// height is the figure's height for width w.
+func height(w vg.Length) vg.Length { return w * 0.62 }
+
+// Render renders c in format (png, svg or pdf) at o's size. A legend is drawn to the
+// right of the data, never over it.
+func (c Chart) Render(format string, o Options) ([]byte, error) {
+	w, h := o.Width, height(o.Width)
+	var (
+		canvas vg.CanvasWriterTo
+		dc     draw.Canvas
+	)
+	switch format {
+	case "png":
+		img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(o.DPI))
+		canvas, dc = vgimg.PngCanvas{Canvas: img}, draw.New(img)
+	case "svg":
+		img := vgsvg.New(w, h)
+		canvas, dc = img, draw.New(img)
+	case "pdf":
+		img := vgpdf.New(w, h)
+		img.EmbedFonts(true)
+		canvas, dc = img, draw.New(img)
+	default:
+		return nil, fmt.Errorf("render chart %s: unknown format %q", c.Name, format)
+	}
+	drawOutside(c.Plot, dc)
+	var b bytes.Buffer
+	if _, err := canvas.WriteTo(&b); err != nil {
+		return nil, fmt.Errorf("render chart %s as %s: %w", c.Name, format, err)
+	}
+	return b.Bytes(), nil
+}
+
+// drawOutside draws p on dc with its legend, if any, in a column to the right of the
+// plot.
+func drawOutside(p *plot.Plot, dc draw.Canvas) {
+	l := p.Legend
+	r := l.Rectangle(dc)
+	if r.Max.X == r.Min.X { // no entries
+		p.Draw(dc)
+		return
+	}
+	gap := 2 * vg.Millimeter
+	plotArea, legendArea := dc, dc
+	plotArea.Max.X -= r.Max.X - r.Min.X + 2*gap
+	legendArea.Min.X = plotArea.Max.X + gap
+	if p.Title.Text != "" { // beside the data, below the title
+		legendArea.Max.Y -= p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+	}
+	p.Legend = plot.NewLegend()
+	p.Draw(plotArea)
+	p.Legend = l
+	l.Top, l.Left, l.XOffs, l.YOffs = true, true, 0, 0
+	l.Draw(legendArea)
+}
+
+// style sets p's fonts for a figure a few inches wide: sans serif, 9 pt title, 8 pt labels,
+// 7 pt ticks and legend.
+func style(p *plot.Plot) {
+	set := func(s *font.Font, size vg.Length) {
+		s.Typeface, s.Variant, s.Size = "Liberation", "Sans", size
+	}
+	set(&p.Title.TextStyle.Font, 9)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		set(&a.Label.TextStyle.Font, 8)
+		set(&a.Tick.Label.Font, 7)
+	}
+	set(&p.Legend.TextStyle.Font, 7)
+	p.Legend.ThumbnailWidth = 0.15 * vg.Inch
+}
+
+// SITicks are plot.DefaultTicks labelled with SI prefixes (12 M, not 12000000).
+type SITicks struct{}
+
+// Ticks returns the ticks between min and max.
+func (SITicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = SI(ts[i].Value)
+		}
+	}
+	return ts
+}
+
+// SI formats v with an SI prefix and at most four significant digits: 12 M, 1.5 k, 250.
+func SI(v float64) string {
+	a := math.Abs(v)
+	for _, u := range []struct {
+		scale  float64
+		prefix string
+	}{{1e12, " T"}, {1e9, " G"}, {1e6, " M"}, {1e3, " k"}} {
+		if a >= u.scale {
+			return strconv.FormatFloat(v/u.scale, 'g', 4, 64) + u.prefix
+		}
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// PercentTicks label a share in percent.
+type PercentTicks struct{}
+
+// Ticks returns the ticks between min and max, labelled "40 %".
+func (PercentTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', 4, 64) + " %"
+		}
+	}
+	return ts
+}
+
+// WriteFiles writes each chart as NAME.FORMAT in dir (made if missing), one file per
+// format of o, and returns the paths written.
+func WriteFiles(dir string, charts []Chart, o Options) ([]string, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("make chart directory: %w", err)
+	}
+	var paths []string
+	for _, c := range charts {
+		for _, f := range o.Formats {
+			data, err := c.Render(f, o)
+			if err != nil {
+				return paths, err
+			}
+			path := filepath.Join(dir, c.Name+"."+f)
+			if err := outfile.WriteFile(path, data); err != nil {
+				return paths, err
+			}
+			paths = append(paths, path)
+		}
+	}
+	return paths, nil
+}
