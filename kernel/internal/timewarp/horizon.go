@@ -159,12 +159,7 @@ func (q *queue) lowerSafe(e *event.Event, la Time) {
 // buffered events and takes in what was handed to it first (see the package comment).
 func (w *worker) report(r uint64) {
 	d, q := w.d, w.q
-	if q.inN.Load() > 0 {
-		w.drainInbound()
-	}
-	if len(q.antis) > 0 {
-		w.handleAntis()
-	}
+	w.takeInbound()
 	if d.lazy {
 		w.settleHeld()
 	}

@@ -18,14 +18,9 @@ func (w *worker) housekeep() Time {
 	// Before anything it bumps is looked at: a change after this read is seen by the
 	// stretch that follows.
 	w.seenChanges = q.changes.Load()
-	if q.inN.Load() > 0 {
+	if q.inN.Load() > 0 || len(q.antis) > 0 {
 		w.mark(phaseComm)
-		w.drainInbound()
-		w.mark(phaseProcess)
-	}
-	if len(q.antis) > 0 {
-		w.mark(phaseComm)
-		w.handleAntis()
+		w.takeInbound()
 		w.mark(phaseProcess)
 	}
 	if d.dist != nil && d.dist.Safe() != nil {
@@ -87,6 +82,21 @@ func (w *worker) housekeep() Time {
 		}
 	}
 	return g
+}
+
+// takeInbound drains the worker's inbound into its calendar, then handles the
+// anti-messages that came with it and any its own rollbacks left: in that order, since an
+// anti-message may cancel an event that arrived in the same hand-over. Every step that
+// needs the worker to hold all that was handed to it (housekeep, a GVT report, a safe
+// bound across processes) takes it this way.
+func (w *worker) takeInbound() {
+	q := w.q
+	if q.inN.Load() > 0 {
+		w.drainInbound()
+	}
+	if len(q.antis) > 0 {
+		w.handleAntis()
+	}
 }
 
 // turnState is how a worker's turn over its queue (run) ended.

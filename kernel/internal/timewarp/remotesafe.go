@@ -37,12 +37,7 @@ func (w *worker) remoteSafe() {
 	if b != sw.seen {
 		sw.seen = b
 		// Everything that can still arrive is at or after b once the inbound is drained.
-		if q.inN.Load() > 0 {
-			w.drainInbound()
-		}
-		if len(q.antis) > 0 {
-			w.handleAntis()
-		}
+		w.takeInbound()
 		// The worker is its process's only one (dist.New's safe): nothing else can arrive.
 		if k := (event.Key{RecvTime: b}); event.KeyLess(&q.safeBound, &k) {
 			q.safeBound = k
@@ -58,12 +53,7 @@ func (w *worker) remoteSafe() {
 	}
 	rs.ReadBounds(sw.b)
 	rs.ReadHanded(sw.n)
-	if q.inN.Load() > 0 {
-		w.drainInbound()
-	}
-	if len(q.antis) > 0 {
-		w.handleAntis()
-	}
+	w.takeInbound()
 	low := math.Inf(1)
 	if t, ok := q.cal.Min(); ok {
 		low = t
