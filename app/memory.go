@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"github.com/warpedgo/warped/internal/meminfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -60,7 +60,7 @@ func machineMemory() memoryLimit {
 			l = memoryLimit{b, what}
 		}
 	}
-	take(meminfo("MemTotal:"), "this machine has")
+	take(meminfo.Bytes("MemTotal:"), "this machine has")
 	if data, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
 		if b, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64); err == nil {
 			take(b, "this process's cgroup allows")
@@ -71,27 +71,6 @@ func machineMemory() memoryLimit {
 		take(rl.Cur, "the address-space limit (ulimit -v) is")
 	}
 	return l
-}
-
-// meminfo returns a line of /proc/meminfo in bytes, or 0.
-func meminfo(key string) uint64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == key {
-			kb, err := strconv.ParseUint(fields[1], 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // formatBytes writes b in MiB, GiB or TiB.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/internal/meminfo"
 )
 
 // Run is one planned run of a study.
@@ -517,7 +518,7 @@ func memoryBudget(mib int) uint64 {
 	if mib > 0 {
 		return uint64(mib) << 20
 	}
-	if avail := memAvailable(); avail > 0 {
+	if avail := meminfo.Bytes("MemAvailable:"); avail > 0 {
 		return avail / 2
 	}
 	return 4 << 30
