@@ -109,17 +109,7 @@ func reportFlags(fs *pflag.FlagSet, given map[string]bool) []reportFlag {
 
 // provenanceRows are p as the report's labelled rows.
 func provenanceRows(p provenance) [][2]string {
-	commit := p.Commit
-	switch {
-	case commit == "":
-		commit = "unknown (built without VCS information)"
-	case p.Modified:
-		commit += " (with uncommitted changes)"
-	}
-	tags := p.BuildTags
-	if tags == "" {
-		tags = "none"
-	}
+	commit, tags := commitLabel(p.Commit, p.Modified), tagsLabel(p.BuildTags)
 	dispatcher := p.Dispatcher
 	if p.Workers > 0 {
 		dispatcher += fmt.Sprintf(", %d workers", p.Workers)

@@ -63,16 +63,9 @@ func readBuildInfo() buildInfo {
 
 // writeVersion prints the version lines of 'PROGRAM version'.
 func writeVersion(w io.Writer, prog string, b buildInfo) {
-	commit := b.commit
-	switch {
-	case commit == "":
-		commit = "unknown (built without VCS information: go build -buildvcs=true from a git checkout records it)"
-	case b.modified:
-		commit += " (with uncommitted changes)"
-	}
-	tags := b.tags
-	if tags == "" {
-		tags = "none"
+	commit, tags := commitLabel(b.commit, b.modified), tagsLabel(b.tags)
+	if b.commit == "" {
+		commit += ": go build -buildvcs=true from a git checkout records it"
 	}
 	mpi := "no mpi tag: one process only"
 	if slices.Contains(strings.Split(b.tags, ","), "mpi") {
@@ -84,4 +77,24 @@ func writeVersion(w io.Writer, prog string, b buildInfo) {
 	}
 	fmt.Fprintf(w, "  commit:     %s\n  go:         %s %s/%s\n  build tags: %s (%s)\n",
 		commit, b.goVersion, runtime.GOOS, runtime.GOARCH, tags, mpi)
+}
+
+// commitLabel names the commit a binary was built from, for people ('warped version', the
+// report's provenance).
+func commitLabel(commit string, modified bool) string {
+	switch {
+	case commit == "":
+		return "unknown (built without VCS information)"
+	case modified:
+		return commit + " (with uncommitted changes)"
+	}
+	return commit
+}
+
+// tagsLabel names a binary's build tags, for people.
+func tagsLabel(tags string) string {
+	if tags == "" {
+		return "none"
+	}
+	return tags
 }
