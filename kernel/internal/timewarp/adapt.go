@@ -42,13 +42,15 @@ type adaptState struct {
 // startAdapt begins measuring, before the hosts start.
 func (hs *hostSet) startAdapt(d *timeWarpDispatcher) {
 	st := &hs.adapt
-	if len(hs.hosts) < 2 || d.hostLoad == nil && !st.meter.open() {
+	if len(hs.hosts) < 2 {
 		return
 	}
-	st.on, st.since = true, time.Now()
 	if d.hostLoad == nil {
-		st.delay0 = st.meter.delay()
+		if st.delay0 = st.meter.delay(); st.delay0 < 0 {
+			return // the run delay cannot be read here
+		}
 	}
+	st.on, st.since = true, time.Now()
 }
 
 // adapt is host 0's look at the load after a turn: every loadWindow it measures the share

@@ -11,9 +11,6 @@ import (
 // difference may come out negative; callers clamp it.
 type delayMeter struct{}
 
-// open reports whether the run delay can be read here.
-func (m *delayMeter) open() bool { return m.delay() >= 0 }
-
 // delay returns the process's run delay so far, or -1 when it cannot be read.
 func (m *delayMeter) delay() time.Duration {
 	tasks, err := os.ReadDir("/proc/self/task")

@@ -160,11 +160,12 @@ func (w *worker) run(n int) (int, turnState) {
 // Each event taken is processed, or, when it is a straggler, its LP is rolled back and the
 // event put back; one that its anti-message cancelled is dropped. Before that, the worker
 // asks the processor for what the next one will touch, so that the misses overlap this
-// one's handling: the coming events' calendar records, LP records and model state
-// with the lpState record of the LP whose records it asks for (core.PrefetchNext), and the
+// one's handling: the coming events' calendar records, LP records and model state, with
+// the lpState record of the LP whose records it asks for (core.PrefetchNext), and the
 // history log slot the next entry goes to, unless the event before was safe (the next one
-// most likely is too, and is not logged). Both are written out here: as functions (step,
-// prefetchAfterTake) their calls cost about 20 instructions an event.
+// most likely is too, and is not logged). Both steps are written out in the loop rather
+// than called: each call costs the loop its spilled registers (docs/PERFORMANCE.md, "Never
+// waits, second part").
 func (w *worker) stretch(n int, b Time) (int, bool) {
 	d, q := w.d, w.q
 	// q.ahead counts the events taken (stretchMax keeps it from reaching aheadEvents).
