@@ -69,11 +69,7 @@ func (w *worker) adjustWindow(g, next Time) {
 	switch {
 	case lost > shrinkAbove && n >= judgeEvents && next > g && !math.IsInf(next, 1):
 		// Only a worker ahead of GVT: one at GVT is the one the others wait for.
-		far := next - g
-		if th.span == 0 {
-			th.span = far
-		}
-		th.win = max(min(th.win, far)/2, 2*th.adv)
+		th.shrink(next - g)
 	case lost < growBelow && !math.IsInf(th.win, 1):
 		// Also when the window held the worker back before it processed adjustEvents
 		// events: one round's advance of GVT hardly opens it (the rounds are slow).
@@ -89,14 +85,20 @@ func (w *worker) adjustWindow(g, next Time) {
 // covers the events since the last one.
 func (th *throttle) narrow(g, next Time) {
 	far := next - g
-	if math.IsInf(th.win, 1) && (math.IsInf(next, 1) || far <= 0) {
-		return // nothing ahead of GVT to hold back yet
-	}
-	if th.span == 0 && far > 0 && !math.IsInf(far, 1) {
-		th.span = far
-	}
-	if !(far > 0) || math.IsInf(far, 1) {
+	if !(far > 0) || math.IsInf(far, 1) { // nothing pending ahead of GVT
+		if math.IsInf(th.win, 1) {
+			return // and nothing to hold back yet
+		}
 		far = th.win
+	}
+	th.shrink(far)
+}
+
+// shrink halves the window, or far (how far ahead of GVT the worker is) if that is less,
+// never below twice GVT's average advance per round; the first shrink remembers far (span).
+func (th *throttle) shrink(far Time) {
+	if th.span == 0 {
+		th.span = far
 	}
 	th.win = max(min(th.win, far)/2, 2*th.adv)
 }
