@@ -45,6 +45,7 @@ type options struct {
 	remoteSafe                  bool
 	gpu                         string
 	gpuBatchSize                int
+	device                      kernel.GPUConfig // --gpu-device, --gpu-slots, ... (simulation type gpu)
 	sample                      sampleOptions
 	report                      string
 	trace                       traceOptions
@@ -98,6 +99,11 @@ func newFlagSet(m *Model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalP
 	fs.BoolVar(&o.remoteSafe, "time-warp-remote-safe", true, "time warp across processes: commit events below the other processes' promises unlogged (reverse computation, 1 worker per process)")
 	fs.StringVar(&o.gpu, "gpu", gpuoffload.ModeAuto, "time warp: batched event handling on an offload backend: off, on (CUDA, or fail), auto (CUDA if it opens, and while batching pays) or cpu (the CPU backend)")
 	fs.IntVar(&o.gpuBatchSize, "gpu-batch-size", 0, "time warp with --gpu: most events per batch (0: tuned while the run proceeds)")
+	fs.IntVar(&o.device.Device, "gpu-device", 0, "CUDA device number for --gpu and --simulation-type gpu")
+	fs.IntVar(&o.device.Slots, "gpu-slots", 0, "simulation type gpu: each LP's event list capacity, a power of two (0: 32)")
+	fs.Float64Var(&o.device.Bound, "gpu-bound", 0, "simulation type gpu: optimism bound, handle events at most this far after GVT (0: tuned while the run proceeds; inf: unbounded)")
+	fs.IntVar(&o.device.Executions, "gpu-executions", 0, "simulation type gpu: event handling passes per iteration (0: 1)")
+	fs.IntVar(&o.device.Buffer, "gpu-buffer", 0, "simulation type gpu: capacity for events in transit (0: sized from the LPs and initial events)")
 	fs.StringVar(&o.partitioning, "partitioning", "model", "LPs to processes and schedule queues: model (the model's own, else blocks), blocks or round-robin")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed for every LP's generator")
 	fs.StringVar(&o.config, "config", "", "read flags from this JSON file (the command line overrides it)")
@@ -430,7 +436,8 @@ func (inv *invocation) config(part partition.Partitioner) kernel.Config {
 			StateSaving:  o.stateSaving,
 			Cancellation: o.cancellation, CheckRollbacks: o.checkRollbacks,
 			OptimismWindow: o.window, GVTPeriod: time.Duration(o.gvtPeriodMS * float64(time.Millisecond)),
-			GVTMethod: o.gvtMethod, MaxAggregate: o.maxAggregate, NoRemoteSafe: !o.remoteSafe}}
+			GVTMethod: o.gvtMethod, MaxAggregate: o.maxAggregate, NoRemoteSafe: !o.remoteSafe},
+		GPU: o.device}
 }
 
 // openOffload opens the offload backend that --gpu asks for (time warp only) as inv.be
@@ -557,6 +564,7 @@ func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) er
 var localFlags = map[string]bool{"config": true, "dump-config": true, "stats-file": true, "progress": true,
 	"time-warp-worker-threads": true, "time-warp-scheduler-count": true, "time-warp-queue-type": true,
 	"time-warp-lock-type": true, "time-warp-state-saving-period": true, "gpu": true, "gpu-batch-size": true,
+	"gpu-device": true, "gpu-slots": true, "gpu-bound": true, "gpu-executions": true, "gpu-buffer": true,
 	"sample-file": true, "sample-mode": true, "sample-format": true, "sample-period": true, "report": true,
 	"series-file": true, "max-memory": true}
 

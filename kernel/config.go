@@ -57,7 +57,18 @@ const (
 	// TimeWarp processes events optimistically on several worker goroutines, rolling
 	// back when an event arrives in an LP's past.
 	TimeWarp = core.TimeWarp
+	// GPU runs the whole time warp on a CUDA device (package gpuwarp), for models whose
+	// LPs all implement DeviceModeler.
+	GPU = core.GPU
 )
+
+// GPUConfig configures the device-resident time warp (Config.GPU); zero fields take
+// package gpuwarp's defaults.
+type GPUConfig = core.GPUConfig
+
+// DeviceModeler is implemented by LPs that the device-resident time warp can run: the
+// model's device code (package gpuwarp's Model) and its state as words.
+type DeviceModeler = core.DeviceModeler
 
 // Types lists the accepted simulation types.
 func Types() []string { return core.Types() }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/warpedgo/warped/kernel/internal/core"
+	"github.com/warpedgo/warped/kernel/internal/device"
 	"github.com/warpedgo/warped/kernel/internal/sequential"
 	"github.com/warpedgo/warped/kernel/internal/timewarp"
 )
@@ -92,6 +93,8 @@ func (s *Simulation) Run(ctx context.Context) (Result, error) {
 	switch s.sim.Cfg.Type {
 	case TimeWarp:
 		stats, err = timewarp.Run(ctx, s.sim)
+	case GPU:
+		stats, err = device.Run(ctx, s.sim)
 	default:
 		stats, err = sequential.Run(ctx, s.sim)
 	}

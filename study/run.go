@@ -319,7 +319,7 @@ func (sch *scheduler) execute(ctx context.Context, pending []Run) error {
 		return nil
 	}
 	o, ex := sch.o, sch.ex
-	seqType, twType := o.Types[0], o.Types[len(o.Types)-1]
+	seqType, twType := o.Types[0], o.Types[1]
 	plan := Plan{MemoryBudget: memoryBudget(ex.MemoryMiB)}
 	plan.SimulationType = ex.SimulationType
 	if plan.SimulationType == "auto" {

@@ -92,8 +92,9 @@ func BatchKernel(c Config) *gpuoffload.Kernel {
 	}
 }
 
-// batchSource is the CUDA text of the batch kernel (compiled after gpuoffload.Header).
-const batchSource = `
+// batchWork is the CUDA text of phold.Work, shared by the batch kernel and the device
+// model (compiled after gpuoffload.Header).
+const batchWork = `
 // warped_phold_work is phold.Work: n steps of a copy of g, the outputs XOR-folded.
 __device__ __forceinline__ warped_u32 warped_phold_work(WarpedXORWOW g, warped_u64 n) {
     warped_u32 acc = 0, d = g.d, v0 = g.v0, v1 = g.v1, v2 = g.v2, v3 = g.v3, v4 = g.v4;
@@ -117,7 +118,10 @@ __device__ __forceinline__ warped_u32 warped_phold_work(WarpedXORWOW g, warped_u
     }
     return acc;
 }
+`
 
+// batchSource is the CUDA text of the batch kernel (compiled after gpuoffload.Header).
+const batchSource = batchWork + `
 // warped_phold_handle is (*phold.LP).Handle for one event per thread.
 // params: remote, mean, lookahead (float64 bits), grain, number of LPs.
 extern "C" __global__ void warped_phold_handle(WarpedBatch b) {

@@ -17,6 +17,7 @@ import (
 	"math"
 
 	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/gpuwarp"
 	"github.com/warpedgo/warped/kernel"
 )
 
@@ -88,11 +89,12 @@ type LP struct {
 	id  kernel.LPID
 }
 
-// model is what the LPs of one PHOLD model share: the configuration and the batch kernel
-// (built once, see BatchKernel).
+// model is what the LPs of one PHOLD model share: the configuration, the batch kernel
+// and the device model (built once, see BatchKernel and DeviceModel).
 type model struct {
 	Config
-	batch *gpuoffload.Kernel
+	batch  *gpuoffload.Kernel
+	device *gpuwarp.Model
 }
 
 // New returns the LPs of a PHOLD model.
@@ -100,7 +102,7 @@ func New(c Config) ([]kernel.LogicalProcess, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	m := &model{Config: c, batch: BatchKernel(c)}
+	m := &model{Config: c, batch: BatchKernel(c), device: DeviceModel(c)}
 	lps := make([]kernel.LogicalProcess, c.LPs)
 	recs := make([]LP, c.LPs)
 	for i := range recs {

@@ -25,6 +25,9 @@ const (
 	// TimeWarp processes events optimistically on several worker goroutines, rolling
 	// back when an event arrives in an LP's past.
 	TimeWarp = "time-warp"
+	// GPU runs the whole time warp on a CUDA device (package gpuwarp), for models whose
+	// LPs all implement DeviceModeler.
+	GPU = "gpu"
 )
 
 // State-saving types accepted in TimeWarpConfig.StateSaving ("" is auto).
@@ -44,7 +47,7 @@ const (
 const QueueCalendar = "calendar"
 
 // Types lists the accepted simulation types.
-func Types() []string { return []string{Sequential, TimeWarp} }
+func Types() []string { return []string{Sequential, TimeWarp, GPU} }
 
 // TimeWarpConfig configures the time-warp dispatcher. Zero values take the defaults.
 type TimeWarpConfig struct {
@@ -169,6 +172,8 @@ type Config struct {
 	Seed uint64
 	// TimeWarp configures the time-warp dispatcher.
 	TimeWarp TimeWarpConfig
+	// GPU configures the device-resident time warp (Type GPU).
+	GPU GPUConfig
 	// Payloads names the model's payload types (for runs across processes); may be nil.
 	Payloads *Registry
 	// Transport connects the processes of a run across processes (for example
@@ -276,6 +281,8 @@ func (c *Config) Validate() error {
 	case "", Sequential:
 	case TimeWarp:
 		return c.TimeWarp.validate()
+	case GPU:
+		return nil // package gpuwarp checks its options, with the flags' names
 	default:
 		return fmt.Errorf("unknown simulation type %q (want one of %v)", c.Type, Types())
 	}

@@ -3,6 +3,7 @@ package core
 import (
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/gpuwarp"
 	"github.com/warpedgo/warped/rng"
 )
 
@@ -76,4 +77,30 @@ type Batcher interface {
 	PackState(dst []uint64)
 	// UnpackState sets the LP's state from src, as PackState wrote it or the kernel left it.
 	UnpackState(src []uint64)
+}
+
+// DeviceModeler is implemented by LPs whose every event the device-resident time warp
+// (simulation type GPU, package gpuwarp) can handle: the model's device code, and its
+// state as words (as Batcher's PackState and UnpackState).
+type DeviceModeler interface {
+	// DeviceModel returns the model's device code; every LP of a simulation returns the
+	// same one, built once.
+	DeviceModel() *gpuwarp.Model
+	PackState(dst []uint64)
+	UnpackState(src []uint64)
+}
+
+// GPUConfig configures the device-resident time warp; zero fields take gpuwarp's
+// defaults (see gpuwarp.Options).
+type GPUConfig struct {
+	// Device is the CUDA device's number.
+	Device int
+	// Slots is each LP's event list capacity (a power of two).
+	Slots int
+	// Bound is the optimism bound; 0 tunes it while the run proceeds.
+	Bound float64
+	// Executions is how many handling passes an iteration makes.
+	Executions int
+	// Buffer is the capacity for events in transit.
+	Buffer int
 }

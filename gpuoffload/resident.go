@@ -1,0 +1,180 @@
+//go:build linux
+
+package gpuoffload
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"unsafe"
+)
+
+// Resident holds one CUDA device for a program that keeps its data in device memory for
+// the whole run (package gpuwarp's device-resident time warp): memory allocated once,
+// kernels of one compiled module launched in order on one stream, and copies only where
+// the caller asks for them. It is used by one goroutine at a time.
+type Resident struct {
+	c      *cudaBackend
+	stream uintptr
+	allocs []uint64
+	fns    map[string]cudaFunc
+}
+
+// OpenResident opens CUDA device number device (0 is the first) for a device-resident
+// program. The error says why CUDA cannot be used, as NewCUDA's does.
+func OpenResident(device int) (*Resident, error) {
+	c, err := newCUDA(device, 1)
+	if err != nil {
+		return nil, err
+	}
+	r := &Resident{c: c, fns: map[string]cudaFunc{}}
+	leave, err := c.enter()
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	defer leave()
+	if err := c.d.check("cuStreamCreate", c.d.cuStreamCreate(&r.stream, 1)); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("gpuoffload: %s: %w", c.name, err)
+	}
+	return r, nil
+}
+
+// Name names the device, as the CUDA backend's Name does.
+func (r *Resident) Name() string { return r.c.name }
+
+// Compile compiles src (complete CUDA text: callers put Header in front) with NVRTC for
+// the device, or takes it from the kernel cache, and looks up the named kernels, which
+// Launch then runs by name.
+func (r *Resident) Compile(name, src string, kernels ...string) error {
+	leave, err := r.c.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	r.c.compileMu.Lock()
+	defer r.c.compileMu.Unlock()
+	m, err := r.c.loadModule(name, src)
+	if err != nil {
+		return fmt.Errorf("gpuoffload: compiling %s: %w", name, err)
+	}
+	for _, k := range kernels {
+		f, err := r.c.getFunction(m, k)
+		if err != nil {
+			return fmt.Errorf("gpuoffload: %s: %w", name, err)
+		}
+		r.fns[k] = f
+	}
+	return nil
+}
+
+// Alloc allocates size bytes of device memory, freed by Close. Running out of memory
+// matches ErrOutOfMemory and says how much the device has free.
+func (r *Resident) Alloc(size int) (uint64, error) {
+	leave, err := r.c.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer leave()
+	var p uint64
+	if err := r.c.d.check("cuMemAlloc_v2", r.c.d.cuMemAlloc(&p, uintptr(max(size, 1)))); err != nil {
+		return 0, r.c.memoryDetail(err, uintptr(size), "device-resident buffer")
+	}
+	r.allocs = append(r.allocs, p)
+	return p, nil
+}
+
+// Upload copies size bytes at src to device address dst and waits for the copy.
+func (r *Resident) Upload(dst uint64, src unsafe.Pointer, size int) error {
+	if size == 0 {
+		return nil
+	}
+	leave, err := r.c.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	if err := r.c.d.check("cuMemcpyHtoDAsync_v2", r.c.d.cuMemcpyHtoDAsync(dst, src, uintptr(size), r.stream)); err != nil {
+		return fmt.Errorf("gpuoffload: %s: %w", r.c.name, err)
+	}
+	return r.sync()
+}
+
+// Download copies size bytes at device address src to dst, after the work queued before
+// it, and waits for the copy.
+func (r *Resident) Download(dst unsafe.Pointer, src uint64, size int) error {
+	if size == 0 {
+		return nil
+	}
+	leave, err := r.c.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	if err := r.c.d.check("cuMemcpyDtoHAsync_v2", r.c.d.cuMemcpyDtoHAsync(dst, src, uintptr(size), r.stream)); err != nil {
+		return fmt.Errorf("gpuoffload: %s: %w", r.c.name, err)
+	}
+	return r.sync()
+}
+
+// Launch queues kernel (compiled by Compile) over threads threads on the stream; args
+// point to the kernel's arguments' values. It does not wait.
+func (r *Resident) Launch(kernel string, threads int, args ...unsafe.Pointer) error {
+	f, ok := r.fns[kernel]
+	if !ok {
+		return fmt.Errorf("gpuoffload: kernel %s was not compiled", kernel)
+	}
+	if threads <= 0 {
+		return nil
+	}
+	leave, err := r.c.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	if err := r.c.launch(f, threads, r.stream, args...); err != nil {
+		return fmt.Errorf("gpuoffload: kernel %s on %s: %w", kernel, r.c.name, err)
+	}
+	return nil
+}
+
+// Sync waits for everything queued on the stream; a kernel's failure shows here.
+func (r *Resident) Sync() error {
+	leave, err := r.c.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	return r.sync()
+}
+
+func (r *Resident) sync() error {
+	if err := r.c.d.check("cuStreamSynchronize", r.c.d.cuStreamSynchronize(r.stream)); err != nil {
+		return fmt.Errorf("gpuoffload: %s: %w", r.c.name, err)
+	}
+	return nil
+}
+
+// Close waits for the stream, frees the memory and releases the device.
+func (r *Resident) Close() error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var errs []error
+	if r.c.d.cuCtxSetCurrent(r.c.ctx) == cudaSuccess {
+		if err := r.c.d.check("cuStreamSynchronize", r.c.d.cuStreamSynchronize(r.stream)); err != nil {
+			errs = append(errs, err)
+		}
+		for _, p := range r.allocs {
+			if err := r.c.d.check("cuMemFree_v2", r.c.d.cuMemFree(p)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := r.c.d.check("cuStreamDestroy_v2", r.c.d.cuStreamDestroy(r.stream)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	r.allocs = nil
+	errs = append(errs, r.c.Close())
+	return errors.Join(errs...)
+}

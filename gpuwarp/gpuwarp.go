@@ -1,0 +1,208 @@
+// Package gpuwarp is the whole time warp on a GPU: the simulation loop of a model whose
+// events all have a device handler and a device reverse handler runs in graphics memory,
+// following Liu and Andelfinger's "Time Warp on the GPU" design. The host uploads the
+// initial events and states, launches a fixed sequence of kernels per iteration without
+// waiting on them, reads a GVT word now and then, and downloads the final states.
+//
+// An iteration (kernels/loop.cu has the details):
+//
+//  1. GVT by an atomic minimum over every LP's earliest pending event and every event and
+//     anti-message in transit;
+//  2. fossil collection below GVT, then each LP handles its earliest pending event when it
+//     lies within the optimism bound (GVT + Bound) and before the end; Executions sets how
+//     many such passes an iteration makes;
+//  3. sent events are appended to their receivers' lists with atomics, then each LP sorts
+//     what arrived by the kernel's event key and rolls back past a straggler: the model's
+//     reverse handler and XORWOW reversal undo each event, and anti-messages go out;
+//  4. anti-message rounds: each marks its positive; each LP rolls back past a marked
+//     processed event and removes the marked ones.
+//
+// Every LP has a list of Slots event slots allocated once. An event that finds its
+// receiver's list full stays in transit; the receiver then rolls back and puts back in
+// transit every event later than it, and admits nothing later until it has room, so a run
+// never gives a wrong result for want of room: it finishes, or stops with an error naming
+// the option to raise.
+//
+// Results are identical to the sequential dispatcher's: every LP handles the same events
+// in the same key order (receive time, send time, depth, sender, sequence), so its final
+// state and generator are the same.
+//
+// On a machine without a GPU the CUDA stand-in (package gpuoffload/standin) runs the same
+// kernels on the host, thread after thread, which is how the tests check the loop.
+package gpuwarp
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/rng"
+)
+
+//go:embed kernels/loop.cu
+var loopSource string
+
+// Model is a model's device code: the handler and reverse handler of its events.
+type Model struct {
+	// Name names the model in messages and in the compiled source's file name.
+	Name string
+	// Source is CUDA text defining wtw_handle and wtw_reverse (see kernels/loop.cu for
+	// their signatures). It is compiled after gpuoffload.Header, so it has XORWOW and
+	// package rng's portable arithmetic.
+	Source string
+	// StateWords is the number of 64-bit state words per LP.
+	StateWords int
+	// OutSlots is the most events one handling sends.
+	OutSlots int
+	// Words says whether events carry payload words (four per event); without, they are
+	// neither stored nor copied.
+	Words bool
+	// Params are constants the handlers read (params[i]).
+	Params []uint64
+}
+
+// Event is an event in the kernel's key order terms.
+type Event struct {
+	To     uint32
+	Recv   float64
+	Send   float64
+	Depth  uint32
+	Sender uint32
+	Seq    uint64
+	Words  [4]uint64
+}
+
+// Input is the simulation at its start: every LP's state, generator and next send
+// sequence number, and the events its Init sent.
+type Input struct {
+	// State holds Model.StateWords words per LP.
+	State []uint64
+	// RNG holds each LP's generator.
+	RNG []rng.XORWOW
+	// Seq holds each LP's next send sequence number.
+	Seq []uint64
+	// Events are the initial events.
+	Events []Event
+	// End is the end time: events at End or later are not handled.
+	End float64
+}
+
+// Options tune the device loop; zero fields take the defaults.
+type Options struct {
+	// Device is the CUDA device's number (0 is the first).
+	Device int
+	// Slots is each LP's event list capacity, a power of two (default 32).
+	Slots int
+	// Bound is the optimism bound: an LP handles an event at most Bound after GVT. 0
+	// means tuned at run time (see Tune); +Inf is unbounded.
+	Bound float64
+	// Executions is how many handling passes an iteration makes (default 1).
+	Executions int
+	// CancelRounds is how many anti-message rounds an iteration makes (default 2).
+	CancelRounds int
+	// Buffer is the capacity for events in transit (default: enough for every LP to send
+	// OutSlots events Executions times, plus twice the initial events).
+	Buffer int
+	// Progress, if set, is called with GVT each time the host reads it.
+	Progress func(gvt float64)
+}
+
+// Result is the simulation at its end, and what the device loop did.
+type Result struct {
+	// State, RNG and Seq are every LP's final state, generator and next sequence number.
+	State []uint64
+	RNG   []rng.XORWOW
+	Seq   []uint64
+	// Processed counts handlings, rolled back ones included; RolledBack those undone.
+	Processed, RolledBack uint64
+	// FinalTime is the receive time of the last event handled.
+	FinalTime float64
+	// Iterations is how many iterations the loop ran.
+	Iterations int
+	// Bound is the optimism bound at the end (the tuned one when Options.Bound was 0).
+	Bound float64
+	// Device names the device.
+	Device string
+}
+
+// Committed is the number of events committed: handled and not rolled back.
+func (r *Result) Committed() uint64 { return r.Processed - r.RolledBack }
+
+// ErrStalled is returned when GVT stops advancing: every LP's list is full of events at
+// one time, so no event can be committed to make room. More Slots fix it.
+var ErrStalled = errors.New("gpuwarp: GVT stopped advancing")
+
+// withDefaults fills o's zero fields for n LPs and events initial events of m.
+func (o Options) withDefaults(m *Model, n, events int) Options {
+	if o.Slots == 0 {
+		o.Slots = 32
+	}
+	if o.Executions == 0 {
+		o.Executions = 1
+	}
+	if o.CancelRounds == 0 {
+		o.CancelRounds = 2
+	}
+	if o.Buffer == 0 {
+		o.Buffer = 2*n*m.OutSlots*o.Executions + 2*events + 1024
+	}
+	return o
+}
+
+// validate reports the first thing wrong with m, in and o (defaults filled).
+func validate(m *Model, in *Input, o *Options) error {
+	n := len(in.RNG)
+	switch {
+	case m == nil || m.Source == "":
+		return errors.New("gpuwarp: the model has no device source")
+	case m.StateWords < 0 || m.OutSlots < 1 || m.OutSlots > 64:
+		return fmt.Errorf("gpuwarp: model %s: StateWords must be >= 0 and OutSlots in [1, 64], got %d and %d",
+			m.Name, m.StateWords, m.OutSlots)
+	case n == 0 || n >= math.MaxUint32:
+		return fmt.Errorf("gpuwarp: need between 1 and %d LPs, got %d", uint32(math.MaxUint32-1), n)
+	case len(in.State) != n*m.StateWords || len(in.Seq) != n:
+		return fmt.Errorf("gpuwarp: %d LPs need %d state words and %d sequence numbers, got %d and %d",
+			n, n*m.StateWords, n, len(in.State), len(in.Seq))
+	case !(in.End > 0):
+		return fmt.Errorf("gpuwarp: the end time must be positive, got %v", in.End)
+	case o.Slots < 4 || o.Slots&(o.Slots-1) != 0 || o.Slots > 1<<16:
+		return fmt.Errorf("gpuwarp: --gpu-slots must be a power of two in [4, 65536], got %d", o.Slots)
+	case !(o.Bound >= 0):
+		return fmt.Errorf("gpuwarp: --gpu-bound must be >= 0 (0: tuned), got %v", o.Bound)
+	case o.Executions < 1 || o.Executions > 64:
+		return fmt.Errorf("gpuwarp: --gpu-executions must be in [1, 64], got %d", o.Executions)
+	case o.CancelRounds < 1 || o.CancelRounds > 64:
+		return fmt.Errorf("gpuwarp: anti-message rounds must be in [1, 64], got %d", o.CancelRounds)
+	case o.Buffer < m.OutSlots || o.Buffer >= math.MaxUint32/2:
+		return fmt.Errorf("gpuwarp: --gpu-buffer must be in [%d, %d], got %d", m.OutSlots, math.MaxUint32/2-1, o.Buffer)
+	}
+	for i := range in.Events {
+		e := &in.Events[i]
+		if int(e.To) >= n || int(e.Sender) >= n {
+			return fmt.Errorf("gpuwarp: initial event %d goes from LP %d to LP %d, but there are %d LPs", i, e.Sender, e.To, n)
+		}
+		if !(e.Recv >= 0) || math.IsInf(e.Recv, 0) {
+			return fmt.Errorf("gpuwarp: initial event %d has receive time %v; want a finite time >= 0", i, e.Recv)
+		}
+	}
+	return nil
+}
+
+// source is the complete CUDA text compiled for m with o: the header, the run's constants,
+// the model's handlers and the loop.
+func source(m *Model, o *Options) string {
+	words := 0
+	if m.Words {
+		words = 1
+	}
+	return gpuoffload.Header() +
+		"\n#define WTW_STATE " + strconv.Itoa(max(m.StateWords, 1)) +
+		"\n#define WTW_OUT " + strconv.Itoa(m.OutSlots) +
+		"\n#define WTW_WORDS " + strconv.Itoa(words) +
+		"\n#define WTW_CAP " + strconv.Itoa(o.Slots) + "u" +
+		"\n#line 1 \"" + m.Name + ".cu\"\n" + m.Source +
+		"\n#line 1 \"loop.cu\"\n" + loopSource + "\n"
+}

@@ -1,0 +1,376 @@
+//go:build linux
+
+package gpuwarp
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/rng"
+)
+
+// runArgs mirrors loop.cu's WtwRun (232 bytes): device addresses, then the constants.
+type runArgs struct {
+	head, proc, tail, stail, cancel, want, limit, state, rng, seq, processed, rolled, last uint64
+	recv, send, depth, sender, sseq, words, draws, mark, nout, outTo, outAt                uint64
+	params, err                                                                            uint64
+	lps, _                                                                                 uint32
+	end, bound                                                                             float64
+}
+
+// bufArgs mirrors loop.cu's WtwBuf (72 bytes).
+type bufArgs struct {
+	count, to, recv, send, depth, sender, seq, words uint64
+	cap, _                                           uint32
+}
+
+var (
+	_ [232 - unsafe.Sizeof(runArgs{})]byte
+	_ [unsafe.Sizeof(runArgs{}) - 232]byte
+	_ [72 - unsafe.Sizeof(bufArgs{})]byte
+	_ [unsafe.Sizeof(bufArgs{}) - 72]byte
+)
+
+// kernels of loop.cu, in launch order.
+var kernelNames = []string{"wtw_gvt", "wtw_step", "wtw_execute", "wtw_deliver", "wtw_sort", "wtw_cancel", "wtw_annul", "wtw_finish"}
+
+const (
+	infBits    = 0x7ff0000000000000
+	checkEvery = 32      // iterations between reads of GVT
+	stallLimit = 1 << 16 // iterations without GVT moving that make a stall
+	errEvents  = 1
+	errAntis   = 2
+)
+
+// device is a run's device memory.
+type device struct {
+	res  *gpuoffload.Resident
+	run  runArgs
+	ev   [2]bufArgs
+	anti [2]bufArgs
+	gvt  uint64 // two words
+}
+
+// alloc allocates n elements of size bytes and, when src is not nil, uploads them.
+func (d *device) alloc(n, size int, src unsafe.Pointer) (uint64, error) {
+	p, err := d.res.Alloc(n * size)
+	if err != nil {
+		return 0, err
+	}
+	if src != nil {
+		err = d.res.Upload(p, src, n*size)
+	}
+	return p, err
+}
+
+// fill allocates n copies of v (4 or 8 bytes).
+func fill[T uint32 | uint64 | float64](d *device, n int, v T) (uint64, error) {
+	s := make([]T, n)
+	if v != 0 {
+		for i := range s {
+			s[i] = v
+		}
+	}
+	return d.alloc(n, int(unsafe.Sizeof(v)), unsafe.Pointer(&s[0]))
+}
+
+func ptr[T any](s []T) unsafe.Pointer {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&s[0])
+}
+
+// Run runs the simulation in on device o.Device with model m's device code and returns
+// every LP's final state. Cancelling ctx stops it with ctx's error.
+func Run(ctx context.Context, m *Model, in Input, o Options) (Result, error) {
+	n := len(in.RNG)
+	o = o.withDefaults(m, n, len(in.Events))
+	if err := validate(m, &in, &o); err != nil {
+		return Result{}, err
+	}
+	res, err := gpuoffload.OpenResident(o.Device)
+	if err != nil {
+		return Result{}, fmt.Errorf("gpuwarp: the device loop needs a CUDA device: %w", err)
+	}
+	defer res.Close()
+	d := &device{res: res}
+	if err := res.Compile(m.Name+"-gpuwarp.cu", source(m, &o), kernelNames...); err != nil {
+		return Result{}, fmt.Errorf("gpuwarp: model %s: %w", m.Name, err)
+	}
+	if err := d.setup(m, &in, &o); err != nil {
+		return Result{}, fmt.Errorf("gpuwarp: model %s on %s: %w", m.Name, res.Name(), err)
+	}
+	out, err := d.loop(ctx, m, &in, &o)
+	if err != nil {
+		return Result{}, err
+	}
+	out.Device = res.Name()
+	return out, nil
+}
+
+// setup allocates the device memory once and uploads the initial states and events.
+func (d *device) setup(m *Model, in *Input, o *Options) error {
+	n, c := len(in.RNG), o.Slots
+	slots := n * c
+	r := &d.run
+	var err error
+	u32 := func(k int) uint64 {
+		if err != nil {
+			return 0
+		}
+		var p uint64
+		p, err = fill(d, k, uint32(0))
+		return p
+	}
+	u64 := func(k int, v uint64) uint64 {
+		if err != nil {
+			return 0
+		}
+		var p uint64
+		p, err = fill(d, k, v)
+		return p
+	}
+	f64 := func(k int) uint64 {
+		if err != nil {
+			return 0
+		}
+		var p uint64
+		p, err = fill(d, k, float64(0))
+		return p
+	}
+	up := func(k, size int, src unsafe.Pointer) uint64 {
+		if err != nil {
+			return 0
+		}
+		var p uint64
+		p, err = d.alloc(k, size, src)
+		return p
+	}
+	// The initial events, sorted into their receivers' lists by the first iteration: they
+	// start in transit.
+	r.head, r.proc, r.tail, r.stail, r.cancel = u32(n), u32(n), u32(n), u32(n), u32(n)
+	r.want, r.limit = u64(n, infBits), u64(n, infBits)
+	state := in.State
+	if m.StateWords == 0 {
+		state = make([]uint64, n)
+	}
+	r.state = up(len(state), 8, ptr(state))
+	g := make([]uint32, 6*n)
+	for i, x := range in.RNG {
+		g[6*i], g[6*i+1], g[6*i+2], g[6*i+3], g[6*i+4], g[6*i+5] = x.D, x.V[0], x.V[1], x.V[2], x.V[3], x.V[4]
+	}
+	r.rng = up(len(g), 4, ptr(g))
+	r.seq = up(n, 8, ptr(in.Seq))
+	r.processed, r.rolled, r.last = u64(n, 0), u64(n, 0), f64(n)
+	r.recv, r.send, r.depth, r.sender, r.sseq = f64(slots), f64(slots), u32(slots), u32(slots), u64(slots, 0)
+	if m.Words {
+		r.words = u64(4*slots, 0)
+	}
+	r.draws, r.mark, r.nout = u32(slots), u32(slots), u32(slots)
+	r.outTo, r.outAt = u32(slots*m.OutSlots), f64(slots*m.OutSlots)
+	params := append(append([]uint64(nil), m.Params...), 0) // never empty
+	r.params = up(len(params), 8, ptr(params))
+	r.err = u32(1)
+	r.lps, r.end, r.bound = uint32(n), in.End, o.Bound
+	d.gvt = u64(2, infBits)
+	if err != nil {
+		return err
+	}
+	capacity := o.Buffer
+	if len(in.Events) > capacity {
+		return fmt.Errorf("%d initial events do not fit in --gpu-buffer %d; raise it", len(in.Events), capacity)
+	}
+	for i := range d.ev {
+		d.ev[i], err = d.buffer(capacity, m.Words)
+		if err != nil {
+			return err
+		}
+		d.anti[i], err = d.buffer(capacity, false)
+		if err != nil {
+			return err
+		}
+	}
+	return d.upload(in.Events, &d.ev[0], m.Words)
+}
+
+// buffer allocates a buffer of capacity entries.
+func (d *device) buffer(capacity int, words bool) (bufArgs, error) {
+	b := bufArgs{cap: uint32(capacity)}
+	var err error
+	for _, f := range []struct {
+		p    *uint64
+		size int
+	}{{&b.count, 4}, {&b.to, 4}, {&b.recv, 8}, {&b.send, 8}, {&b.depth, 4}, {&b.sender, 4}, {&b.seq, 8}} {
+		k := capacity
+		if f.p == &b.count {
+			k = 1
+		}
+		if *f.p, err = d.alloc(k, f.size, ptr(make([]byte, k*f.size))); err != nil {
+			return b, err
+		}
+	}
+	if words {
+		b.words, err = d.alloc(4*capacity, 8, nil)
+	}
+	return b, err
+}
+
+// upload writes the initial events into b.
+func (d *device) upload(evs []Event, b *bufArgs, words bool) error {
+	k := len(evs)
+	if k == 0 {
+		return nil
+	}
+	to, depth, sender := make([]uint32, k), make([]uint32, k), make([]uint32, k)
+	recv, send, seq := make([]float64, k), make([]float64, k), make([]uint64, k)
+	var w []uint64
+	if words {
+		w = make([]uint64, 4*k)
+	}
+	for i, e := range evs {
+		to[i], recv[i], send[i], depth[i], sender[i], seq[i] = e.To, e.Recv, e.Send, e.Depth, e.Sender, e.Seq
+		if words {
+			copy(w[4*i:], e.Words[:])
+		}
+	}
+	count := uint32(k)
+	for _, c := range []struct {
+		p    uint64
+		src  unsafe.Pointer
+		size int
+	}{{b.count, unsafe.Pointer(&count), 4}, {b.to, ptr(to), 4 * k}, {b.recv, ptr(recv), 8 * k},
+		{b.send, ptr(send), 8 * k}, {b.depth, ptr(depth), 4 * k}, {b.sender, ptr(sender), 4 * k},
+		{b.seq, ptr(seq), 8 * k}, {b.words, ptr(w), 8 * len(w)}} {
+		if err := d.res.Upload(c.p, c.src, c.size); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loop runs iterations until GVT reaches the end, then downloads the results.
+func (d *device) loop(ctx context.Context, m *Model, in *Input, o *Options) (Result, error) {
+	n := len(in.RNG)
+	threads := max(n, 1024)
+	transit := min(o.Buffer, max(2*n*m.OutSlots*o.Executions, 1<<16))
+	ev, anti := 0, 0
+	tune := newTuner(o.Bound, in)
+	d.run.bound = tune.bound
+	lastGVT, stuck := -1.0, 0
+	it := 0
+	for ; ; it++ {
+		w := d.gvt + 8*uint64(it&1)
+		next := d.gvt + 8*uint64(1-it&1)
+		steps := []struct {
+			name string
+			n    int
+			args []unsafe.Pointer
+		}{
+			{"wtw_gvt", threads, []unsafe.Pointer{unsafe.Pointer(&d.run), unsafe.Pointer(&d.ev[ev]), unsafe.Pointer(&d.anti[anti]), unsafe.Pointer(&w)}},
+			{"wtw_step", n, []unsafe.Pointer{unsafe.Pointer(&d.run), unsafe.Pointer(&d.ev[ev]), unsafe.Pointer(&w), unsafe.Pointer(&next)}},
+		}
+		for _, s := range steps {
+			if err := d.res.Launch(s.name, s.n, s.args...); err != nil {
+				return Result{}, err
+			}
+		}
+		for range o.Executions - 1 {
+			if err := d.res.Launch("wtw_execute", n, unsafe.Pointer(&d.run), unsafe.Pointer(&d.ev[ev]), unsafe.Pointer(&w)); err != nil {
+				return Result{}, err
+			}
+		}
+		if err := d.res.Launch("wtw_deliver", transit, unsafe.Pointer(&d.run), unsafe.Pointer(&d.ev[ev]), unsafe.Pointer(&d.ev[1-ev])); err != nil {
+			return Result{}, err
+		}
+		if err := d.res.Launch("wtw_sort", n, unsafe.Pointer(&d.run), unsafe.Pointer(&d.ev[ev]), unsafe.Pointer(&d.ev[1-ev]), unsafe.Pointer(&d.anti[anti])); err != nil {
+			return Result{}, err
+		}
+		ev = 1 - ev
+		for range o.CancelRounds {
+			if err := d.res.Launch("wtw_cancel", transit, unsafe.Pointer(&d.run), unsafe.Pointer(&d.anti[anti]), unsafe.Pointer(&d.anti[1-anti])); err != nil {
+				return Result{}, err
+			}
+			if err := d.res.Launch("wtw_annul", n, unsafe.Pointer(&d.run), unsafe.Pointer(&d.anti[anti]), unsafe.Pointer(&d.anti[1-anti])); err != nil {
+				return Result{}, err
+			}
+			anti = 1 - anti
+		}
+		if it%checkEvery != checkEvery-1 {
+			continue
+		}
+		var words [3]uint64 // GVT, then the error word
+		if err := d.res.Download(unsafe.Pointer(&words[0]), w, 8); err != nil {
+			return Result{}, err
+		}
+		if err := d.res.Download(unsafe.Pointer(&words[1]), d.run.err, 4); err != nil {
+			return Result{}, err
+		}
+		if err := d.check(uint32(words[1]), o); err != nil {
+			return Result{}, err
+		}
+		gvt := math.Float64frombits(words[0])
+		if o.Progress != nil {
+			o.Progress(min(gvt, in.End))
+		}
+		if gvt >= in.End {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		if gvt == lastGVT {
+			if stuck += checkEvery; stuck >= stallLimit {
+				return Result{}, fmt.Errorf("%w at %v for %d iterations: an LP's list of %d slots is full of events it cannot commit yet; raise --gpu-slots",
+					ErrStalled, gvt, stuck, o.Slots)
+			}
+		} else {
+			lastGVT, stuck = gvt, 0
+		}
+		d.run.bound = tune.next(gvt)
+	}
+	if err := d.res.Launch("wtw_finish", n, unsafe.Pointer(&d.run)); err != nil {
+		return Result{}, err
+	}
+	return d.results(m, n, it+1, d.run.bound)
+}
+
+// check turns the device's error bits into an error naming what to raise.
+func (d *device) check(bits uint32, o *Options) error {
+	switch {
+	case bits&errEvents != 0:
+		return fmt.Errorf("gpuwarp: more than %d events in transit; raise --gpu-buffer", o.Buffer)
+	case bits&errAntis != 0:
+		return fmt.Errorf("gpuwarp: more than %d anti-messages in transit; raise --gpu-buffer", o.Buffer)
+	}
+	return nil
+}
+
+// results downloads the final states and the counters.
+func (d *device) results(m *Model, n, iterations int, bound float64) (Result, error) {
+	out := Result{State: make([]uint64, n*m.StateWords), RNG: make([]rng.XORWOW, n), Seq: make([]uint64, n),
+		Iterations: iterations, Bound: bound}
+	g := make([]uint32, 6*n)
+	processed, rolled, last := make([]uint64, n), make([]uint64, n), make([]float64, n)
+	for _, c := range []struct {
+		dst  unsafe.Pointer
+		src  uint64
+		size int
+	}{{ptr(out.State), d.run.state, 8 * len(out.State)}, {ptr(g), d.run.rng, 4 * len(g)},
+		{ptr(out.Seq), d.run.seq, 8 * n}, {ptr(processed), d.run.processed, 8 * n},
+		{ptr(rolled), d.run.rolled, 8 * n}, {ptr(last), d.run.last, 8 * n}} {
+		if err := d.res.Download(c.dst, c.src, c.size); err != nil {
+			return Result{}, err
+		}
+	}
+	for i := range out.RNG {
+		out.RNG[i] = rng.XORWOW{D: g[6*i], V: [5]uint32{g[6*i+1], g[6*i+2], g[6*i+3], g[6*i+4], g[6*i+5]}}
+		out.Processed += processed[i]
+		out.RolledBack += rolled[i]
+		out.FinalTime = max(out.FinalTime, last[i])
+	}
+	return out, nil
+}
