@@ -60,6 +60,7 @@ func Bundled() []*Model {
 				fs.IntVar(&c.CallDuration, "call-duration", c.CallDuration, "mean call duration")
 				fs.IntVar(&c.MoveInterval, "move-interval", c.MoveInterval, "mean time between moves")
 				fs.IntVar(&c.Portables, "portable-count", c.Portables, "portables per cell")
+				fs.IntVar(&c.MaxHops, "max-hops", c.MaxHops, "most hops of a move: 1 is WARPED2's one hop in a random direction; N > 1 moves 1 to N random hops")
 				return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 					lps, err := pcs.New(c)
 					return lps, c.Partitioner(), err
