@@ -6,6 +6,7 @@ import (
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/models/airport"
 	"github.com/warpedgo/warped/models/epidemic"
+	"github.com/warpedgo/warped/models/kademlia"
 	"github.com/warpedgo/warped/models/logic"
 	"github.com/warpedgo/warped/models/pcs"
 	"github.com/warpedgo/warped/models/phold"
@@ -156,6 +157,7 @@ func Bundled() []*Model {
 			},
 		},
 		epidemicModel(),
+		kademliaModel(),
 		{
 			Name:           "logic",
 			DynamicResults: true,
@@ -270,6 +272,50 @@ func epidemicModel() *Model {
 				return outputError("time-series", err)
 			}
 			return nil
+		},
+	}
+}
+
+// kademliaModel returns the Kademlia overlay's entry.
+func kademliaModel() *Model {
+	return &Model{
+		Name:    "kademlia",
+		Summary: "Kademlia peer-to-peer overlay doing iterative node lookups (Liu and Andelfinger's second model)",
+		Notes: "  Nodes with 64-bit ids and k-buckets in a static overlay; each node looks up random keys, one\n" +
+			"  at a time, with alpha FIND_NODE requests in flight, until its k closest have replied.\n" +
+			"  Defaults are Kademlia's (k 20, alpha 3): the paper's own parameters were not found.\n" +
+			"  Periodic state saving only (no reverse computation); lookahead --min-delay.\n",
+		EndTime: 2000,
+		Flags: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+			c := kademlia.DefaultConfig()
+			fs.IntVar(&c.Nodes, "nodes", c.Nodes, "number of nodes (LPs)")
+			fs.IntVar(&c.K, "bucket-size", c.K, "Kademlia's k: contacts per k-bucket, and the closest nodes a lookup seeks (at most 32)")
+			fs.IntVar(&c.Alpha, "alpha", c.Alpha, "FIND_NODE requests a lookup keeps in flight (at most --bucket-size)")
+			fs.Float64Var(&c.LookupInterval, "lookup-interval", c.LookupInterval, "mean time from the end of a node's lookup to its next")
+			fs.Float64Var(&c.MeanDelay, "mean-delay", c.MeanDelay, "mean delay of a message")
+			fs.Float64Var(&c.MinDelay, "min-delay", c.MinDelay, "least delay of a message (the model's lookahead)")
+			fs.Uint64Var(&c.IDSeed, "id-seed", c.IDSeed, "seed of the node ids and of which contacts fill a full bucket")
+			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				lps, err := kademlia.New(c)
+				return lps, nil, err
+			}
+		},
+		Size: func(flag func(string) float64) (float64, float64) {
+			// A node's state is about 300 bytes and its table about 12 k contacts: about
+			// two events' worth each.
+			return flag("nodes"), flag("nodes") * 2
+		},
+		SizeFlags: []string{"nodes"},
+		Results: func(lps []kernel.LogicalProcess, _ *pflag.FlagSet) []Result {
+			r := kademlia.Summarize(lps)
+			return []Result{
+				{"Lookups started", "lookups_started", r.Started},
+				{"Lookups completed", "lookups_completed", r.Completed},
+				{"Mean hops", "mean_hops", r.MeanHops},
+				{"Mean latency", "mean_latency", r.MeanLatency},
+				{"FIND_NODE requests", "find_node_requests", r.Requests},
+				{"Stale replies", "stale_replies", r.Stale},
+			}
 		},
 	}
 }
