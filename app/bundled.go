@@ -301,11 +301,12 @@ func kademliaModel() *Model {
 			}
 		},
 		Size: func(flag func(string) float64) (float64, float64) {
-			// A node's state is about 300 bytes and its table about 12 k contacts: about
-			// two events' worth each.
-			return flag("nodes"), flag("nodes") * 2
+			// Up to alpha requests and a start pending per node, and its table of about
+			// a dozen buckets of k 4-byte contacts (k/2 events' worth).
+			n := flag("nodes")
+			return n, n * (flag("alpha") + 1 + flag("bucket-size")/2)
 		},
-		SizeFlags: []string{"nodes"},
+		SizeFlags: []string{"nodes", "alpha", "bucket-size"},
 		Results: func(lps []kernel.LogicalProcess, _ *pflag.FlagSet) []Result {
 			r := kademlia.Summarize(lps)
 			return []Result{
