@@ -6,6 +6,7 @@ import (
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/models/airport"
 	"github.com/warpedgo/warped/models/epidemic"
+	"github.com/warpedgo/warped/models/kademlia"
 	"github.com/warpedgo/warped/models/logic"
 	"github.com/warpedgo/warped/models/pcs"
 	"github.com/warpedgo/warped/models/phold"
@@ -60,6 +61,7 @@ func Bundled() []*Model {
 				fs.IntVar(&c.CallDuration, "call-duration", c.CallDuration, "mean call duration")
 				fs.IntVar(&c.MoveInterval, "move-interval", c.MoveInterval, "mean time between moves")
 				fs.IntVar(&c.Portables, "portable-count", c.Portables, "portables per cell")
+				fs.IntVar(&c.MaxHops, "max-hops", c.MaxHops, "most hops of a move: 1 is WARPED2's one hop in a random direction; N > 1 moves 1 to N random hops")
 				return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 					lps, err := pcs.New(c)
 					return lps, c.Partitioner(), err
@@ -155,6 +157,7 @@ func Bundled() []*Model {
 			},
 		},
 		epidemicModel(),
+		kademliaModel(),
 		{
 			Name:           "logic",
 			DynamicResults: true,
@@ -269,6 +272,51 @@ func epidemicModel() *Model {
 				return outputError("time-series", err)
 			}
 			return nil
+		},
+	}
+}
+
+// kademliaModel returns the Kademlia overlay's entry.
+func kademliaModel() *Model {
+	return &Model{
+		Name:    "kademlia",
+		Summary: "Kademlia peer-to-peer overlay doing iterative node lookups (Liu and Andelfinger's second model)",
+		Notes: "  Nodes with 64-bit ids and k-buckets in a static overlay; each node looks up random keys, one\n" +
+			"  at a time, with alpha FIND_NODE requests in flight, until its k closest have replied.\n" +
+			"  Defaults are Kademlia's (k 20, alpha 3): the paper's own parameters were not found.\n" +
+			"  Periodic state saving only (no reverse computation); lookahead --min-delay.\n",
+		EndTime: 2000,
+		Flags: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+			c := kademlia.DefaultConfig()
+			fs.IntVar(&c.Nodes, "nodes", c.Nodes, "number of nodes (LPs)")
+			fs.IntVar(&c.K, "bucket-size", c.K, "Kademlia's k: contacts per k-bucket, and the closest nodes a lookup seeks (at most 32)")
+			fs.IntVar(&c.Alpha, "alpha", c.Alpha, "FIND_NODE requests a lookup keeps in flight (at most --bucket-size)")
+			fs.Float64Var(&c.LookupInterval, "lookup-interval", c.LookupInterval, "mean time from the end of a node's lookup to its next")
+			fs.Float64Var(&c.MeanDelay, "mean-delay", c.MeanDelay, "mean delay of a message")
+			fs.Float64Var(&c.MinDelay, "min-delay", c.MinDelay, "least delay of a message (the model's lookahead)")
+			fs.Uint64Var(&c.IDSeed, "id-seed", c.IDSeed, "seed of the node ids and of which contacts fill a full bucket")
+			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				lps, err := kademlia.New(c)
+				return lps, nil, err
+			}
+		},
+		Size: func(flag func(string) float64) (float64, float64) {
+			// Up to alpha requests and a start pending per node, and its table of about
+			// a dozen buckets of k 4-byte contacts (k/2 events' worth).
+			n := flag("nodes")
+			return n, n * (flag("alpha") + 1 + flag("bucket-size")/2)
+		},
+		SizeFlags: []string{"nodes", "alpha", "bucket-size"},
+		Results: func(lps []kernel.LogicalProcess, _ *pflag.FlagSet) []Result {
+			r := kademlia.Summarize(lps)
+			return []Result{
+				{"Lookups started", "lookups_started", r.Started},
+				{"Lookups completed", "lookups_completed", r.Completed},
+				{"Mean hops", "mean_hops", r.MeanHops},
+				{"Mean latency", "mean_latency", r.MeanLatency},
+				{"FIND_NODE requests", "find_node_requests", r.Requests},
+				{"Stale replies", "stale_replies", r.Stale},
+			}
 		},
 	}
 }

@@ -72,6 +72,7 @@ func TestMemoryRefusedBeforeTheRun(t *testing.T) {
 		{[]string{"traffic", "--number-of-cars", "2000000000"}, "--number-of-cars 2000000000 needs about"},
 		{[]string{"logic", "--random-gates", "1073741824"}, "--random-gates 1073741824 needs about 512 GiB"},
 		{[]string{"pcs", "--num-cells-x", "40000", "--num-cells-y", "40000"}, "needs about"},
+		{[]string{"kademlia", "--nodes", "2000000000"}, "--nodes 2000000000 --alpha 3 --bucket-size 20 needs about 9.08 TiB"},
 	} {
 		code, out, errOut := warped(tc.args...)
 		if machineMemory().bytes > 1<<40 {

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// smallRuns are quick command lines of the models of issue 15.
+// smallRuns are quick command lines of the models of issue 15 and later ones.
 var smallRuns = [][]string{
 	{"traffic", "--num-intersections-x", "5", "--num-intersections-y", "4", "--number-of-cars", "5",
 		"--mean-interval", "10", "--max-distance", "5", "--max-sim-time", "400"},
@@ -22,6 +22,7 @@ var smallRuns = [][]string{
 	{"logic", "--circuit", "multiplier-4", "--num-vectors", "5"},
 	{"logic", "--random-gates", "2000", "--num-vectors", "4", "--max-sim-time", "400"},
 	{"epidemic", "--variant", "stochastic", "--num-locations", "20", "--population", "30", "--max-sim-time", "1500"},
+	{"kademlia", "--nodes", "200", "--bucket-size", "4", "--alpha", "2", "--max-sim-time", "1500"},
 }
 
 func TestHelpListsEveryModel(t *testing.T) {
@@ -30,7 +31,7 @@ func TestHelpListsEveryModel(t *testing.T) {
 	for _, m := range Bundled() {
 		require.Contains(t, out, "  "+m.Name+" ")
 	}
-	for _, name := range []string{"phold", "pcs", "traffic", "epidemic", "airport", "logic"} {
+	for _, name := range []string{"phold", "pcs", "traffic", "epidemic", "airport", "logic", "kademlia"} {
 		require.NotNil(t, findModel(name), name)
 		code, out, _ := warped("help", name)
 		require.Equal(t, 0, code)
@@ -41,6 +42,9 @@ func TestHelpListsEveryModel(t *testing.T) {
 	require.Contains(t, out, "(default adder-8)")
 	_, out, _ = warped("help", "traffic")
 	require.Contains(t, out, "--num-intersections-x")
+	_, out, _ = warped("help", "kademlia")
+	require.Contains(t, out, "--bucket-size int")
+	require.Contains(t, out, "(default 20)")
 }
 
 // TestNewModelsMatchSequential: every new model runs from the command line, prints its
@@ -75,6 +79,7 @@ func TestNewModelsResults(t *testing.T) {
 		{smallRuns[1], []string{"final_uninfected", "final_recovered", "infections", "peak_infected"}},
 		{smallRuns[2], []string{"arrivals", "landings", "departures", "holds", "average_delay"}},
 		{smallRuns[3], []string{"gates", "transitions", "output_value", "transitions_P0"}},
+		{smallRuns[6], []string{"lookups_started", "lookups_completed", "mean_hops", "mean_latency", "find_node_requests", "stale_replies"}},
 	} {
 		stats := filepath.Join(dir, tc.args[0]+".json")
 		code, out, errOut := warped(append(tc.args, "--stats-file", stats)...)

@@ -8,15 +8,15 @@ package app
 
 const pcsWARPED2 = `  The default is WARPED2's PCS (models/pcs/pcs_sim.cpp): its parameters and defaults, its
   three draws per portable and min_ts (ties go to the move), every delay a Poisson draw
-  plus TS_OFFSET 1 (line 15), and the move-out adding TS_OFFSET to the completion, next-call
+  plus TS_OFFSET 1 (line 15), the move-out adding TS_OFFSET to the completion, next-call
   and move times (its later revision; the one with TS_OFFSET and initializeObject sends
-  the move-in at the move time, lines 157-169). Still different:
+  the move-in at the move time, lines 157-169), and a move of one hop in a uniformly
+  random direction (random_move and compute_move, every stored revision; --max-hops N > 1
+  moves 1 to N hops instead). Still different:
   - the end time: use --max-sim-time-inclusive (WARPED2 handles timestamps <= the end);
   - random numbers: WARPED2 seeds each cell's std::default_random_engine with the cell's
     index (pcs_sim.hpp); here each cell's generator comes from --seed and the cell, so the
-    streams differ while the distributions agree;
-  - a move goes 1 to 3 random hops here; the revision cited takes one hop (random_move),
-    and the later random_move(index) has not been checked.
+    streams differ while the distributions agree.
 `
 
 const trafficWARPED2 = `  WARPED2's traffic model (models/traffic): its parameters and defaults, MAX_CARS_ON_ROAD 5,

@@ -3,7 +3,7 @@
 # -tags mpi and runs TestMPI under mpirun with 2 and 4 ranks; then builds warped with
 # -tags mpi and checks that PHOLD and PCS runs across 2 and 4 processes (with TQ-GVT too,
 # and PHOLD across 8 with every GVT method, and with safe events across processes), and traffic,
-# epidemic, airport and logic runs across 2 and 3, give the sequential digest, and that
+# epidemic, airport, logic and kademlia runs across 2 and 3, give the sequential digest, and that
 # ranks configured differently fail naming the setting.
 # Skips (exit 0) when MPI is not installed.
 # Usage: scripts/mpi-test.sh            (from anywhere inside the repository)
@@ -159,6 +159,8 @@ for np in 2 3; do
   check pcs "$np" 1 asynchronous --num-cells-x 16 --num-cells-y 16 --max-sim-time 100 --max-sim-time-inclusive
   check logic "$np" 1 asynchronous --circuit multiplier-6 --num-vectors 6
   check logic "$np" 2 asynchronous --random-gates 3000 --num-vectors 4 --max-sim-time 400
+  # Kademlia (issue 30, item 5): requests and replies between any two nodes, periodic.
+  check kademlia "$np" 2 asynchronous --nodes 300 --bucket-size 4 --alpha 2 --max-sim-time 800
 done
 
 echo "== a parameter study shared by the ranks gives the tables of one process"

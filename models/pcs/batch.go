@@ -25,14 +25,15 @@ var kernelNames = [numMethods]string{
 }
 
 // Parameter words of the batch kernels (gpuoffload.Kernel.Params), the same for all four:
-// the torus's size, then the three delay samplers (see poissonWords).
+// the torus's size, the three delay samplers (see poissonWords), then MaxHops.
 const (
 	paramCellsX       = 0
 	paramCellsY       = 1
 	paramCallInterval = 2
 	paramCallDuration = paramCallInterval + poissonParams
 	paramMoveInterval = paramCallDuration + poissonParams
-	numParams         = paramMoveInterval + poissonParams
+	paramMaxHops      = paramMoveInterval + poissonParams
+	numParams         = paramMaxHops + 1
 )
 
 // poissonParams is the number of parameter words of a delay sampler: its mean and
@@ -103,6 +104,7 @@ func (m *shared) kernels() []*gpuoffload.Kernel {
 		w := poissonWords(p.p)
 		copy(params[p.off:p.off+poissonParams], w[:])
 	}
+	params[paramMaxHops] = uint64(m.MaxHops)
 	ks := make([]*gpuoffload.Kernel, numMethods)
 	for kind := range Method(numMethods) {
 		ks[kind] = &gpuoffload.Kernel{
@@ -269,10 +271,15 @@ __device__ __forceinline__ int warped_pcs_min_ts(warped_u64 complete, warped_u64
     return next < move ? WARPED_PCS_ACT_NEXT : WARPED_PCS_ACT_MOVE;
 }
 
-// warped_pcs_random_move is pcs's randomMove: the cell 1 to 3 random hops from index.
-__device__ __forceinline__ warped_u32 warped_pcs_random_move(warped_u32 index, warped_u32 nx, warped_u32 ny, WarpedXORWOW* g) {
+// warped_pcs_random_move is pcs's randomMove: the cell one random hop from index, or 1 to
+// max_hops random hops (the count drawn first) when max_hops is above 1.
+__device__ __forceinline__ warped_u32 warped_pcs_random_move(warped_u32 index, warped_u32 nx, warped_u32 ny, warped_u64 max_hops, WarpedXORWOW* g) {
     warped_u32 x = index % nx, y = index / nx;
-    for (warped_u64 hops = warped_range(g, 1, 3); hops > 0; hops--) {
+    warped_u64 hops = 1;
+    if (max_hops > 1) {
+        hops = warped_range(g, 1, max_hops);
+    }
+    for (; hops > 0; hops--) {
         switch (warped_range(g, 0, 3)) {
         case 0:
             x = (x + nx - 1u) % nx;
@@ -292,8 +299,8 @@ __device__ __forceinline__ warped_u32 warped_pcs_random_move(warped_u32 index, w
 }
 
 // warped_pcs_handle is (*pcs.Cell).Handle for one event of the given kind per thread.
-// params: the torus's width and height, then the call-interval, call-duration and
-// move-interval samplers (6 words each).
+// params: the torus's width and height, the call-interval, call-duration and
+// move-interval samplers (6 words each), then the most hops of a move.
 __device__ __forceinline__ void warped_pcs_handle(const WarpedBatch& b, const warped_u64 kind) {
     warped_u32 i = WARPED_INDEX();
     if (i >= b.n) {
@@ -347,7 +354,7 @@ __device__ __forceinline__ void warped_pcs_handle(const WarpedBatch& b, const wa
         if (complete < next) { // on a call: free its channel
             idle++;
         }
-        to = warped_pcs_random_move(b.lp[i], (warped_u32)b.params[0], (warped_u32)b.params[1], &g);
+        to = warped_pcs_random_move(b.lp[i], (warped_u32)b.params[0], (warped_u32)b.params[1], b.params[20], &g);
         complete += 1, next += 1, move += 1; // WARPED2's TS_OFFSET as the portable leaves
         method = WARPED_PCS_MOVE_CALL_IN, at = move;
     } else { // WARPED_PCS_MOVE_CALL_IN

@@ -116,12 +116,12 @@ var batchConfigs = []struct {
 	end       float64
 	randomize bool
 }{
-	{Config{CellsX: 6, CellsY: 5, Channels: 15, CallInterval: 200, CallDuration: 50, MoveInterval: 100, Portables: 8}, 400, false},
-	{Config{CellsX: 6, CellsY: 5, Channels: 15, CallInterval: 200, CallDuration: 50, MoveInterval: 100, Portables: 8}, 400, true},
-	{Config{CellsX: 4, CellsY: 3, Channels: 2, CallInterval: 10, CallDuration: 11, MoveInterval: 12, Portables: 5}, 300, false},
-	{Config{CellsX: 3, CellsY: 7, Channels: 1, CallInterval: 3, CallDuration: 9, MoveInterval: 5, Portables: 4}, 200, true},
-	{Config{CellsX: 1, CellsY: 1, Channels: 0, CallInterval: 0, CallDuration: 1, MoveInterval: 2, Portables: 3}, 500, false},
-	{Config{CellsX: 9, CellsY: 1, Channels: 3, CallInterval: 1000, CallDuration: 1 << 20, MoveInterval: 7, Portables: 6}, 150, true},
+	{Config{CellsX: 6, CellsY: 5, Channels: 15, CallInterval: 200, CallDuration: 50, MoveInterval: 100, Portables: 8, MaxHops: 1}, 400, false},
+	{Config{CellsX: 6, CellsY: 5, Channels: 15, CallInterval: 200, CallDuration: 50, MoveInterval: 100, Portables: 8, MaxHops: 3}, 400, true},
+	{Config{CellsX: 4, CellsY: 3, Channels: 2, CallInterval: 10, CallDuration: 11, MoveInterval: 12, Portables: 5, MaxHops: 1}, 300, false},
+	{Config{CellsX: 3, CellsY: 7, Channels: 1, CallInterval: 3, CallDuration: 9, MoveInterval: 5, Portables: 4, MaxHops: 2}, 200, true},
+	{Config{CellsX: 1, CellsY: 1, Channels: 0, CallInterval: 0, CallDuration: 1, MoveInterval: 2, Portables: 3, MaxHops: 1}, 500, false},
+	{Config{CellsX: 9, CellsY: 1, Channels: 3, CallInterval: 1000, CallDuration: 1 << 20, MoveInterval: 7, Portables: 6, MaxHops: 1}, 150, true},
 }
 
 // batchOf builds a batch of kernel k from the calls (one LP may appear several times: the
@@ -334,11 +334,11 @@ func requireSameResults(t *testing.T, want, got *gpuoffload.Batch, msg string) {
 func TestBatchKernelsCUDATextMatchesGoTwin(t *testing.T) {
 	configs := []Config{
 		DefaultConfig(),
-		{CellsX: 1, CellsY: 1, Channels: 0, CallInterval: 0, CallDuration: 1, MoveInterval: 9, Portables: 1},
-		{CellsX: 3, CellsY: 2, Channels: 1, CallInterval: 10, CallDuration: 11, MoveInterval: 13, Portables: 1},
-		{CellsX: 7, CellsY: 1, Channels: 2, CallInterval: 2, CallDuration: 37, MoveInterval: 5, Portables: 1},
-		{CellsX: 2, CellsY: 9, Channels: 2, CallInterval: 1 << 40, CallDuration: 1e6, MoveInterval: 1 << 62, Portables: 1},
-		{CellsX: 50, CellsY: 40, Channels: 2, CallInterval: math.MaxInt64, CallDuration: 1<<53 + 1, MoveInterval: 12345, Portables: 1},
+		{CellsX: 1, CellsY: 1, Channels: 0, CallInterval: 0, CallDuration: 1, MoveInterval: 9, Portables: 1, MaxHops: 1},
+		{CellsX: 3, CellsY: 2, Channels: 1, CallInterval: 10, CallDuration: 11, MoveInterval: 13, Portables: 1, MaxHops: 3},
+		{CellsX: 7, CellsY: 1, Channels: 2, CallInterval: 2, CallDuration: 37, MoveInterval: 5, Portables: 1, MaxHops: 1},
+		{CellsX: 2, CellsY: 9, Channels: 2, CallInterval: 1 << 40, CallDuration: 1e6, MoveInterval: 1 << 62, Portables: 1, MaxHops: 7},
+		{CellsX: 50, CellsY: 40, Channels: 2, CallInterval: math.MaxInt64, CallDuration: 1<<53 + 1, MoveInterval: 12345, Portables: 1, MaxHops: 1},
 	}
 	for _, be := range backends()[1:] {
 		t.Run(be.name, func(t *testing.T) {
@@ -543,7 +543,7 @@ func TestPackUnpackState(t *testing.T) {
 
 func TestBatchKernelsParams(t *testing.T) {
 	c := DefaultConfig()
-	c.CellsX, c.CellsY, c.CallDuration = 30, 20, 7
+	c.CellsX, c.CellsY, c.CallDuration, c.MaxHops = 30, 20, 7, 4
 	ks := BatchKernels(c)
 	require.Len(t, ks, numMethods)
 	want := []uint64{30, 20}
@@ -552,6 +552,7 @@ func TestBatchKernelsParams(t *testing.T) {
 		w := poissonWords(&p)
 		want = append(want, w[:]...)
 	}
+	want = append(want, 4)
 	names := map[string]bool{}
 	for kind, k := range ks {
 		require.NoError(t, k.Validate())
@@ -560,6 +561,7 @@ func TestBatchKernelsParams(t *testing.T) {
 		require.Equal(t, 1, k.OutSlots, "every PCS event sends exactly one event")
 		require.Equal(t, want, k.Params)
 		require.Equal(t, math.Float64bits(7), k.Params[paramCallDuration])
+		require.Contains(t, batchSource, fmt.Sprintf("b.params[%d], &g)", paramMaxHops), "the CUDA text reads MaxHops where kernels puts it")
 		require.Contains(t, gpuoffload.Source(k), "extern \"C\" __global__ void "+k.Name+"(WarpedBatch b)")
 		names[k.Name] = true
 	}
@@ -603,8 +605,9 @@ func stateHash(lps []kernel.LogicalProcess) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// TestSequentialResultsPinned pins sequential results (taken when the move-out gained
-// WARPED2's TS_OFFSET), so that any change of the model's behaviour shows here.
+// TestSequentialResultsPinned pins sequential results, so that any change of the model's
+// behaviour shows here: WARPED2's one-hop moves (the default since issue 31), and the 1 to 3
+// hops of --max-hops 3 (pinned when the move-out gained WARPED2's TS_OFFSET, unchanged since).
 func TestSequentialResultsPinned(t *testing.T) {
 	for _, tc := range []struct {
 		c         Config
@@ -614,15 +617,24 @@ func TestSequentialResultsPinned(t *testing.T) {
 		states    string
 		seqDigest string
 	}{
-		{Config{CellsX: 8, CellsY: 6, Channels: 15, CallInterval: 200, CallDuration: 50, MoveInterval: 100, Portables: 20}, 500,
+		{Config{CellsX: 8, CellsY: 6, Channels: 15, CallInterval: 200, CallDuration: 50, MoveInterval: 100, Portables: 20, MaxHops: 3}, 500,
 			12052, Results{1901, 566, 119}, "81a9e5bb4ae08350d7e6244fd91b346ad6be873631303257edd0cc1452786b4e",
 			"352fb59849d435ee3be4ecfeb70930c251f38b764ff2e3fe84e5ed9b4592d017"},
-		{Config{CellsX: 5, CellsY: 7, Channels: 3, CallInterval: 5, CallDuration: 12, MoveInterval: 8, Portables: 6}, 300,
+		{Config{CellsX: 5, CellsY: 7, Channels: 3, CallInterval: 5, CallDuration: 12, MoveInterval: 8, Portables: 6, MaxHops: 3}, 300,
 			17739, Results{4161, 2871, 1238}, "1a7b74d5b27a99e67e2deb7df7199700528b40288c155857552bb361ba428206",
 			"f8d92175bc718b81aa3cbc56a455649ca9a7d4d028ff2a4958af5ee17bf9006f"},
-		{Config{CellsX: 3, CellsY: 1, Channels: 0, CallInterval: 0, CallDuration: 9, MoveInterval: 10, Portables: 4}, 200,
+		{Config{CellsX: 3, CellsY: 1, Channels: 0, CallInterval: 0, CallDuration: 9, MoveInterval: 10, Portables: 4, MaxHops: 3}, 200,
 			2581, Results{2195, 2195, 0}, "1c7f52dd1ab0488a2465e3fc349dc8bb686385e3ebf3cb1250e4921ed1007044",
 			"ba7303dc53eab5f224940b60656747e7075aeda8d24b21c1d82a7763cd80538d"},
+		{Config{CellsX: 8, CellsY: 6, Channels: 15, CallInterval: 200, CallDuration: 50, MoveInterval: 100, Portables: 20, MaxHops: 1}, 500,
+			12137, Results{1903, 574, 134}, "8d9cb003f03c648e3724173588e4b40378dfbab1b80633144abf2af7cb6d4e6d",
+			"1e9e3d0774feed079d9d1bac20329b7f0b7c8a9a67e0b05faaee0804b5df3d1e"},
+		{Config{CellsX: 5, CellsY: 7, Channels: 3, CallInterval: 5, CallDuration: 12, MoveInterval: 8, Portables: 6, MaxHops: 1}, 300,
+			17797, Results{4154, 2837, 1225}, "c59f26c96c3dfeb1f40e2285461a971cbbd8c778235742013780624ed62779e9",
+			"3191d303abe468d31f0b918dc961807931dce596d2d83e0b091fe7d3498eb6e2"},
+		{Config{CellsX: 3, CellsY: 1, Channels: 0, CallInterval: 0, CallDuration: 9, MoveInterval: 10, Portables: 4, MaxHops: 1}, 200,
+			2588, Results{2188, 2188, 0}, "67b3b7f8d86d3305dc768ac83a43fd371605a1f0ac5b1041dad6ccc371713ad6",
+			"c15430df8e142e24eff258c43caa713ceae941eeed242f43eb906a69784fcccd"},
 	} {
 		r, res, lps := runPCS(t, tc.c, tc.end, 42)
 		require.Equal(t, tc.events, r.EventsCommitted, "%+v", tc.c)

@@ -7,11 +7,13 @@
 // its current call and its next move (all integers), and the earliest of them decides the
 // next event: NextCall (a call attempt; blocked when no channel is idle), CompleteCall (the
 // call ends and frees its channel), MoveCallOut (the portable leaves, freeing its channel if
-// it was on a call) and MoveCallIn (it arrives 1 to 3 random hops away; a call in progress
-// is handed off, and blocked when the new cell has no idle channel). Every delay is a
-// Poisson draw with the configured mean plus TS_OFFSET = 1, and a move-out adds TS_OFFSET to
-// the portable's three times, so that its move-in lands one time unit after the move, as in
-// WARPED2. The parameters, their flag names and defaults are WARPED2's (main of
+// it was on a call) and MoveCallIn (it arrives in a neighbouring cell, one hop left, right,
+// down or up at random, as WARPED2's random_move; a call in progress is handed off, and
+// blocked when the new cell has no idle channel). MaxHops above 1 (--max-hops) moves a
+// portable 1 to MaxHops random hops instead, this package's earlier behaviour. Every delay
+// is a Poisson draw with the configured mean plus TS_OFFSET = 1, and a move-out adds
+// TS_OFFSET to the portable's three times, so that its move-in lands one time unit after
+// the move, as in WARPED2. The parameters, their flag names and defaults are WARPED2's (main of
 // pcs_sim.cpp): 100 x 100 cells, 15 channels, call interval 200, call duration 50, move
 // interval 100, 50 portables per cell.
 //
@@ -38,9 +40,11 @@
 //     and std::uniform_int_distribution; here each cell's generator comes from --seed and
 //     its LP id and draws with package rng. The distributions are the same, the streams are
 //     not: runs agree with WARPED2's in distribution, not draw for draw.
-//   - The move: that revision's random_move takes one hop in a random direction; the 1 to
-//     3 hops here may differ from the later revision's random_move(index) (declared in
-//     pcs_sim.hpp at 059e660a), whose body has not been checked.
+//
+// The move is random_move's (pcs_sim.cpp, every stored revision; at the TS_OFFSET one,
+// random_move and compute_move near its end): one uniform draw of four directions (LEFT,
+// RIGHT, DOWN, UP: x-1, x+1, y-1, y+1 on the torus) and one hop. pcs_sim.hpp at 059e660a
+// declares random_move(unsigned int index); no stored pcs_sim.cpp defines it otherwise.
 //
 // Cells implement kernel.Batcher (see batch.go): each of the four event kinds has its own
 // batch kernel, CUDA C and a Go twin that shares Handle's code, so that on an offload backend
@@ -72,13 +76,16 @@ type Config struct {
 	MoveInterval int `json:"move-interval"`
 	// Portables is the number of portables each cell starts with.
 	Portables int `json:"portable-count"`
+	// MaxHops is the most hops of a move: 1 is WARPED2's one hop in a random direction;
+	// above 1 a move takes a uniform 1 to MaxHops hops, each in a random direction.
+	MaxHops int `json:"max-hops"`
 }
 
 // DefaultConfig returns WARPED2's defaults: 100x100 cells, 15 channels, call interval 200,
-// call duration 50, move interval 100, 50 portables per cell.
+// call duration 50, move interval 100, 50 portables per cell, moves of one hop.
 func DefaultConfig() Config {
 	return Config{CellsX: 100, CellsY: 100, Channels: 15, CallInterval: 200, CallDuration: 50,
-		MoveInterval: 100, Portables: 50}
+		MoveInterval: 100, Portables: 50, MaxHops: 1}
 }
 
 // Validate reports the first bad parameter.
@@ -91,6 +98,7 @@ func (c Config) Validate() error {
 		{"num-cells-x", c.CellsX, 1}, {"num-cells-y", c.CellsY, 1}, {"channel-cnt", c.Channels, 0},
 		{"call-interval", c.CallInterval, 0}, {"call-duration", c.CallDuration, 0},
 		{"move-interval", c.MoveInterval, 0}, {"portable-count", c.Portables, 0},
+		{"max-hops", c.MaxHops, 1},
 	} {
 		if p.v < p.min {
 			return fmt.Errorf("pcs: --%s must be at least %d, got %d", p.name, p.min, p.v)
@@ -378,12 +386,18 @@ func (m *shared) step(self kernel.LPID, index uint32, s *State, g *kernel.RNG, w
 	panic(fmt.Sprintf("pcs: unknown event method %d", w[0]))
 }
 
-// randomMove returns the cell 1 to 3 random hops (left, right, down or up, on the torus)
-// away from the cell with the given index.
+// randomMove returns the cell one random hop (left, right, down or up, on the torus) away
+// from the cell with the given index, as WARPED2's random_move; with MaxHops above 1, a
+// uniform 1 to MaxHops hops away (drawn first, then each hop's direction). One hop draws
+// no hop count, so WARPED2's move is one draw.
 func (m *shared) randomMove(index uint32, g *kernel.RNG) kernel.LPID {
 	nx, ny := uint32(m.CellsX), uint32(m.CellsY)
 	x, y := index%nx, index/nx
-	for hops := g.Range(1, 3); hops > 0; hops-- {
+	hops := uint64(1)
+	if m.MaxHops > 1 {
+		hops = g.Range(1, uint64(m.MaxHops))
+	}
+	for ; hops > 0; hops-- {
 		switch g.Range(0, 3) {
 		case 0:
 			x = (x + nx - 1) % nx

@@ -40,6 +40,7 @@ func TestValidate(t *testing.T) {
 		{func(c *Config) { c.Channels = -1 }, "--channel-cnt must be at least 0"},
 		{func(c *Config) { c.CallInterval = -1 }, "--call-interval"},
 		{func(c *Config) { c.Portables = 0 }, "--portable-count must be at least 1"},
+		{func(c *Config) { c.MaxHops = 0 }, "--max-hops must be at least 1, got 0"},
 		{func(c *Config) { c.CellsX, c.CellsY = 1<<20, 1<<20 }, "too many"},
 	} {
 		c := DefaultConfig()
@@ -88,21 +89,41 @@ func TestMinTS(t *testing.T) {
 	require.Equal(t, actComplete, minTS(2, 2, 9))
 }
 
+// TestRandomMoveStaysNear: with MaxHops 1 (WARPED2's random_move) a move is one draw and
+// reaches the four neighbours on the torus (left, right, down, up: draws 0 to 3); with
+// MaxHops 3 it reaches every cell within torus distance 3.
 func TestRandomMoveStaysNear(t *testing.T) {
-	cfg := shared{Config: Config{CellsX: 10, CellsY: 7}}
-	g := kernel.RNG{D: 1, V: [5]uint32{9, 8, 7, 6, 5}}
-	seen := map[kernel.LPID]bool{}
-	for range 5000 {
-		to := cfg.randomMove(0, &g) // from a corner: moves wrap around the torus
-		require.Less(t, int(to), 70)
-		x, y := int(to)%10, int(to)/10
-		dx, dy := min(x, 10-x), min(y, 7-y)
-		require.LessOrEqual(t, dx+dy, 3)
-		seen[to] = true
+	for _, tc := range []struct {
+		name    string
+		maxHops int
+		cells   int // distinct cells reached from the corner
+	}{
+		{"one hop", 1, 4},
+		// 1 to 3 hops reach the 25 cells within torus distance 3, the start included
+		// (after out-and-back hops).
+		{"1 to 3 hops", 3, 25},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := shared{Config: Config{CellsX: 10, CellsY: 7, MaxHops: tc.maxHops}}
+			g := kernel.RNG{D: 1, V: [5]uint32{9, 8, 7, 6, 5}}
+			seen := map[kernel.LPID]bool{}
+			for range 5000 {
+				before := g
+				to := cfg.randomMove(0, &g) // from a corner: moves wrap around the torus
+				require.Less(t, int(to), 70)
+				x, y := int(to)%10, int(to)/10
+				dx, dy := min(x, 10-x), min(y, 7-y)
+				require.LessOrEqual(t, dx+dy, tc.maxHops)
+				if tc.maxHops == 1 {
+					require.EqualValues(t, 1, rng.Draws(before, g), "one hop is one draw")
+					require.Equal(t, []kernel.LPID{9, 1, 60, 10}[before.Range(0, 3)], to,
+						"draw 0 goes left, 1 right, 2 down, 3 up")
+				}
+				seen[to] = true
+			}
+			require.Len(t, seen, tc.cells)
+		})
 	}
-	// 1 to 3 hops reach every cell within torus distance 3 (25 cells), and the start
-	// again (after out-and-back hops).
-	require.Len(t, seen, 25)
 }
 
 func TestPartitionerTilesTheTorus(t *testing.T) {

@@ -56,7 +56,7 @@ func TestWARPED2ByHand(t *testing.T) {
 			Results{CallAttempts: 7, ChannelBlocks: 3}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := Config{CellsX: 1, CellsY: 1, Channels: tc.channels, Portables: tc.portables}
+			c := Config{CellsX: 1, CellsY: 1, Channels: tc.channels, Portables: tc.portables, MaxHops: 1}
 			for end := 1; end <= 10; end++ {
 				lps, err := New(c)
 				require.NoError(t, err)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package kademlia
+
+const raceEnabled = false
