@@ -11,6 +11,7 @@ import (
 	"github.com/warpedgo/warped/models/phold"
 	"github.com/warpedgo/warped/models/traffic"
 	"github.com/warpedgo/warped/partition"
+	"github.com/warpedgo/warped/sample/chart"
 )
 
 // Bundled returns the models of this repository as the warped command registers them
@@ -210,7 +211,12 @@ func Bundled() []*Model {
 // set and the results.
 func epidemicModel() *Model {
 	var series, file string
+	labels := map[string]chart.Label{}
+	for s := range epidemic.NumDiseaseStates { // the series it records, one per state
+		labels[s.String()] = chart.Label{Unit: "people"}
+	}
 	return &Model{
+		Labels:  labels,
 		Name:    "epidemic",
 		Summary: "epidemic spreading over a small world of locations (WARPED2's rules, or --variant stochastic)",
 		Notes:   epidemicNotes,

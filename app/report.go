@@ -20,6 +20,7 @@ const reportRows = 1 << 16
 
 // reportCollector keeps a run's engine samples in memory for --report.
 type reportCollector struct {
+	meter   sample.Meter
 	mu      sync.Mutex
 	rows    []sample.Row
 	dropped int
@@ -29,7 +30,7 @@ type reportCollector struct {
 func (c *reportCollector) add(s kernel.Sample) {
 	c.mu.Lock()
 	if len(c.rows) < reportRows {
-		c.rows = append(c.rows, sample.FromKernel(s))
+		c.rows = append(c.rows, sample.FromKernel(s, c.meter.Resident(s.Elapsed)))
 	} else {
 		c.dropped++
 	}
@@ -60,6 +61,9 @@ func (inv *invocation) attachReport(cfg *kernel.Config) {
 		cfg.SampleMode = inv.o.sample.mode
 	}
 }
+
+// seriesTitle is the title of m's series chart.
+func seriesTitle(m *Model) string { return "Series of the " + m.Name + " model" }
 
 // reportPage is what the report's template shows.
 type reportPage struct {
@@ -200,7 +204,7 @@ func (inv *invocation) writeReport(res kernel.Result, results []Result) error {
 	}
 	if len(res.Series) > 0 {
 		// The model's own series (Context.Record): this rank's LPs' across processes.
-		sc, err := chart.Series(res.Series)
+		sc, err := chart.Series(res.Series, seriesTitle(inv.m), inv.m.Labels)
 		if err != nil {
 			return runFailure(fmt.Errorf("--report: %w", err))
 		}
