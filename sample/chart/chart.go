@@ -318,7 +318,7 @@ func Make(rows []sample.Row) ([]Chart, error) {
 			p.Y.Min, p.Y.Max = 0, max(p.Y.Max, 100)
 			p.Y.Tick.Marker = PercentTicks{}
 		}
-		style(p)
+		Style(p)
 		p.BackgroundColor = color.White
 		out = append(out, Chart{Name: sp.name, Plot: p})
 	}

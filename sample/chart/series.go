@@ -86,7 +86,7 @@ func Series(points []kernel.SeriesPoint, title string, labels map[string]Label) 
 			p.Y.Min = 0 // counts and amounts from zero
 		}
 		p.Y.Tick.Marker = SITicks{}
-		style(p)
+		Style(p)
 		name := "series"
 		if len(units) > 1 {
 			name += "-" + fileName(cmp.Or(unit, "value"))

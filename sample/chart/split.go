@@ -103,6 +103,6 @@ func split(rows []sample.Row) (*Chart, error) {
 	p.Y.Min, p.Y.Max = 0, 100
 	p.Y.Tick.Marker = PercentTicks{}
 	p.Y.Label.Text = "share of wall time"
-	style(p)
+	Style(p)
 	return &Chart{Name: "time-split", Plot: p}, nil
 }
