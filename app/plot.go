@@ -26,7 +26,7 @@ const plotUsage = `Usage: PROGRAM plot FILE... [--out DIR]
 Draws the engine samples of a run (a --sample-file, CSV or JSON lines; the files of
 several ranks together) as charts, each written in the --format's formats into DIR:
 event-rate (committed events per second of wall time, over intervals at least half the
-usual sample interval long), efficiency (percent) and gvt against wall time, rollbacks
+usual sample interval and a 200th of the run long), efficiency (percent) and gvt against wall time, rollbacks
 (rolled-back events per second) and pending events per worker, memory (the Go heap), and
 time-split (the share of each worker's time spent idle, processing, in GVT and in
 communication, and of each rank's manager's). Rollbacks and pending events show a line
@@ -46,8 +46,9 @@ rolled back, peak memory and wall time.
 Input it cannot draw is refused (exit 2): over 128 MiB in all, no rows, samples of more
 than 256 workers, more than 64 series.
 
-Counts start at zero with SI tick labels (12 M); a stretch without samples is a gap in
-the line; legends sit beside the data.
+Counts start at zero with SI tick labels (12 M); a stretch without samples (over ten
+usual intervals and 2% of the run) is a gap in the line; legends sit beside the data, or
+below it when long.
 
   --out DIR          directory for the charts (default "plots"; made if missing)
   --model NAME       the model that wrote the --series-file: its names and units label

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func TestReport(t *testing.T) {
 	page, err := os.ReadFile(path)
 	require.NoError(t, err)
 	html := string(page)
-	for _, want := range []string{digestOf(t, stdout), "<td>--num-locations</td><td>16</td>", "Events committed:",
+	for _, want := range []string{digestOf(t, stdout), "<td>--num-locations</td><td>16</td>", "<th>Events committed</th>",
 		"Time split per worker", "Series of the epidemic model", ">infectious<"} {
 		require.True(t, strings.Contains(html, want), "the page lacks %q", want)
 	}
@@ -36,7 +37,7 @@ func TestReport(t *testing.T) {
 			"<th>Dispatcher</th><td>time-warp, 2 workers</td>"} {
 			require.Contains(t, html, want)
 		}
-		require.Less(t, strings.Index(html, "Command line"), strings.Index(html, "<h2>Configuration"))
+		require.Less(t, strings.Index(html, "Command line"), strings.Index(html, `<h2 id="configuration">`))
 	})
 	t.Run("given flags first and marked", func(t *testing.T) {
 		rows := regexp.MustCompile(`<tr( class="set")?><td>--([a-z0-9-]+)</td>`).FindAllStringSubmatch(html, -1)
@@ -57,8 +58,33 @@ func TestReport(t *testing.T) {
 	})
 	const charts = 7 + 1
 	require.Equal(t, charts, strings.Count(html, "<svg"), "one chart each: rate, efficiency, GVT, rollbacks, memory, pending, time split; the series")
+	t.Run("totals and results as tables", func(t *testing.T) {
+		require.NotContains(t, html, "<pre", "no copy of the terminal")
+		require.Regexp(t, `<tr><th>Efficiency</th><td class="num">[0-9.]+%</td></tr>`, html)
+		require.Regexp(t, `<tr><th>Peak infected</th><td>peak_infected</td><td class="num">[0-9]+</td></tr>`, html)
+		require.Less(t, strings.Index(html, `id="totals"`), strings.Index(html, `id="results"`))
+	})
+	t.Run("defaults folded", func(t *testing.T) {
+		folded := html[strings.Index(html, `<details id="defaults">`):strings.Index(html, "</details>")]
+		require.Contains(t, folded, "<td>--time-warp-queue-type</td>")
+		require.NotContains(t, folded, "--num-locations", "a given flag is not folded away")
+	})
+	t.Run("figures with captions and a table of contents", func(t *testing.T) {
+		figures := regexp.MustCompile(`<figure id="(chart-[a-z-]+)"><svg[\s\S]*?</svg><figcaption><b>Figure (\d+)\.</b> ([^<]+)</figcaption></figure>`).FindAllStringSubmatch(html, -1)
+		require.Len(t, figures, charts, "every chart a figure with a caption")
+		nav := html[strings.Index(html, `<nav id="contents">`):strings.Index(html, "</nav>")]
+		for i, f := range figures {
+			require.Equal(t, strconv.Itoa(i+1), f[2])
+			require.Greater(t, len(f[3]), 40, "a caption that says what to read: %s", f[1])
+			require.Contains(t, nav, `<a href="#`+f[1]+`">Figure `+f[2]+": ")
+		}
+		for _, id := range []string{"configuration", "totals", "results", "charts"} {
+			require.Contains(t, nav, `href="#`+id+`"`)
+			require.Contains(t, html, `id="`+id+`"`)
+		}
+	})
 	require.False(t, strings.Contains(html, "<script"), "the page needs no script")
-	require.False(t, regexp.MustCompile(`(src|href)=`).MatchString(html), "the page loads nothing")
+	require.False(t, regexp.MustCompile(`(src|href)="[^#]`).MatchString(html), "the page loads nothing: links only within it")
 
 	// In a real browser: the page loads, without errors, and draws its charts.
 	browser := ""

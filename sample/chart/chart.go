@@ -20,10 +20,12 @@ import (
 	"github.com/warpedgo/warped/sample"
 )
 
-// Chart is one chart and the file name it is written under (without extension).
+// Chart is one chart, the file name it is written under (without extension) and a
+// caption that says what to read from it (a page's figure caption; empty: none).
 type Chart struct {
-	Name string
-	Plot *plot.Plot
+	Name    string
+	Plot    *plot.Plot
+	Caption string
 }
 
 // set is the rows of one rank taken at one time.
@@ -70,11 +72,19 @@ type series struct {
 // gap is a break in a line.
 var gap = plotter.XY{X: math.NaN(), Y: math.NaN()}
 
-// gapTimes is how many times the median interval between sample sets a stretch without
-// samples lasts to be drawn as a gap. GVT rounds come irregularly when workers outnumber
-// cores (a tenth of the intervals over three times the median), so a smaller multiple
-// would break lines where nothing stalled.
-const gapTimes = 10
+// A stretch without samples is drawn as a gap when it lasts over gapTimes the median
+// interval between sample sets and over gapShare of the samples' span. GVT rounds come
+// irregularly when workers outnumber cores (a tenth of the intervals over three times the
+// median), and a run on a busy machine stalls for milliseconds: a gap narrower than a
+// line's width would make the line look dashed without showing anything.
+const (
+	gapTimes = 10
+	gapShare = 0.02
+)
+
+// gapLimit is the least stretch without samples drawn as a gap, given the median interval
+// between sample sets and the wall time of the last.
+func gapLimit(median, span float64) float64 { return max(gapTimes*median, gapShare*span) }
 
 // window is an interval of one rank's wall time, (from, to], over which rates are taken:
 // the sets in it.
@@ -85,11 +95,16 @@ type window struct {
 	gap      bool // no samples for much longer than usual: drawn as a gap
 }
 
+// maxWindows is about the most windows a rate is taken over: a step narrower than a
+// pixel of a one-column figure shows noise, not the rate.
+const maxWindows = 200
+
 // windows divides each rank's sets (their counts are since the set before, the first's
-// since the run's start) into windows at least half the rank's median interval between samples long, so that a last
-// sample taken a moment after the one before does not make a spike: a short interval
-// joins the next, and a short remainder the window before it. A window over gapTimes times
-// the median long holds no samples in between and is marked as a gap.
+// since the run's start) into windows at least half the rank's median interval between
+// samples long (and a maxWindows-th of the samples' span), so that a last sample taken a
+// moment after the one before does not make a spike: a short interval joins the next,
+// and a short remainder the window before it. A window longer than
+// gapLimit holds no samples in between and is marked as a gap.
 func windows(ss []set) []window {
 	var out []window
 	for _, rank := range ranks(ss) {
@@ -109,12 +124,14 @@ func windows(ss []set) []window {
 		}
 		slices.Sort(ds)
 		median := ds[len(ds)/2]
+		span := rs[len(rs)-1].wall
+		limit, least := gapLimit(median, span), max(median/2, span/maxWindows)
 		first := len(out)
 		w := window{rank: rank}
 		for _, s := range rs {
 			w.to, w.sets = s.wall, append(w.sets, s)
-			if w.to-w.from >= median/2 {
-				w.gap = len(w.sets) == 1 && w.to-w.from > gapTimes*median
+			if w.to-w.from >= least {
+				w.gap = len(w.sets) == 1 && w.to-w.from > limit
 				out = append(out, w)
 				w = window{rank: rank, from: s.wall}
 			}
@@ -165,10 +182,12 @@ func appendStep(xy plotter.XYs, w *window, v float64) plotter.XYs {
 }
 
 // gapAfter returns the wall-time interval between samples beyond which a line of levels
-// breaks: gapTimes the median interval.
+// breaks (gapLimit).
 func gapAfter(ss []set) float64 {
 	var ds []float64
+	span := 0.0
 	for i := 1; i < len(ss); i++ {
+		span = max(span, ss[i].wall)
 		if ss[i].rank == ss[i-1].rank {
 			ds = append(ds, ss[i].wall-ss[i-1].wall)
 		}
@@ -177,7 +196,7 @@ func gapAfter(ss []set) float64 {
 		return math.Inf(1)
 	}
 	slices.Sort(ds)
-	return gapTimes * ds[len(ds)/2]
+	return gapLimit(ds[len(ds)/2], span)
 }
 
 // perRank makes one line per rank of the level value(set), broken where samples are
@@ -264,26 +283,34 @@ func Make(rows []sample.Row) ([]Chart, error) {
 		lines          []series
 		workers        *workerView // a per-worker chart: lines or bands
 		legend         bool        // a legend even for one line
+		caption        string
 	}{
 		{name: "event-rate", title: "Committed event rate", y: "committed events / s", lines: perRankRate(ws, func(w *window) float64 {
 			return sum(w, committed) / (w.to - w.from)
-		})},
+		}), caption: "Committed events per second of wall time, over windows at least half the usual interval between samples: " +
+			"the run's throughput as it went. A dip is a stretch of rollbacks or waiting; a gap, a stretch without samples."},
 		{name: "efficiency", title: "Efficiency (committed / processed per interval)", y: "efficiency", axis: percentAxis, lines: perRankRate(ws, func(w *window) float64 {
 			return 100 * sum(w, committed) / sum(w, processed)
-		})},
+		}), caption: "The share of the events processed in each window that were committed. What is missing to 100 % was " +
+			"rolled back: a low stretch is where optimism cost the most."},
 		{name: "gvt", title: "GVT against wall time", y: "GVT (simulated time)", axis: levelAxis, lines: perRank(ss, func(s *set) float64 {
 			return s.rows[0].GVT
-		})},
+		}), caption: "Global virtual time, the simulated time every LP has passed, against wall time. Its slope is the " +
+			"simulated time the run advances per second; a flat stretch is a stall."},
 		{name: "rollbacks", title: "Rolled-back events per second", y: "rolled-back events / s", workers: workerRates(ws, func(r *sample.Row) float64 {
 			return float64(r.RolledBack)
-		})},
-		{name: "memory", title: "Memory of the process", y: "MiB", lines: memory, legend: true},
+		}), caption: "Events undone per second of wall time. A worker far above the others is the one that stragglers " +
+			"(events from the past) hit most: its LPs run ahead of their senders."},
+		{name: "memory", title: "Memory of the process", y: "MiB", lines: memory, legend: true,
+			caption: "The process's resident memory (what the totals' peak memory reports) and the Go heap in use (the " +
+				"events, states and logs the run holds). A heap that grows without bound is history not fossil-collected."},
 		{name: "pending", title: "Pending events", y: "pending events", workers: workerLevels(ss, func(r *sample.Row) float64 {
 			if r.PendingEvents < 0 {
 				return math.NaN()
 			}
 			return float64(r.PendingEvents)
-		})},
+		}), caption: "Events waiting in each worker's calendar, as of its last GVT report. Workers at one level share the " +
+			"load evenly; one far above the others holds more of the model."},
 	}
 	var out []Chart
 	for _, sp := range specs {
@@ -299,6 +326,7 @@ func Make(rows []sample.Row) ([]Chart, error) {
 			n, err = addLines(p, sp.lines, sp.legend)
 		case len(v.workers) > linesUpTo: // the legend says median and range
 			n, err = addBands(p, v.bands())
+			sp.caption += fmt.Sprintf(" With %d workers, the line is their median and the band their range, least to greatest.", len(v.workers))
 		default:
 			p.Title.Text += " per worker"
 			n, err = addLines(p, v.lines(), false)
@@ -320,7 +348,7 @@ func Make(rows []sample.Row) ([]Chart, error) {
 		}
 		Style(p)
 		p.BackgroundColor = color.White
-		out = append(out, Chart{Name: sp.name, Plot: p})
+		out = append(out, Chart{Name: sp.name, Plot: p, Caption: sp.caption})
 	}
 	sc, err := split(rows)
 	if err != nil {

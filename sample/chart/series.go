@@ -91,7 +91,8 @@ func Series(points []kernel.SeriesPoint, title string, labels map[string]Label) 
 		if len(units) > 1 {
 			name += "-" + fileName(cmp.Or(unit, "value"))
 		}
-		out = append(out, Chart{Name: name, Plot: p})
+		out = append(out, Chart{Name: name, Plot: p, Caption: "The values the model recorded (committed events only) " +
+			"against simulated time, each series summed over the LPs that record it at that time."})
 	}
 	return out, nil
 }

@@ -104,5 +104,7 @@ func split(rows []sample.Row) (*Chart, error) {
 	p.Y.Tick.Marker = PercentTicks{}
 	p.Y.Label.Text = "share of wall time"
 	Style(p)
-	return &Chart{Name: "time-split", Plot: p}, nil
+	return &Chart{Name: "time-split", Plot: p, Caption: "The share of each worker's wall time (and each rank's " +
+		"manager's) spent idle, processing events, in GVT rounds and handing events between workers, over the run. " +
+		"Processing is the useful part; much idle time means too little work for the workers."}, nil
 }
