@@ -340,7 +340,7 @@ func Make(rows []sample.Row) ([]Chart, error) {
 		switch sp.axis {
 		case countAxis:
 			p.Y.Min = 0
-			p.Y.Max = max(p.Y.Max, 1)
+			p.Y.Max = max(1.05*p.Y.Max, 1) // headroom: a peak at the top edge looks cut off
 			p.Y.Tick.Marker = SITicks{}
 		case percentAxis:
 			p.Y.Min, p.Y.Max = 0, max(p.Y.Max, 100)
