@@ -57,8 +57,8 @@ type Row struct {
 	PendingEvents      int     `json:"pending_events"`
 	HistoryLength      int     `json:"history_length"`
 	MemoryBytes        uint64  `json:"memory_bytes"`
-	// ResidentBytes is the process's resident memory when the row's set was taken (0:
-	// unknown, as in files written before it was sampled).
+	// ResidentBytes is the process's resident memory when the row's set was taken, read
+	// at most every MeterPeriod (0: unknown, as in files written before it was sampled).
 	ResidentBytes  uint64 `json:"resident_bytes"`
 	OffloadBatches uint64 `json:"offload_batches"`
 	Final          bool   `json:"final"`
@@ -78,7 +78,7 @@ var Columns = []string{"wall_seconds", "gvt", "rank", "worker", "processed", "co
 	"gvt_seconds", "comm_seconds"}
 
 // FromKernel converts a kernel sample to a row, with the process's resident memory
-// (meminfo.Resident, read once per set: see Meter).
+// (meminfo.Resident, as a Meter reads it).
 func FromKernel(s kernel.Sample, residentBytes uint64) Row {
 	return Row{ResidentBytes: residentBytes, WallSeconds: s.Elapsed.Seconds(), GVT: s.GVT, Rank: s.Rank, Worker: s.Worker,
 		Processed: s.Processed, Committed: s.Committed, RolledBack: s.RolledBack,
@@ -142,9 +142,11 @@ func appendRow(b []byte, r *Row, format string) []byte {
 	return append(b, '\n')
 }
 
-// Meter reads the process's resident memory for the rows of a set once: the rows of one
-// set (one per worker) share their wall time, and a read of /proc costs microseconds. Its
-// zero value is ready; it is safe for concurrent use.
+// Meter reads the process's resident memory for rows, at most once per MeterPeriod of
+// the run's wall time: a read of /proc costs 10 to 30 microseconds, GVT rounds can come
+// every 0.2 ms, and resident memory moves slowly. The rows of one set (one per worker)
+// share their wall time and so their reading. Its zero value is ready; it is safe for
+// concurrent use.
 type Meter struct {
 	mu    sync.Mutex
 	at    time.Duration
@@ -152,12 +154,16 @@ type Meter struct {
 	read  bool
 }
 
+// MeterPeriod is the least wall time between two reads of a Meter.
+const MeterPeriod = 10 * time.Millisecond
+
 // Resident returns the resident memory for the set of rows taken at elapsed: read anew
-// when elapsed differs from the last call's.
+// when MeterPeriod has passed since the last read (or elapsed went back), else the last
+// reading.
 func (m *Meter) Resident(elapsed time.Duration) uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.read || elapsed != m.at {
+	if !m.read || elapsed-m.at >= MeterPeriod || elapsed < m.at {
 		m.at, m.bytes, m.read = elapsed, meminfo.Resident(), true
 	}
 	return m.bytes

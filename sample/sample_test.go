@@ -49,7 +49,7 @@ func TestRoundTrip(t *testing.T) {
 				require.NotZero(t, rows[i].ResidentBytes, "the process's resident memory, with every row")
 			}
 			if i > 0 && s.Elapsed == in[i-1].Elapsed {
-				require.Equal(t, rows[i-1].ResidentBytes, rows[i].ResidentBytes, "one read per set of rows")
+				require.Equal(t, rows[i-1].ResidentBytes, rows[i].ResidentBytes, "one reading per set of rows")
 			}
 		}
 	}
@@ -135,4 +135,29 @@ func TestSeriesRoundTrip(t *testing.T) {
 	require.ErrorContains(t, err, "empty series file")
 	_, err = ReadSeries(strings.NewReader("time,lp,series,value\n1,x,s,2\n"))
 	require.ErrorContains(t, err, "series line 2")
+}
+
+// TestMeter: a Meter reads anew only when MeterPeriod has passed, or time went back.
+func TestMeter(t *testing.T) {
+	if _, err := os.Stat("/proc/self/statm"); err != nil {
+		t.Skip("no /proc/self/statm on this machine")
+	}
+	var m Meter
+	first := m.Resident(time.Second)
+	require.NotZero(t, first)
+	m.bytes = 1 // a reading no read gives: seen again only if not read anew
+	for _, tc := range []struct {
+		name string
+		at   time.Duration
+		anew bool
+	}{
+		{"same set", time.Second, false},
+		{"within the period", time.Second + MeterPeriod - 1, false},
+		{"the period passed", time.Second + MeterPeriod, true},
+		{"time went back", time.Millisecond, true},
+	} {
+		got := m.Resident(tc.at)
+		require.Equal(t, tc.anew, got != 1, tc.name)
+		m.bytes = 1
+	}
 }

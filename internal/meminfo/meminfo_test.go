@@ -35,3 +35,11 @@ func TestResident(t *testing.T) {
 	}
 	runtime.KeepAlive(hold)
 }
+
+// BenchmarkResident measures one read of the resident memory: what a sampler pays per set
+// of rows.
+func BenchmarkResident(b *testing.B) {
+	for b.Loop() {
+		Resident()
+	}
+}
