@@ -24,8 +24,7 @@ func Bundled() []*Model {
 			EndTime: 500,
 			Labels: map[string]chart.Label{"lps": {Text: "LPs"}, "remote": {Text: "share of events to a random LP"},
 				"mean": {Text: "mean delay", Unit: "simulated time"}, "lookahead": {Unit: "simulated time"},
-				"start-events": {Text: "initial events per LP"}, "grain": {Unit: "generator steps per event"},
-				"events": {Unit: "events"}, "remote_events": {Unit: "events"}},
+				"start-events": {Text: "initial events per LP"}, "grain": {Unit: "generator steps per event"}},
 			Flags: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 				c := phold.DefaultConfig()
 				fs.IntVar(&c.LPs, "lps", c.LPs, "number of logical processes")

@@ -169,7 +169,7 @@ func TestStudyLabels(t *testing.T) {
 	for _, k := range statsKeys() {
 		require.NotEmpty(t, labels[k].Text, "the kernel's %s", k)
 	}
-	require.Equal(t, "Events (events)", cat.Labels("phold")["events"].Axis("events"), "the result's label, the model's unit")
+	require.Equal(t, "share of events to a random LP", cat.Labels("phold")["remote"].Axis("remote"))
 
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")

@@ -131,6 +131,15 @@ func (st *Study) Plot(ri, xi int) (*plot.Plot, error) {
 	default:
 		p.Y.Tick.Marker = chart.SITicks{}
 	}
+	if _, linear := p.Y.Scale.(plot.LinearScale); linear { // room for the markers at the edges
+		pad := (p.Y.Max - p.Y.Min) / 20
+		if p.Y.Min != 0 { // an axis from zero stays from zero
+			p.Y.Min -= pad
+		}
+		if p.Y.Max != 0 {
+			p.Y.Max += pad
+		}
+	}
 	chart.Style(p)
 	return p, nil
 }

@@ -298,6 +298,21 @@ func TestSI(t *testing.T) {
 	}
 }
 
+// TestSITicks: SI labels, and at least three labelled ticks where the default labels two.
+func TestSITicks(t *testing.T) {
+	labels := func(lo, hi float64) []string {
+		var out []string
+		for _, tk := range (SITicks{}).Ticks(lo, hi) {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+		return out
+	}
+	require.Equal(t, []string{"0", "5 M", "10 M"}, labels(0, 12e6))
+	require.GreaterOrEqual(t, len(labels(0, 2600)), 3, "%v", labels(0, 2600))
+}
+
 // TestAxes: counts start at zero with SI ticks, shares are percent from 0 to 100.
 func TestAxes(t *testing.T) {
 	charts, err := Make(rows())

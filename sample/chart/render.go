@@ -147,11 +147,20 @@ func Style(p *plot.Plot) {
 // SITicks are plot.DefaultTicks labelled with SI prefixes (12 M, not 12000000).
 type SITicks struct{}
 
-// Ticks returns the ticks between min and max.
+// Ticks returns the ticks between min and max: at least three labelled where gonum's
+// default labels fewer (0 and 2.5 k alone say little) and its minor ticks are few enough
+// to label.
 func (SITicks) Ticks(min, max float64) []plot.Tick {
 	ts := plot.DefaultTicks{}.Ticks(min, max)
+	labelled := 0
+	for _, t := range ts {
+		if t.Label != "" {
+			labelled++
+		}
+	}
+	labelAll := labelled < 3 && len(ts) <= 8
 	for i := range ts {
-		if ts[i].Label != "" {
+		if ts[i].Label != "" || labelAll {
 			ts[i].Label = SI(ts[i].Value)
 		}
 	}
