@@ -325,8 +325,13 @@ func Make(rows []sample.Row) ([]Chart, error) {
 		case v == nil:
 			n, err = addLines(p, sp.lines, sp.legend)
 		case len(v.workers) > linesUpTo: // the legend says median and range
-			n, err = addBands(p, v.bands())
-			sp.caption += fmt.Sprintf(" With %d workers, the line is their median and the band their range, least to greatest.", len(v.workers))
+			bs := v.bands()
+			n, err = addBands(p, bs)
+			if len(bs) > 1 {
+				sp.caption += fmt.Sprintf(" With %d workers on %d ranks, each rank's line is its workers' median and its band their range, least to greatest.", len(v.workers), len(bs))
+			} else {
+				sp.caption += fmt.Sprintf(" With %d workers, the line is their median and the band their range, least to greatest.", len(v.workers))
+			}
 		default:
 			p.Title.Text += " per worker"
 			n, err = addLines(p, v.lines(), false)

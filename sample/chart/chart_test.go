@@ -215,6 +215,25 @@ func TestPerWorker(t *testing.T) {
 		lv := workerLevels(ss, func(r *sample.Row) float64 { return float64(r.PendingEvents) }).bands()
 		require.Equal(t, plotter.XYs{{X: 0.1, Y: 102}, {X: 0.2, Y: 102}, {X: 0.3, Y: 102}}, lv[0].median)
 	})
+	t.Run("a band per rank", func(t *testing.T) {
+		rs := manyWorkers(5)
+		for _, r := range manyWorkers(5) {
+			r.Rank = 1
+			rs = append(rs, r)
+		}
+		charts, err := Make(rs)
+		require.NoError(t, err)
+		for _, c := range charts {
+			if c.Name == "rollbacks" {
+				svg, err := c.Render("svg", DefaultOptions())
+				require.NoError(t, err)
+				for _, want := range []string{">rank 0 median of 5 workers<", ">rank 1 median of 5 workers<", ">rank 1 least to greatest<"} {
+					require.Contains(t, string(svg), want)
+				}
+				require.Contains(t, c.Caption, "With 10 workers on 2 ranks, each rank's line")
+			}
+		}
+	})
 	require.InDelta(t, 2.5, median([]float64{1, 2, 3, 4}), 0)
 }
 
