@@ -157,7 +157,7 @@ th { font-family: sans-serif; font-weight: normal; background: #f6f6f6; }
 td.num { text-align: right; }
 tr.set td { font-weight: bold; background: #fff6d6; }
 tr.resolved td { font-style: italic; }
-nav ol ol { columns: 2; }
+nav ol ol { columns: 2; list-style: none; padding-left: 1.5em; }
 .tables { display: flex; flex-wrap: wrap; gap: 0 3em; align-items: flex-start; }
 details summary { cursor: pointer; margin-bottom: 0.5em; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(26em, 1fr)); gap: 1.5em; }
