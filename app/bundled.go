@@ -12,6 +12,7 @@ import (
 	"github.com/warpedgo/warped/models/phold"
 	"github.com/warpedgo/warped/models/traffic"
 	"github.com/warpedgo/warped/partition"
+	"github.com/warpedgo/warped/sample/chart"
 )
 
 // Bundled returns the models of this repository as the warped command registers them
@@ -22,6 +23,9 @@ func Bundled() []*Model {
 			Name:    "phold",
 			Summary: "PHOLD synthetic benchmark (ROSS parameters)",
 			EndTime: 500,
+			Labels: map[string]chart.Label{"lps": {Text: "LPs"}, "remote": {Text: "share of events to a random LP"},
+				"mean": {Text: "mean delay", Unit: "simulated time"}, "lookahead": {Unit: "simulated time"},
+				"start-events": {Text: "initial events per LP"}, "grain": {Unit: "generator steps per event"}},
 			Flags: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 				c := phold.DefaultConfig()
 				fs.IntVar(&c.LPs, "lps", c.LPs, "number of logical processes")
@@ -51,6 +55,12 @@ func Bundled() []*Model {
 			Name:    "pcs",
 			Summary: "PCS cellular network (WARPED2's)",
 			EndTime: 200,
+			Labels: map[string]chart.Label{"channel-cnt": {Text: "channels per cell"},
+				"call-interval":  {Text: "mean time between calls", Unit: "simulated time"},
+				"call-duration":  {Text: "mean call duration", Unit: "simulated time"},
+				"move-interval":  {Text: "mean time between moves", Unit: "simulated time"},
+				"portable-count": {Text: "portables per cell"},
+				"call_attempts":  {Unit: "calls"}, "channel_blocks": {Unit: "calls"}, "handoff_blocks": {Unit: "calls"}},
 			Against: against(pcsWARPED2),
 			Flags: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 				c := pcs.DefaultConfig()
@@ -213,7 +223,12 @@ func Bundled() []*Model {
 // set and the results.
 func epidemicModel() *Model {
 	var series, file string
+	labels := map[string]chart.Label{}
+	for s := range epidemic.NumDiseaseStates { // the series it records, one per state
+		labels[s.String()] = chart.Label{Unit: "people"}
+	}
 	return &Model{
+		Labels:  labels,
 		Name:    "epidemic",
 		Summary: "epidemic spreading over a small world of locations (WARPED2's rules, or --variant stochastic)",
 		Notes:   epidemicNotes,

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/partition"
+	"github.com/warpedgo/warped/sample/chart"
 )
 
 // Model is what a model registers once to get the whole command: its flags with their
@@ -62,6 +63,11 @@ type Model struct {
 	// Against, when set, ends 'PROGRAM help NAME': how the model stands to the model it
 	// follows, with its own heading line.
 	Against string
+	// Labels, when set, name the model's quantities on charts, each with a unit: its
+	// flags by name (a study's parameters), its results by key (the text defaults to the
+	// result's label) and its recorded series by name (the report's and 'PROGRAM plot
+	// --model NAME's series chart).
+	Labels map[string]chart.Label
 }
 
 // outputs returns the files that m's own flags ask a run to write, by flag name.

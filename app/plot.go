@@ -26,12 +26,17 @@ const plotUsage = `Usage: PROGRAM plot FILE... [--out DIR]
 Draws the engine samples of a run (a --sample-file, CSV or JSON lines; the files of
 several ranks together) as charts, each written in the --format's formats into DIR:
 event-rate (committed events per second of wall time, over intervals at least half the
-usual sample interval long), efficiency (percent) and gvt against wall time, rollbacks
+usual sample interval and a 200th of the run long), efficiency (percent) and gvt against wall time, rollbacks
 (rolled-back events per second) and pending events per worker, memory (the Go heap), and
 time-split (the share of each worker's time spent idle, processing, in GVT and in
-communication, and of each rank's manager's). Given a --series-file (the model's own
-series), it draws one chart per series, series-NAME: the value against simulated time,
-summed over the LPs that record it at that time. Sample and series files may be given
+communication, and of each rank's manager's). Rollbacks and pending events show a line
+per worker up to four workers; with more, the median over the workers and their range
+(least to greatest) as a band, per rank. Memory shows the process's resident memory and
+the Go heap in use (files written before resident memory was sampled have the heap only).
+Given a --series-file (the model's own series), it draws them in one chart, series: the
+values against simulated time, summed over the LPs that record them at that time, a
+line per series; with --model NAME, labelled and titled as the model names them (a
+chart per unit where its series have several). Sample and series files may be given
 together.
 
 Given --stats-file outputs instead (one run each, or a JSON array of such objects), it
@@ -41,10 +46,13 @@ rolled back, peak memory and wall time.
 Input it cannot draw is refused (exit 2): over 128 MiB in all, no rows, samples of more
 than 256 workers, more than 64 series.
 
-Counts start at zero with SI tick labels (12 M); a stretch without samples is a gap in
-the line; legends sit beside the data.
+Counts start at zero with SI tick labels (12 M); a stretch without samples (over ten
+usual intervals and 2% of the run) is a gap in the line; legends sit beside the data, or
+below it when long.
 
   --out DIR          directory for the charts (default "plots"; made if missing)
+  --model NAME       the model that wrote the --series-file: its names and units label
+                     the series chart
   --format LIST      formats, comma-separated: png, svg, pdf (default "png,svg")
   --width INCHES     figure width, 1 to 20 (default 3.5: one column of a two-column
                      paper; the height is 0.62 of it)
@@ -56,6 +64,7 @@ func (c *Command) plotCommand(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("plot", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	out := fs.String("out", "plots", "directory for the charts")
+	model := fs.String("model", "", "the model that wrote the series file")
 	opts := chart.DefaultOptions()
 	formats := fs.StringSlice("format", opts.Formats, "formats: png, svg, pdf")
 	width := fs.Float64("width", float64(opts.Width/vg.Inch), "figure width in inches")
@@ -89,7 +98,14 @@ func (c *Command) plotCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s plot: %v\n", c.name, err)
 		return exitUsage
 	}
-	charts, err := plotCharts(files)
+	var m *Model
+	if *model != "" {
+		if m = c.find(*model); m == nil {
+			fmt.Fprintf(stderr, "%s plot: --model: unknown model %q; run '%s help' for the models\n", c.name, *model, c.name)
+			return exitUsage
+		}
+	}
+	charts, err := plotCharts(files, m)
 	if err != nil {
 		// The input is the user's to fix: a file missing, of the wrong kind or too big.
 		fmt.Fprintf(stderr, "%s plot: %v\n", c.name, err)
@@ -134,8 +150,9 @@ func checkPlotOut(dir string) error {
 }
 
 // plotCharts reads files (stats files, or sample and series files) and returns their
-// charts, refusing input it cannot draw.
-func plotCharts(files []string) ([]chart.Chart, error) {
+// charts, refusing input it cannot draw; m, when not nil, is the model whose series they
+// are.
+func plotCharts(files []string, m *Model) ([]chart.Chart, error) {
 	total := int64(0)
 	for _, path := range files {
 		st, err := os.Stat(path)
@@ -153,7 +170,7 @@ func plotCharts(files []string) ([]chart.Chart, error) {
 	case runs != nil:
 		return chart.Compare(runs)
 	}
-	return plotFiles(files)
+	return plotFiles(files, m)
 }
 
 // readStatsFiles reads files as --stats-file outputs (each one object, or an array of
@@ -212,8 +229,8 @@ func statsObjects(data []byte) ([]map[string]any, bool) {
 }
 
 // plotFiles returns the charts of the engine samples and model series in files (each one
-// or the other, told by its first line).
-func plotFiles(files []string) ([]chart.Chart, error) {
+// or the other, told by its first line); m, when not nil, labels the series.
+func plotFiles(files []string, m *Model) ([]chart.Chart, error) {
 	var rows []sample.Row
 	var points []kernel.SeriesPoint
 	for _, path := range files {
@@ -251,7 +268,11 @@ func plotFiles(files []string) ([]chart.Chart, error) {
 		charts = cs
 	}
 	if len(points) > 0 {
-		cs, err := chart.Series(points)
+		title, labels := "", map[string]chart.Label(nil)
+		if m != nil {
+			title, labels = seriesTitle(m), m.Labels
+		}
+		cs, err := chart.Series(points, title, labels)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", strings.Join(files, ", "), err)
 		}
@@ -273,7 +294,7 @@ func checkLines(rows []sample.Row, points []kernel.SeriesPoint) error {
 	series := map[string]bool{}
 	for i := range points {
 		if series[points[i].Series] = true; len(series) > maxPlotSeries {
-			return fmt.Errorf("more than %d series: too many charts; keep fewer series in the file", maxPlotSeries)
+			return fmt.Errorf("more than %d series: too many lines to tell apart; keep fewer series in the file", maxPlotSeries)
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,8 +27,8 @@ func TestReport(t *testing.T) {
 	page, err := os.ReadFile(path)
 	require.NoError(t, err)
 	html := string(page)
-	for _, want := range []string{digestOf(t, stdout), "<td>--num-locations</td><td>16</td>", "Events committed:",
-		"Time split per worker", "Model series: infectious"} {
+	for _, want := range []string{digestOf(t, stdout), "<td>--num-locations</td><td>16</td>", "<th>Events committed</th>",
+		"Time split per worker", "Series of the epidemic model", ">infectious<"} {
 		require.True(t, strings.Contains(html, want), "the page lacks %q", want)
 	}
 	t.Run("provenance at the top", func(t *testing.T) {
@@ -36,7 +37,7 @@ func TestReport(t *testing.T) {
 			"<th>Dispatcher</th><td>time-warp, 2 workers</td>"} {
 			require.Contains(t, html, want)
 		}
-		require.Less(t, strings.Index(html, "Command line"), strings.Index(html, "<h2>Configuration"))
+		require.Less(t, strings.Index(html, "Command line"), strings.Index(html, `<h2 id="configuration">`))
 	})
 	t.Run("given flags first and marked", func(t *testing.T) {
 		rows := regexp.MustCompile(`<tr( class="set")?><td>--([a-z0-9-]+)</td>`).FindAllStringSubmatch(html, -1)
@@ -55,10 +56,35 @@ func TestReport(t *testing.T) {
 			require.NotContains(t, []string{"config", "dump-config", "report"}, r[2], "how the run was invoked is in its command line")
 		}
 	})
-	const charts = 7 + 6
-	require.Equal(t, charts, strings.Count(html, "<svg"), "one chart each: rate, efficiency, GVT, rollbacks, memory, pending, time split; six series")
+	const charts = 7 + 1
+	require.Equal(t, charts, strings.Count(html, "<svg"), "one chart each: rate, efficiency, GVT, rollbacks, memory, pending, time split; the series")
+	t.Run("totals and results as tables", func(t *testing.T) {
+		require.NotContains(t, html, "<pre", "no copy of the terminal")
+		require.Regexp(t, `<tr><th>Efficiency</th><td class="num">[0-9.]+%</td></tr>`, html)
+		require.Regexp(t, `<tr><th>Peak infected</th><td>peak_infected</td><td class="num">[0-9]+</td></tr>`, html)
+		require.Less(t, strings.Index(html, `id="totals"`), strings.Index(html, `id="results"`))
+	})
+	t.Run("defaults folded", func(t *testing.T) {
+		folded := html[strings.Index(html, `<details id="defaults">`):strings.Index(html, "</details>")]
+		require.Contains(t, folded, "<td>--time-warp-queue-type</td>")
+		require.NotContains(t, folded, "--num-locations", "a given flag is not folded away")
+	})
+	t.Run("figures with captions and a table of contents", func(t *testing.T) {
+		figures := regexp.MustCompile(`<figure id="(chart-[a-z-]+)"><svg[\s\S]*?</svg><figcaption><b>Figure (\d+)\.</b> ([^<]+)</figcaption></figure>`).FindAllStringSubmatch(html, -1)
+		require.Len(t, figures, charts, "every chart a figure with a caption")
+		nav := html[strings.Index(html, `<nav id="contents">`):strings.Index(html, "</nav>")]
+		for i, f := range figures {
+			require.Equal(t, strconv.Itoa(i+1), f[2])
+			require.Greater(t, len(f[3]), 40, "a caption that says what to read: %s", f[1])
+			require.Contains(t, nav, `<a href="#`+f[1]+`">Figure `+f[2]+": ")
+		}
+		for _, id := range []string{"configuration", "totals", "results", "charts"} {
+			require.Contains(t, nav, `href="#`+id+`"`)
+			require.Contains(t, html, `id="`+id+`"`)
+		}
+	})
 	require.False(t, strings.Contains(html, "<script"), "the page needs no script")
-	require.False(t, regexp.MustCompile(`(src|href)=`).MatchString(html), "the page loads nothing")
+	require.False(t, regexp.MustCompile(`(src|href)="[^#]`).MatchString(html), "the page loads nothing: links only within it")
 
 	// In a real browser: the page loads, without errors, and draws its charts.
 	browser := ""
@@ -129,6 +155,6 @@ func TestReportSequentialSeries(t *testing.T) {
 	require.NoError(t, err)
 	html := string(page)
 	require.Contains(t, html, "No engine charts: engine samples are taken in time-warp runs only.")
-	require.Equal(t, 6, strings.Count(html, "<svg"), "one chart per disease state")
-	require.Contains(t, html, "Model series: recovered")
+	require.Equal(t, 1, strings.Count(html, "<svg"), "the disease states in one chart")
+	require.Contains(t, html, ">recovered<")
 }

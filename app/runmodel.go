@@ -114,7 +114,7 @@ func newFlagSet(m *Model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalP
 	addSampleFlags(fs, &o.sample) // sampling.go
 	addTraceFlags(fs, &o.trace)   // trace.go
 	fs.Var(&o.maxMemory, "max-memory", "narrow time warp's optimism above 80% of this size, and stop the run, exit 1, when the process's memory exceeds it (4GiB, 512MiB; 0: no limit; auto: GOMEMLIMIT if set, else 9/10 of the machine's, cgroup's or ulimit -v's memory)")
-	fs.StringVar(&o.report, "report", "", "write a self-contained HTML page with the configuration, totals, results and charts of the run to this file")
+	fs.StringVar(&o.report, "report", "", "write a self-contained HTML page with the provenance, configuration, totals and results (as tables) and the charts (figures with captions) of the run to this file")
 	annotateGroups(fs) // flags.go: what the model's bind adds is the model's group
 	build := m.Flags(fs)
 	return fs, build
@@ -712,8 +712,23 @@ func printResults(w io.Writer, m *Model, simType, offload string, r kernel.Resul
 	for _, x := range results {
 		width = max(width, len(x.Label)+1)
 	}
+	line := func(label, value string) { fmt.Fprintf(w, "  %-*s %s\n", width, label+":", value) }
+	for _, t := range totals(simType, offload, r) {
+		line(t[0], t[1])
+	}
+	fmt.Fprintf(w, "Results\n")
+	for _, x := range results {
+		line(x.Label, x.text())
+	}
+	fmt.Fprintf(w, "digest: %s\n", r.Digest)
+}
+
+// totals are the run's totals as printed (and as the report's table shows them): label
+// and value; offload names the offload backend of the run, if any.
+func totals(simType, offload string, r kernel.Result) [][2]string {
+	var out [][2]string
 	line := func(label string, format string, a ...any) {
-		fmt.Fprintf(w, "  %-*s %s\n", width, label+":", fmt.Sprintf(format, a...))
+		out = append(out, [2]string{label, fmt.Sprintf(format, a...)})
 	}
 	line("Events processed", "%d", r.EventsProcessed)
 	line("Events committed", "%d", r.EventsCommitted)
@@ -747,11 +762,7 @@ func printResults(w io.Writer, m *Model, simType, offload string, r kernel.Resul
 	line("Committed events/s", "%.4g", r.CommittedEventsPerSecond)
 	line("Peak pending events", "%d", r.PeakPendingEvents)
 	line("Peak memory", "%.1f MiB", float64(r.PeakMemoryBytes)/(1<<20))
-	fmt.Fprintf(w, "Results\n")
-	for _, x := range results {
-		line(x.Label, "%s", x.text())
-	}
-	fmt.Fprintf(w, "digest: %s\n", r.Digest)
+	return out
 }
 
 // writeStats writes the --stats-file: the kernel's statistics and ROSS-comparable figures

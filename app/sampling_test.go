@@ -225,7 +225,8 @@ func TestPlotCompare(t *testing.T) {
 
 // TestSeriesFile runs the epidemic under time warp with --series-file and --sample-file:
 // the file holds the sequential run's series (the locations' counts); warped plot draws
-// both files together, one chart per disease state beside the engine's.
+// both files together, the disease states in one chart beside the engine's, labelled as
+// the model names them with --model.
 func TestSeriesFile(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"epidemic", "--variant", "stochastic", "--num-locations", "12", "--population", "20", "--max-sim-time", "1000", "--gpu", "off"}
@@ -248,13 +249,24 @@ func TestSeriesFile(t *testing.T) {
 	out := filepath.Join(dir, "charts")
 	code, stdout, errOut := warped("plot", samples, tw, "--out", out)
 	require.Equal(t, 0, code, errOut)
-	for _, name := range []string{"series-uninfected", "series-recovered", "event-rate", "time-split"} {
+	for _, name := range []string{"series", "event-rate", "time-split"} {
 		require.Contains(t, stdout, name+".svg")
 		data, err := os.ReadFile(filepath.Join(out, name+".png"))
 		require.NoError(t, err)
 		_, err = png.Decode(bytes.NewReader(data))
 		require.NoError(t, err, name)
 	}
+	require.NotContains(t, stdout, "series-", "one chart for the model's series")
+	code, _, errOut = warped("plot", tw, "--out", out, "--model", "epidemic", "--format", "svg")
+	require.Equal(t, 0, code, errOut)
+	svg, err := os.ReadFile(filepath.Join(out, "series.svg"))
+	require.NoError(t, err)
+	for _, want := range []string{"Series of the epidemic model", "people, summed over LPs", ">uninfected<", ">recovered<"} {
+		require.Contains(t, string(svg), want)
+	}
+	code, _, errOut = warped("plot", tw, "--out", out, "--model", "epidemics")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, `--model: unknown model "epidemics"`)
 
 	// A model that records nothing: a header only, and a note.
 	empty := filepath.Join(dir, "none.csv")

@@ -3,8 +3,10 @@ package app
 import (
 	"encoding/json"
 	"sort"
+	"strings"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/sample/chart"
 )
 
 // statsNumbers returns the numeric statistics of a run by their stats-file keys, as a
@@ -66,4 +68,31 @@ func statsKeys() []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// statsLabel names the kernel's statistics on plots where the key alone does not say
+// enough (a unit, what a share is of); the rest are their keys with spaces.
+var statsLabel = map[string]chart.Label{
+	"efficiency":                  {Text: "efficiency (committed / processed)"},
+	rossEfficiencyKey:             {Text: "ROSS's efficiency (1 - rolled back / net)"},
+	"committed_events_per_second": {Text: "committed event rate", Unit: "events/s"},
+	"wall_seconds":                {Text: "wall time", Unit: "s"},
+	"peak_memory_bytes":           {Text: "peak resident memory", Unit: "bytes"},
+	"peak_pending_events":         {Text: "peak pending events", Unit: "events"},
+	"final_time":                  {Text: "final event time", Unit: "simulated time"},
+	rollbacksKey:                  {Text: "rollbacks (primary and secondary)"},
+	netEventsKey:                  {Text: "net events (processed - rolled back)", Unit: "events"},
+}
+
+// statsLabels returns the labels of every key of statsKeys.
+func statsLabels() map[string]chart.Label {
+	out := map[string]chart.Label{}
+	for _, k := range statsKeys() {
+		l, ok := statsLabel[k]
+		if !ok {
+			l.Text = strings.ReplaceAll(k, "_", " ")
+		}
+		out[k] = l
+	}
+	return out
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/partition"
+	"github.com/warpedgo/warped/sample/chart"
 	"github.com/warpedgo/warped/study"
 )
 
@@ -44,6 +45,15 @@ func (cat catalog) Flags(name string) (*pflag.FlagSet, error) {
 func (catalog) StatsKeys() []string { return statsKeys() }
 
 func (cat catalog) ResultKeys(name string) (keys []string) {
+	for _, r := range cat.results(name) {
+		keys = append(keys, r.Key)
+	}
+	return keys
+}
+
+// results returns model name's results as known before a run (their keys and labels), or
+// nil when they depend on its flags.
+func (cat catalog) results(name string) (rs []Result) {
 	m := cat.c.find(name)
 	if m == nil || m.DynamicResults {
 		return nil
@@ -52,13 +62,29 @@ func (cat catalog) ResultKeys(name string) (keys []string) {
 	defer cat.c.mu.Unlock()
 	defer func() {
 		if recover() != nil {
-			keys = nil
+			rs = nil
 		}
 	}()
-	for _, r := range m.results(nil, nil) {
-		keys = append(keys, r.Key)
+	return m.results(nil, nil)
+}
+
+// Labels names model name's quantities on a study's plots: the kernel's statistics
+// (statsLabels), the model's results by their printed labels, and over both the model's
+// own Labels (a label without text keeps the result's).
+func (cat catalog) Labels(name string) map[string]chart.Label {
+	out := statsLabels()
+	for _, r := range cat.results(name) {
+		out[r.Key] = chart.Label{Text: r.Label}
 	}
-	return keys
+	if m := cat.c.find(name); m != nil {
+		for k, l := range m.Labels {
+			if l.Text == "" {
+				l.Text = out[k].Text
+			}
+			out[k] = l
+		}
+	}
+	return out
 }
 
 // runForStudy runs model name with the command-line flags args in this process, as
@@ -165,7 +191,10 @@ Runs a parameter study: the runs of one model over a grid (or list) of parameter
 each point repeated with several seeds, many at once in this process. SPEC is a YAML or
 JSON file; see examples/study/. Writes summary.csv and summary.json (mean, std and 95%
 confidence interval per point and result), runs.csv (one row per run with its digest),
-plots (plot-RESULT.png and .svg) and journal.jsonl (finished runs) into --out.
+plots (plot-RESULT.png and .svg: each result against the first numeric parameter that
+varies, named as the model labels them, ticks at the parameter's values, a log x axis
+where the values are spaced evenly on one; the spec's plot: {x-scale, y-scale} sets
+linear or log) and journal.jsonl (finished runs) into --out.
 
 Flags:
 `

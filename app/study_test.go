@@ -152,6 +152,37 @@ func TestStudyKernelMetrics(t *testing.T) {
 	require.Contains(t, stderr, `model phold has no result "efficiencyy" (it has events, remote_events; and the kernel's statistics `)
 }
 
+// TestStudyLabels: a study's plots name the parameters and results as the model labels
+// them (with units), the kernel's statistics by their labels, and every other key as it
+// is with spaces.
+func TestStudyLabels(t *testing.T) {
+	cat := catalog{testCommand()}
+	labels := cat.Labels("pcs")
+	for key, want := range map[string]string{
+		"call-interval":               "mean time between calls (simulated time)",
+		"handoff_blocks":              "Handoff blocks (calls)",
+		"committed_events_per_second": "committed event rate (events/s)",
+		"events_rolled_back":          "events rolled back",
+	} {
+		require.Equal(t, want, labels[key].Axis(key), key)
+	}
+	for _, k := range statsKeys() {
+		require.NotEmpty(t, labels[k].Text, "the kernel's %s", k)
+	}
+	require.Equal(t, "share of events to a random LP", cat.Labels("phold")["remote"].Axis("remote"))
+
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	code, _, stderr := warped("study", writeSpec(t, "model: pcs\nflags: {num-cells-x: 4, num-cells-y: 4, max-sim-time: 50}\n"+
+		"parameters:\n  call-interval: [25, 50, 100, 200]\nresults: [handoff_blocks]\n"), "--out", out, "--progress=off")
+	require.Equal(t, 0, code, stderr)
+	svg, err := os.ReadFile(filepath.Join(out, "plot-handoff_blocks.svg"))
+	require.NoError(t, err)
+	for _, want := range []string{"mean time between calls (simulated time)", "Handoff blocks (calls)", ">25<", ">200<"} {
+		require.Contains(t, string(svg), want)
+	}
+}
+
 // writeSpec writes a study spec into a new file and returns its path.
 func writeSpec(t *testing.T, text string) string {
 	t.Helper()

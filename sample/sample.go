@@ -20,7 +20,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/warpedgo/warped/internal/meminfo"
 	"github.com/warpedgo/warped/kernel"
 )
 
@@ -55,8 +57,11 @@ type Row struct {
 	PendingEvents      int     `json:"pending_events"`
 	HistoryLength      int     `json:"history_length"`
 	MemoryBytes        uint64  `json:"memory_bytes"`
-	OffloadBatches     uint64  `json:"offload_batches"`
-	Final              bool    `json:"final"`
+	// ResidentBytes is the process's resident memory when the row's set was taken, read
+	// at most every MeterPeriod (0: unknown, as in files written before it was sampled).
+	ResidentBytes  uint64 `json:"resident_bytes"`
+	OffloadBatches uint64 `json:"offload_batches"`
+	Final          bool   `json:"final"`
 	// IdleSeconds, ProcessingSeconds, GVTSeconds and CommSeconds are the time split
 	// (kernel.Sample's Idle, Processing, GVTTime and Comm): seconds since the worker's
 	// previous row, not cumulative, like the counts.
@@ -69,12 +74,13 @@ type Row struct {
 // Columns are the CSV header, in the order of Row's fields.
 var Columns = []string{"wall_seconds", "gvt", "rank", "worker", "processed", "committed", "rolled_back",
 	"primary_rollbacks", "secondary_rollbacks", "anti_messages", "safe_events", "pending_events",
-	"history_length", "memory_bytes", "offload_batches", "final", "idle_seconds", "processing_seconds",
+	"history_length", "memory_bytes", "resident_bytes", "offload_batches", "final", "idle_seconds", "processing_seconds",
 	"gvt_seconds", "comm_seconds"}
 
-// FromKernel converts a kernel sample to a row.
-func FromKernel(s kernel.Sample) Row {
-	return Row{WallSeconds: s.Elapsed.Seconds(), GVT: s.GVT, Rank: s.Rank, Worker: s.Worker,
+// FromKernel converts a kernel sample to a row, with the process's resident memory
+// (meminfo.Resident, as a Meter reads it).
+func FromKernel(s kernel.Sample, residentBytes uint64) Row {
+	return Row{ResidentBytes: residentBytes, WallSeconds: s.Elapsed.Seconds(), GVT: s.GVT, Rank: s.Rank, Worker: s.Worker,
 		Processed: s.Processed, Committed: s.Committed, RolledBack: s.RolledBack,
 		PrimaryRollbacks: s.PrimaryRollbacks, SecondaryRollbacks: s.SecondaryRollbacks,
 		AntiMessages: s.AntiMessages, SafeEvents: s.SafeEvents, PendingEvents: s.PendingEvents,
@@ -123,6 +129,7 @@ func appendRow(b []byte, r *Row, format string) []byte {
 	b = i(sep(b, "pending_events"), int64(r.PendingEvents), 10)
 	b = i(sep(b, "history_length"), int64(r.HistoryLength), 10)
 	b = u(sep(b, "memory_bytes"), r.MemoryBytes, 10)
+	b = u(sep(b, "resident_bytes"), r.ResidentBytes, 10)
 	b = u(sep(b, "offload_batches"), r.OffloadBatches, 10)
 	b = strconv.AppendBool(sep(b, "final"), r.Final)
 	b = g(sep(b, "idle_seconds"), r.IdleSeconds)
@@ -135,10 +142,44 @@ func appendRow(b []byte, r *Row, format string) []byte {
 	return append(b, '\n')
 }
 
+// Meter reads the process's resident memory for rows, at most once per MeterPeriod of
+// the run's wall time: a read of /proc costs 10 to 30 microseconds, GVT rounds can come
+// every 0.2 ms, and resident memory moves slowly. The rows of one set (one per worker)
+// share their wall time and so their reading. Its zero value is ready; it is safe for
+// concurrent use.
+type Meter struct {
+	mu    sync.Mutex
+	at    time.Duration
+	bytes uint64
+	read  bool
+}
+
+// MeterPeriod is the least wall time between two reads of a Meter.
+const MeterPeriod = 10 * time.Millisecond
+
+// Resident returns the resident memory for the set of rows taken at elapsed: read anew
+// when MeterPeriod has passed since the last read (or elapsed went back), else the last
+// reading.
+func (m *Meter) Resident(elapsed time.Duration) uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.read || elapsed-m.at >= MeterPeriod || elapsed < m.at {
+		m.at, m.bytes, m.read = elapsed, meminfo.Resident(), true
+	}
+	return m.bytes
+}
+
+// measured is a sample and the resident memory when it was taken.
+type measured struct {
+	s        kernel.Sample
+	resident uint64
+}
+
 // Writer writes rows to an io.Writer from a bounded buffer, on a goroutine of its own.
 type Writer struct {
 	format  string
-	rows    chan kernel.Sample
+	meter   Meter
+	rows    chan measured
 	dropped atomic.Uint64
 	done    chan struct{}
 	once    sync.Once
@@ -154,7 +195,7 @@ func NewWriter(out io.Writer, format string, buffer int) (*Writer, error) {
 	if buffer <= 0 {
 		buffer = DefaultBuffer
 	}
-	w := &Writer{format: format, rows: make(chan kernel.Sample, buffer), done: make(chan struct{})}
+	w := &Writer{format: format, rows: make(chan measured, buffer), done: make(chan struct{})}
 	go w.drain(out)
 	return w, nil
 }
@@ -167,11 +208,11 @@ func (w *Writer) drain(out io.Writer) {
 		_, w.err = bw.WriteString(strings.Join(Columns, ",") + "\n")
 	}
 	var b []byte
-	for s := range w.rows {
+	for m := range w.rows {
 		if w.err != nil {
 			continue // keep draining, so that Add never blocks
 		}
-		r := FromKernel(s)
+		r := FromKernel(m.s, m.resident)
 		b = appendRow(b[:0], &r, w.format)
 		_, w.err = bw.Write(b)
 		if len(w.rows) == 0 && w.err == nil {
@@ -187,7 +228,7 @@ func (w *Writer) drain(out io.Writer) {
 // never blocks. It must not be called after Close.
 func (w *Writer) Add(s kernel.Sample) {
 	select {
-	case w.rows <- s:
+	case w.rows <- measured{s, w.meter.Resident(s.Elapsed)}:
 	default:
 		w.dropped.Add(1)
 	}
@@ -319,6 +360,7 @@ func readCSV(in io.Reader) ([]Row, error) {
 		r.AntiMessages, r.SafeEvents = uint64(n("anti_messages")), uint64(n("safe_events"))
 		r.PendingEvents, r.HistoryLength = int(n("pending_events")), int(n("history_length"))
 		r.MemoryBytes, r.OffloadBatches = uint64(n("memory_bytes")), uint64(n("offload_batches"))
+		r.ResidentBytes = uint64(n("resident_bytes"))
 		r.Final = get("final") == "true"
 		r.IdleSeconds, r.ProcessingSeconds = f("idle_seconds"), f("processing_seconds")
 		r.GVTSeconds, r.CommSeconds = f("gvt_seconds"), f("comm_seconds")

@@ -3,6 +3,8 @@ package sample
 import (
 	"bytes"
 	"math"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +44,13 @@ func TestRoundTrip(t *testing.T) {
 		require.NoError(t, err, format)
 		require.Len(t, rows, len(in))
 		for i, s := range in {
-			require.Equal(t, FromKernel(s), rows[i], format)
+			require.Equal(t, FromKernel(s, rows[i].ResidentBytes), rows[i], format)
+			if _, err := os.Stat("/proc/self/statm"); err == nil {
+				require.NotZero(t, rows[i].ResidentBytes, "the process's resident memory, with every row")
+			}
+			if i > 0 && s.Elapsed == in[i-1].Elapsed {
+				require.Equal(t, rows[i-1].ResidentBytes, rows[i].ResidentBytes, "one reading per set of rows")
+			}
 		}
 	}
 }
@@ -56,7 +64,10 @@ func TestCSVHeader(t *testing.T) {
 	require.NoError(t, w.Close())
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	require.Equal(t, strings.Join(Columns, ","), lines[0])
-	require.Equal(t, "0.0015,2.5,0,0,100,90,10,2,1,7,3,40,12,1048576,4,false,0.00025,0.001,0.000125,0.000125", lines[1])
+	fields := strings.Split(lines[1], ",")
+	require.Len(t, fields, len(Columns))
+	fields[slices.Index(Columns, "resident_bytes")] = "RSS" // the process's, varies
+	require.Equal(t, "0.0015,2.5,0,0,100,90,10,2,1,7,3,40,12,1048576,RSS,4,false,0.00025,0.001,0.000125,0.000125", strings.Join(fields, ","))
 }
 
 // blocked is an io.Writer that blocks until released.
@@ -124,4 +135,29 @@ func TestSeriesRoundTrip(t *testing.T) {
 	require.ErrorContains(t, err, "empty series file")
 	_, err = ReadSeries(strings.NewReader("time,lp,series,value\n1,x,s,2\n"))
 	require.ErrorContains(t, err, "series line 2")
+}
+
+// TestMeter: a Meter reads anew only when MeterPeriod has passed, or time went back.
+func TestMeter(t *testing.T) {
+	if _, err := os.Stat("/proc/self/statm"); err != nil {
+		t.Skip("no /proc/self/statm on this machine")
+	}
+	var m Meter
+	first := m.Resident(time.Second)
+	require.NotZero(t, first)
+	m.bytes = 1 // a reading no read gives: seen again only if not read anew
+	for _, tc := range []struct {
+		name string
+		at   time.Duration
+		anew bool
+	}{
+		{"same set", time.Second, false},
+		{"within the period", time.Second + MeterPeriod - 1, false},
+		{"the period passed", time.Second + MeterPeriod, true},
+		{"time went back", time.Millisecond, true},
+	} {
+		got := m.Resident(tc.at)
+		require.Equal(t, tc.anew, got != 1, tc.name)
+		m.bytes = 1
+	}
 }

@@ -20,6 +20,8 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/spf13/pflag"
+
+	"github.com/warpedgo/warped/sample/chart"
 )
 
 // Spec is a parsed, checked study.
@@ -42,6 +44,24 @@ type Spec struct {
 	Results []string
 	// Execution is how the runs are executed (the command line may override it).
 	Execution Execution
+	// Plot says how the plots draw their axes.
+	Plot PlotOptions
+	// Labels name the parameters and results on the plots, with units, by flag name and
+	// result key (the Catalog's).
+	Labels map[string]chart.Label
+}
+
+// The scales of a plot's axis (PlotOptions).
+const (
+	ScaleAuto   = "auto"   // the x axis logarithmic where the values call for it (see Plot), the y axis linear
+	ScaleLinear = "linear" // linear; a y axis holds zero where every mean is positive or zero
+	ScaleLog    = "log"    // logarithmic where every value (and confidence bound) is positive, else linear
+)
+
+// PlotOptions say how a study's plots draw their axes: each scale is ScaleAuto (or empty),
+// ScaleLinear or ScaleLog.
+type PlotOptions struct {
+	XScale, YScale string
 }
 
 // Param is a flag name and its value, as the command line would give it.
@@ -100,6 +120,9 @@ type Catalog interface {
 	// the model's results (efficiency, committed_events_per_second, rollbacks, memory, as
 	// in a stats file): a spec may list them under results too.
 	StatsKeys() []string
+	// Labels returns how plots name the model's flags (by name), results and the
+	// kernel's statistics (by key), with units; a name it lacks is shown as it is.
+	Labels(model string) map[string]chart.Label
 }
 
 // MaxPoints and MaxRuns are the most points and runs a study may have.
@@ -180,8 +203,10 @@ func Parse(data []byte, file string, cat Catalog) (*Spec, error) {
 			s.Results, err = p.strings(v, "results")
 		case "execution":
 			err = p.execution(v, &s.Execution)
+		case "plot":
+			err = p.plot(v, &s.Plot)
 		default:
-			err = p.errf(k, "unknown key %q (want model, flags, parameters, points, replications, seed, results, execution)", k.Value)
+			err = p.errf(k, "unknown key %q (want model, flags, parameters, points, replications, seed, results, execution, plot)", k.Value)
 		}
 		if err != nil {
 			return nil, err
@@ -195,6 +220,7 @@ func Parse(data []byte, file string, cat Catalog) (*Spec, error) {
 		return nil, p.errf(keyNode(root, "model"), "%v", err)
 	}
 	p.fs, p.model = fs, s.Model
+	s.Labels = cat.Labels(s.Model)
 	if flags != nil {
 		if s.Flags, err = p.flags(flags); err != nil {
 			return nil, err
@@ -303,6 +329,34 @@ func (p *parser) strings(n *yaml.Node, what string) ([]string, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// plot parses the spec's plot options.
+func (p *parser) plot(n *yaml.Node, o *PlotOptions) error {
+	if n.Kind != yaml.MappingNode {
+		return p.errf(n, "plot must be a mapping (x-scale, y-scale)")
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		var dst *string
+		switch k.Value {
+		case "x-scale":
+			dst = &o.XScale
+		case "y-scale":
+			dst = &o.YScale
+		default:
+			return p.errf(k, "unknown key plot.%s (want x-scale, y-scale)", k.Value)
+		}
+		x, err := p.scalar(v, "plot."+k.Value)
+		if err != nil {
+			return err
+		}
+		if x != ScaleAuto && x != ScaleLinear && x != ScaleLog {
+			return p.errf(v, "plot.%s must be %s, %s or %s, got %q", k.Value, ScaleAuto, ScaleLinear, ScaleLog, x)
+		}
+		*dst = x
+	}
+	return nil
 }
 
 func (p *parser) execution(n *yaml.Node, e *Execution) error {

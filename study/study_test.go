@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/sample/chart"
 )
 
 // fakeCatalog has one model, "toy", with flags n (int), rate (float) and name (string).
@@ -39,6 +40,10 @@ func (fakeCatalog) Flags(model string) (*pflag.FlagSet, error) {
 func (fakeCatalog) ResultKeys(string) []string { return []string{"a", "b"} }
 
 func (fakeCatalog) StatsKeys() []string { return []string{"efficiency", "events_committed"} }
+
+func (fakeCatalog) Labels(string) map[string]chart.Label {
+	return map[string]chart.Label{"a": {Text: "Alpha count", Unit: "calls"}, "rate": {Text: "arrival rate", Unit: "1/s"}}
+}
 
 // toyRun is a deterministic function of the run's flags, except the execution flags.
 func toyRun(_ context.Context, model string, args []string, _ gpuoffload.Backend) (Outcome, error) {

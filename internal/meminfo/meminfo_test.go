@@ -2,6 +2,7 @@ package meminfo
 
 import (
 	"os"
+	"runtime"
 	"testing"
 )
 
@@ -16,5 +17,29 @@ func TestBytes(t *testing.T) {
 	}
 	if got := Bytes("NoSuchLine:"); got != 0 {
 		t.Fatalf("a missing line read %d, want 0", got)
+	}
+}
+
+// TestResident reads this process's resident memory where /proc/self/statm exists: at
+// least the heap this test holds.
+func TestResident(t *testing.T) {
+	if _, err := os.Stat("/proc/self/statm"); err != nil {
+		t.Skip("no /proc/self/statm on this machine")
+	}
+	hold := make([]byte, 8<<20)
+	for i := range hold {
+		hold[i] = 1 // touched, so resident
+	}
+	if got := Resident(); got < uint64(len(hold)) {
+		t.Fatalf("resident %d bytes, want at least the %d this test holds", got, len(hold))
+	}
+	runtime.KeepAlive(hold)
+}
+
+// BenchmarkResident measures one read of the resident memory: what a sampler pays per set
+// of rows.
+func BenchmarkResident(b *testing.B) {
+	for b.Loop() {
+		Resident()
 	}
 }

@@ -20,10 +20,12 @@ import (
 	"github.com/warpedgo/warped/sample"
 )
 
-// Chart is one chart and the file name it is written under (without extension).
+// Chart is one chart, the file name it is written under (without extension) and a
+// caption that says what to read from it (a page's figure caption; empty: none).
 type Chart struct {
-	Name string
-	Plot *plot.Plot
+	Name    string
+	Plot    *plot.Plot
+	Caption string
 }
 
 // set is the rows of one rank taken at one time.
@@ -70,6 +72,20 @@ type series struct {
 // gap is a break in a line.
 var gap = plotter.XY{X: math.NaN(), Y: math.NaN()}
 
+// A stretch without samples is drawn as a gap when it lasts over gapTimes the median
+// interval between sample sets and over gapShare of the samples' span. GVT rounds come
+// irregularly when workers outnumber cores (a tenth of the intervals over three times the
+// median), and a run on a busy machine stalls for milliseconds: a gap narrower than a
+// line's width would make the line look dashed without showing anything.
+const (
+	gapTimes = 10
+	gapShare = 0.02
+)
+
+// gapLimit is the least stretch without samples drawn as a gap, given the median interval
+// between sample sets and the wall time of the last.
+func gapLimit(median, span float64) float64 { return max(gapTimes*median, gapShare*span) }
+
 // window is an interval of one rank's wall time, (from, to], over which rates are taken:
 // the sets in it.
 type window struct {
@@ -79,11 +95,16 @@ type window struct {
 	gap      bool // no samples for much longer than usual: drawn as a gap
 }
 
+// maxWindows is about the most windows a rate is taken over: a step narrower than a
+// pixel of a one-column figure shows noise, not the rate.
+const maxWindows = 200
+
 // windows divides each rank's sets (their counts are since the set before, the first's
-// since the run's start) into windows at least half the rank's median interval between samples long, so that a last
-// sample taken a moment after the one before does not make a spike: a short interval
-// joins the next, and a short remainder the window before it. A window over three times
-// the median long holds no samples in between and is marked as a gap.
+// since the run's start) into windows at least half the rank's median interval between
+// samples long (and a maxWindows-th of the samples' span), so that a last sample taken a
+// moment after the one before does not make a spike: a short interval joins the next,
+// and a short remainder the window before it. A window longer than
+// gapLimit holds no samples in between and is marked as a gap.
 func windows(ss []set) []window {
 	var out []window
 	for _, rank := range ranks(ss) {
@@ -103,12 +124,14 @@ func windows(ss []set) []window {
 		}
 		slices.Sort(ds)
 		median := ds[len(ds)/2]
+		span := rs[len(rs)-1].wall
+		limit, least := gapLimit(median, span), max(median/2, span/maxWindows)
 		first := len(out)
 		w := window{rank: rank}
 		for _, s := range rs {
 			w.to, w.sets = s.wall, append(w.sets, s)
-			if w.to-w.from >= median/2 {
-				w.gap = len(w.sets) == 1 && w.to-w.from > 3*median
+			if w.to-w.from >= least {
+				w.gap = len(w.sets) == 1 && w.to-w.from > limit
 				out = append(out, w)
 				w = window{rank: rank, from: s.wall}
 			}
@@ -158,53 +181,13 @@ func appendStep(xy plotter.XYs, w *window, v float64) plotter.XYs {
 	return append(xy, plotter.XY{X: w.from, Y: v}, plotter.XY{X: w.to, Y: v})
 }
 
-// perWorkerRate makes one line per rank and worker of value(row) summed over each window
-// and divided by its length (a rate per second of wall time), held over the window.
-func perWorkerRate(ws []window, value func(r *sample.Row) float64) []series {
-	type id struct{ rank, worker int }
-	var order []id
-	lines := map[id]*series{}
-	multi := false
-	for _, w := range ws {
-		multi = multi || w.rank != ws[0].rank
-	}
-	for i := range ws {
-		w := &ws[i]
-		sums := map[id]float64{}
-		for _, s := range w.sets {
-			for j := range s.rows {
-				r := &s.rows[j]
-				if r.Worker < 0 {
-					continue // a rank's manager: no counts of its own
-				}
-				k := id{r.Rank, r.Worker}
-				if lines[k] == nil {
-					name := fmt.Sprintf("worker %d", r.Worker)
-					if multi {
-						name = fmt.Sprintf("rank %d worker %d", r.Rank, r.Worker)
-					}
-					lines[k] = &series{name: name}
-					order = append(order, k)
-				}
-				sums[k] += value(r)
-			}
-		}
-		for k, v := range sums {
-			lines[k].xy = appendStep(lines[k].xy, w, v/(w.to-w.from))
-		}
-	}
-	out := make([]series, 0, len(order))
-	for _, k := range order {
-		out = append(out, *lines[k])
-	}
-	return out
-}
-
 // gapAfter returns the wall-time interval between samples beyond which a line of levels
-// breaks: three times the median interval.
+// breaks (gapLimit).
 func gapAfter(ss []set) float64 {
 	var ds []float64
+	span := 0.0
 	for i := 1; i < len(ss); i++ {
+		span = max(span, ss[i].wall)
 		if ss[i].rank == ss[i-1].rank {
 			ds = append(ds, ss[i].wall-ss[i-1].wall)
 		}
@@ -213,7 +196,7 @@ func gapAfter(ss []set) float64 {
 		return math.Inf(1)
 	}
 	slices.Sort(ds)
-	return 3 * ds[len(ds)/2]
+	return gapLimit(ds[len(ds)/2], span)
 }
 
 // perRank makes one line per rank of the level value(set), broken where samples are
@@ -253,43 +236,6 @@ func appendLevel(xy plotter.XYs, x, v float64, broken bool) plotter.XYs {
 	return append(xy, plotter.XY{X: x, Y: v})
 }
 
-// perWorker makes one line per rank and worker of the level value(row).
-func perWorker(ss []set, value func(r *sample.Row) float64) []series {
-	type id struct{ rank, worker int }
-	var order []id
-	lines := map[id]*series{}
-	last := map[id]float64{}
-	multi := len(ranks(ss)) > 1
-	limit := gapAfter(ss)
-	for i := range ss {
-		for j := range ss[i].rows {
-			r := &ss[i].rows[j]
-			if r.Worker < 0 {
-				continue // a rank's manager: no counts of its own
-			}
-			k := id{r.Rank, r.Worker}
-			l := lines[k]
-			if l == nil {
-				name := fmt.Sprintf("worker %d", r.Worker)
-				if multi {
-					name = fmt.Sprintf("rank %d worker %d", r.Rank, r.Worker)
-				}
-				l = &series{name: name}
-				lines[k] = l
-				order = append(order, k)
-				last[k] = math.NaN()
-			}
-			l.xy = appendLevel(l.xy, ss[i].wall, value(r), ss[i].wall-last[k] > limit)
-			last[k] = ss[i].wall
-		}
-	}
-	out := make([]series, 0, len(order))
-	for _, k := range order {
-		out = append(out, *lines[k])
-	}
-	return out
-}
-
 // sum adds up f over the rows of a window's sets.
 func sum(w *window, f func(r *sample.Row) float64) float64 {
 	var t float64
@@ -311,8 +257,10 @@ const (
 )
 
 // Make returns the charts of rows: event rate, efficiency, GVT, rollbacks per second per
-// worker, memory, pending events (only where the engine keeps them) and the time split per
-// worker and rank's manager (only where the engine splits its time).
+// worker, memory (resident and Go heap), pending events per worker (only where the engine
+// keeps them) and the time split per worker and rank's manager (only where the engine
+// splits its time). A per-worker chart of more than four workers shows per rank the
+// median over the workers and their range, not a line each.
 func Make(rows []sample.Row) ([]Chart, error) {
 	if len(rows) == 0 {
 		return nil, errors.New("no samples to chart")
@@ -321,32 +269,48 @@ func Make(rows []sample.Row) ([]Chart, error) {
 	ws := windows(ss)
 	committed := func(r *sample.Row) float64 { return float64(r.Committed) }
 	processed := func(r *sample.Row) float64 { return float64(r.Processed) }
+	mib := func(b uint64) float64 {
+		if b == 0 {
+			return math.NaN() // not sampled (a file written before resident memory was)
+		}
+		return float64(b) / (1 << 20)
+	}
+	memory := append(named(perRank(ss, func(s *set) float64 { return mib(s.rows[0].ResidentBytes) }), "resident"),
+		named(perRank(ss, func(s *set) float64 { return mib(s.rows[0].MemoryBytes) }), "Go heap in use")...)
 	specs := []struct {
 		name, title, y string
 		axis           axis
 		lines          []series
+		workers        *workerView // a per-worker chart: lines or bands
+		legend         bool        // a legend even for one line
+		caption        string
 	}{
-		{"event-rate", "Committed event rate", "committed events / s", countAxis, perRankRate(ws, func(w *window) float64 {
+		{name: "event-rate", title: "Committed event rate", y: "committed events / s", lines: perRankRate(ws, func(w *window) float64 {
 			return sum(w, committed) / (w.to - w.from)
-		})},
-		{"efficiency", "Efficiency (committed / processed per interval)", "efficiency", percentAxis, perRankRate(ws, func(w *window) float64 {
+		}), caption: "Committed events per second of wall time, over windows at least half the usual interval between samples: " +
+			"the run's throughput as it went. A dip is a stretch of rollbacks or waiting; a gap, a stretch without samples."},
+		{name: "efficiency", title: "Efficiency (committed / processed per interval)", y: "efficiency", axis: percentAxis, lines: perRankRate(ws, func(w *window) float64 {
 			return 100 * sum(w, committed) / sum(w, processed)
-		})},
-		{"gvt", "GVT against wall time", "GVT (simulated time)", levelAxis, perRank(ss, func(s *set) float64 {
+		}), caption: "The share of the events processed in each window that were committed. What is missing to 100 % was " +
+			"rolled back: a low stretch is where optimism cost the most."},
+		{name: "gvt", title: "GVT against wall time", y: "GVT (simulated time)", axis: levelAxis, lines: perRank(ss, func(s *set) float64 {
 			return s.rows[0].GVT
-		})},
-		{"rollbacks", "Rolled-back events per second, per worker", "rolled-back events / s", countAxis, perWorkerRate(ws, func(r *sample.Row) float64 {
+		}), caption: "Global virtual time, the simulated time every LP has passed, against wall time. Its slope is the " +
+			"simulated time the run advances per second; a flat stretch is a stall."},
+		{name: "rollbacks", title: "Rolled-back events per second", y: "rolled-back events / s", workers: workerRates(ws, func(r *sample.Row) float64 {
 			return float64(r.RolledBack)
-		})},
-		{"memory", "Go heap in use (the totals' peak is resident memory)", "Go heap (MiB)", countAxis, perRank(ss, func(s *set) float64 {
-			return float64(s.rows[0].MemoryBytes) / (1 << 20)
-		})},
-		{"pending", "Pending events per worker", "pending events", countAxis, perWorker(ss, func(r *sample.Row) float64 {
+		}), caption: "Events undone per second of wall time. A worker far above the others is the one that stragglers " +
+			"(events from the past) hit most: its LPs run ahead of their senders."},
+		{name: "memory", title: "Memory of the process", y: "MiB", lines: memory, legend: true,
+			caption: "The process's resident memory (what the totals' peak memory reports) and the Go heap in use (the " +
+				"events, states and logs the run holds). A heap that grows without bound is history not fossil-collected."},
+		{name: "pending", title: "Pending events", y: "pending events", workers: workerLevels(ss, func(r *sample.Row) float64 {
 			if r.PendingEvents < 0 {
 				return math.NaN()
 			}
 			return float64(r.PendingEvents)
-		})},
+		}), caption: "Events waiting in each worker's calendar, as of its last GVT report. Workers at one level share the " +
+			"load evenly; one far above the others holds more of the model."},
 	}
 	var out []Chart
 	for _, sp := range specs {
@@ -355,7 +319,23 @@ func Make(rows []sample.Row) ([]Chart, error) {
 		p.X.Label.Text = "wall time (s)"
 		p.Y.Label.Text = sp.y
 		p.Add(plotter.NewGrid())
-		n, err := addLines(p, sp.lines)
+		var n int
+		var err error
+		switch v := sp.workers; {
+		case v == nil:
+			n, err = addLines(p, sp.lines, sp.legend)
+		case len(v.workers) > linesUpTo: // the legend says median and range
+			bs := v.bands()
+			n, err = addBands(p, bs)
+			if len(bs) > 1 {
+				sp.caption += fmt.Sprintf(" With %d workers on %d ranks, each rank's line is its workers' median and its band their range, least to greatest.", len(v.workers), len(bs))
+			} else {
+				sp.caption += fmt.Sprintf(" With %d workers, the line is their median and the band their range, least to greatest.", len(v.workers))
+			}
+		default:
+			p.Title.Text += " per worker"
+			n, err = addLines(p, v.lines(), false)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("chart %s: %w", sp.name, err)
 		}
@@ -365,15 +345,15 @@ func Make(rows []sample.Row) ([]Chart, error) {
 		switch sp.axis {
 		case countAxis:
 			p.Y.Min = 0
-			p.Y.Max = max(p.Y.Max, 1)
+			p.Y.Max = max(1.05*p.Y.Max, 1) // headroom: a peak at the top edge looks cut off
 			p.Y.Tick.Marker = SITicks{}
 		case percentAxis:
 			p.Y.Min, p.Y.Max = 0, max(p.Y.Max, 100)
 			p.Y.Tick.Marker = PercentTicks{}
 		}
-		style(p)
+		Style(p)
 		p.BackgroundColor = color.White
-		out = append(out, Chart{Name: sp.name, Plot: p})
+		out = append(out, Chart{Name: sp.name, Plot: p, Caption: sp.caption})
 	}
 	sc, err := split(rows)
 	if err != nil {
@@ -385,10 +365,22 @@ func Make(rows []sample.Row) ([]Chart, error) {
 	return out, nil
 }
 
+// named names lines (one per rank) what, prefixed by their rank's name across ranks.
+func named(lines []series, what string) []series {
+	for i := range lines {
+		if len(lines) > 1 {
+			lines[i].name += " " + what
+		} else {
+			lines[i].name = what
+		}
+	}
+	return lines
+}
+
 // addLines adds lines to p, each in its own colour (and dashes after the colours run
-// out), broken at its gaps, with a legend entry when there is more than one; it returns
-// the number of lines with data.
-func addLines(p *plot.Plot, lines []series) (int, error) {
+// out), broken at its gaps, with a legend entry when there is more than one (or always,
+// with legend); it returns the number of lines with data.
+func addLines(p *plot.Plot, lines []series, legend bool) (int, error) {
 	var withData []series
 	for _, l := range lines {
 		if slices.ContainsFunc(l.xy, func(xy plotter.XY) bool { return !math.IsNaN(xy.Y) }) {
@@ -406,7 +398,7 @@ func addLines(p *plot.Plot, lines []series) (int, error) {
 			line.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
 			line.Width = vg.Points(1)
 			p.Add(line)
-			if first && len(withData) > 1 {
+			if first && (legend || len(withData) > 1) {
 				p.Legend.Add(l.name, line)
 			}
 			first = false

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -113,23 +114,151 @@ func TestSplit(t *testing.T) {
 	require.Nil(t, sc)
 }
 
-// TestSeries draws a model's series: one chart per name, values at one time summed.
+// TestSeries draws a model's series: all in one chart (per unit), a legend entry each in
+// the order the model first records them, values at one time summed.
 func TestSeries(t *testing.T) {
 	pts := []kernel.SeriesPoint{{Time: 0, LP: 0, Series: "infected", Value: 1}, {Time: 0, LP: 1, Series: "infected", Value: 2},
-		{Time: 5, LP: 0, Series: "infected", Value: 4}, {Time: 5, LP: 1, Series: "queue/north", Value: 3}}
-	charts, err := Series(pts)
-	require.NoError(t, err)
-	require.Len(t, charts, 2)
-	require.Equal(t, "series-infected", charts[0].Name)
-	require.Equal(t, "series-queue_north", charts[1].Name)
-	paths, err := WriteFiles(t.TempDir(), charts, DefaultOptions())
-	require.NoError(t, err)
-	require.Len(t, paths, 4)
-	_, err = Series(nil)
+		{Time: 0, LP: 1, Series: "exposed", Value: 2}, {Time: 5, LP: 0, Series: "infected", Value: 4},
+		{Time: 5, LP: 1, Series: "queue/north", Value: 3}}
+	t.Run("one chart", func(t *testing.T) {
+		charts, err := Series(pts, "", nil)
+		require.NoError(t, err)
+		require.Len(t, charts, 1)
+		require.Equal(t, "series", charts[0].Name)
+		svg, err := charts[0].Render("svg", DefaultOptions())
+		require.NoError(t, err)
+		text := string(svg)
+		for _, want := range []string{"Model series", "value, summed over LPs", "simulated time"} {
+			require.Contains(t, text, want)
+		}
+		i, e, q := strings.Index(text, ">infected<"), strings.Index(text, ">exposed<"), strings.Index(text, ">queue/north<")
+		require.True(t, i >= 0 && i < e && e < q, "the legend in the order first recorded")
+		require.Zero(t, charts[0].Plot.Y.Min, "amounts from zero")
+	})
+	t.Run("labels and units", func(t *testing.T) {
+		charts, err := Series(pts, "Epidemic", map[string]Label{"infected": {"infected people", "people"},
+			"exposed": {Unit: "people"}, "queue/north": {"queue north", "cars"}})
+		require.NoError(t, err)
+		var names []string
+		for _, c := range charts {
+			names = append(names, c.Name)
+		}
+		require.Equal(t, []string{"series-people", "series-cars"}, names, "a chart per unit")
+		svg, err := charts[0].Render("svg", DefaultOptions())
+		require.NoError(t, err)
+		for _, want := range []string{"Epidemic", "people, summed over LPs", ">infected people<", ">exposed<"} {
+			require.Contains(t, string(svg), want)
+		}
+		require.NotContains(t, string(svg), "queue north")
+		paths, err := WriteFiles(t.TempDir(), charts, DefaultOptions())
+		require.NoError(t, err)
+		require.Len(t, paths, 4)
+	})
+	_, err := Series(nil, "", nil)
 	require.Error(t, err)
 	names, lines := seriesLines(pts)
-	require.Equal(t, []string{"infected", "queue/north"}, names)
+	require.Equal(t, []string{"infected", "exposed", "queue/north"}, names)
 	require.Equal(t, plotter.XYs{{X: 0, Y: 3}, {X: 5, Y: 4}}, lines["infected"])
+}
+
+// manyWorkers are the samples of a made-up run with n workers on one rank, worker w
+// rolling back 10*w events per set, three sets 0.1 s apart.
+func manyWorkers(n int) []sample.Row {
+	var rs []sample.Row
+	for i, wall := range []float64{0.1, 0.2, 0.3} {
+		for w := range n {
+			rs = append(rs, sample.Row{WallSeconds: wall, GVT: float64(i), Worker: w, Processed: 100, Committed: 90,
+				RolledBack: uint64(10 * w), PendingEvents: 100 + w, MemoryBytes: 4 << 20, ResidentBytes: 12 << 20})
+		}
+	}
+	return rs
+}
+
+// TestPerWorker: up to four workers, a line each; more, the median and range over them.
+func TestPerWorker(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		workers int
+		want    []string // in the rollbacks chart's SVG
+		notWant []string
+	}{
+		{"lines", 4, []string{"per worker", ">worker 0<", ">worker 3<"}, []string{"median"}},
+		{"band", 16, []string{">median of 16 workers<", ">least to greatest<"}, []string{">worker 0<", "per worker"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			charts, err := Make(manyWorkers(tc.workers))
+			require.NoError(t, err)
+			for _, c := range charts {
+				if c.Name != "rollbacks" && c.Name != "pending" {
+					continue
+				}
+				svg, err := c.Render("svg", DefaultOptions())
+				require.NoError(t, err)
+				for _, w := range tc.want {
+					require.Contains(t, string(svg), w, c.Name)
+				}
+				for _, w := range tc.notWant {
+					require.NotContains(t, string(svg), w, c.Name)
+				}
+			}
+		})
+	}
+	t.Run("band values", func(t *testing.T) {
+		ss := sets(manyWorkers(5))
+		bs := workerRates(windows(ss), func(r *sample.Row) float64 { return float64(r.RolledBack) }).bands()
+		require.Len(t, bs, 1)
+		require.Equal(t, 5, bs[0].workers)
+		// Workers roll back 0, 10, 20, 30, 40 events per 0.1 s.
+		require.InDelta(t, 200, bs[0].median[0].Y, 1e-9)
+		require.InDelta(t, 0, bs[0].lo[0].Y, 1e-9)
+		require.InDelta(t, 400, bs[0].hi[0].Y, 1e-9)
+		lv := workerLevels(ss, func(r *sample.Row) float64 { return float64(r.PendingEvents) }).bands()
+		require.Equal(t, plotter.XYs{{X: 0.1, Y: 102}, {X: 0.2, Y: 102}, {X: 0.3, Y: 102}}, lv[0].median)
+	})
+	t.Run("a band per rank", func(t *testing.T) {
+		rs := manyWorkers(5)
+		for _, r := range manyWorkers(5) {
+			r.Rank = 1
+			rs = append(rs, r)
+		}
+		charts, err := Make(rs)
+		require.NoError(t, err)
+		for _, c := range charts {
+			if c.Name == "rollbacks" {
+				svg, err := c.Render("svg", DefaultOptions())
+				require.NoError(t, err)
+				for _, want := range []string{">rank 0 median of 5 workers<", ">rank 1 median of 5 workers<", ">rank 1 least to greatest<"} {
+					require.Contains(t, string(svg), want)
+				}
+				require.Contains(t, c.Caption, "With 10 workers on 2 ranks, each rank's line")
+			}
+		}
+	})
+	require.InDelta(t, 2.5, median([]float64{1, 2, 3, 4}), 0)
+}
+
+// TestMemory: the memory chart labels resident memory and the Go heap, and shows the heap
+// alone, labelled, for a file without resident memory.
+func TestMemory(t *testing.T) {
+	find := func(rs []sample.Row) string {
+		charts, err := Make(rs)
+		require.NoError(t, err)
+		for _, c := range charts {
+			if c.Name == "memory" {
+				svg, err := c.Render("svg", DefaultOptions())
+				require.NoError(t, err)
+				return string(svg)
+			}
+		}
+		t.Fatal("no memory chart")
+		return ""
+	}
+	both := find(manyWorkers(2))
+	require.Contains(t, both, ">resident<")
+	require.Contains(t, both, ">Go heap in use<")
+	heap := find(rows())
+	require.Contains(t, heap, ">Go heap in use<")
+	require.NotContains(t, heap, ">resident<")
 }
 
 // TestWindows: rates are taken over intervals at least half the median long, so that a
@@ -148,7 +277,7 @@ func TestWindows(t *testing.T) {
 		{"last set a moment later", []sample.Row{set(0, 0), set(0.1, 100), set(0.2, 100), set(0.2005, 5)}, []float64{1000, 105 / 0.1005}},
 		{"short intervals join", []sample.Row{set(0, 0), set(0.1, 100), set(0.12, 20), set(0.2, 80), set(0.3, 100)}, []float64{1000, 1000, 1000}},
 		{"one set, from the run's start", []sample.Row{set(0.05, 100)}, []float64{2000}},
-		{"a gap", []sample.Row{set(0, 0), set(0.1, 100), set(0.2, 100), set(1.2, 50), set(1.3, 100)}, []float64{1000, 1000, math.NaN(), 1000}},
+		{"a gap", []sample.Row{set(0, 0), set(0.1, 100), set(0.2, 100), set(2.2, 50), set(2.3, 100)}, []float64{1000, 1000, math.NaN(), 1000}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := windows(sets(tc.rows))
@@ -186,6 +315,21 @@ func TestSI(t *testing.T) {
 	}{{12e6, "12 M"}, {1500, "1.5 k"}, {250, "250"}, {0, "0"}, {2.5e9, "2.5 G"}, {-3e6, "-3 M"}, {0.25, "0.25"}} {
 		t.Run(tc.want, func(t *testing.T) { require.Equal(t, tc.want, SI(tc.v)) })
 	}
+}
+
+// TestSITicks: SI labels, and at least three labelled ticks where the default labels two.
+func TestSITicks(t *testing.T) {
+	labels := func(lo, hi float64) []string {
+		var out []string
+		for _, tk := range (SITicks{}).Ticks(lo, hi) {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+		return out
+	}
+	require.Equal(t, []string{"0", "5 M", "10 M"}, labels(0, 12e6))
+	require.GreaterOrEqual(t, len(labels(0, 2600)), 3, "%v", labels(0, 2600))
 }
 
 // TestAxes: counts start at zero with SI ticks, shares are percent from 0 to 100.

@@ -66,7 +66,7 @@ func Compare(runs []Run) ([]Chart, error) {
 			p.Y.Max = max(p.Y.Max, 100)
 		}
 		p.Y.Tick.Marker = SITicks{}
-		style(p)
+		Style(p)
 		out = append(out, Chart{Name: sp.name, Plot: p})
 	}
 	if len(out) == 0 {

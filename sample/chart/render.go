@@ -61,7 +61,7 @@ func (o Options) Check() error {
 func height(w vg.Length) vg.Length { return w * 0.62 }
 
 // Render renders c in format (png, svg or pdf) at o's size. A legend is drawn to the
-// right of the data, never over it.
+// right of the data or below it, never over it.
 func (c Chart) Render(format string, o Options) ([]byte, error) {
 	w, h := o.Width, height(o.Width)
 	var (
@@ -90,32 +90,48 @@ func (c Chart) Render(format string, o Options) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// drawOutside draws p on dc with its legend, if any, in a column to the right of the
-// plot.
+// drawOutside draws p on dc with its title across the whole figure and its legend, if
+// any, outside the data: in a column to the right of the plot, or below it where that
+// column would take over a third of the width (long entries, such as a study's).
 func drawOutside(p *plot.Plot, dc draw.Canvas) {
+	area := dc
+	if t := p.Title.Text; t != "" { // over the figure, not only over the plot beside a legend
+		ts := p.Title.TextStyle
+		ts.XAlign, ts.YAlign = draw.XCenter, draw.YTop
+		dc.FillText(ts, vg.Point{X: dc.Center().X, Y: dc.Max.Y + ts.FontExtents().Descent}, t)
+		area.Max.Y -= ts.Rectangle(t).Size().Y + p.Title.Padding
+		p.Title.Text = ""
+		defer func() { p.Title.Text = t }()
+	}
 	l := p.Legend
-	r := l.Rectangle(dc)
-	if r.Max.X == r.Min.X { // no entries
-		p.Draw(dc)
+	r := l.Rectangle(area)
+	w, h := r.Max.X-r.Min.X, r.Max.Y-r.Min.Y
+	if w == 0 { // no entries
+		p.Draw(area)
 		return
 	}
 	gap := 2 * vg.Millimeter
-	plotArea, legendArea := dc, dc
-	plotArea.Max.X -= r.Max.X - r.Min.X + 2*gap
-	legendArea.Min.X = plotArea.Max.X + gap
-	if p.Title.Text != "" { // beside the data, below the title
-		legendArea.Max.Y -= p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+	plotArea, legendArea := area, area
+	if w+2*gap <= (dc.Max.X-dc.Min.X)/3 {
+		plotArea.Max.X -= w + 2*gap
+		legendArea.Min.X = plotArea.Max.X + gap
+		l.Top, l.Left = true, true
+	} else {
+		plotArea.Min.Y += h + gap
+		legendArea.Max.Y = legendArea.Min.Y + h
+		legendArea.Min.X += gap
+		l.Top, l.Left = false, true
 	}
 	p.Legend = plot.NewLegend()
 	p.Draw(plotArea)
 	p.Legend = l
-	l.Top, l.Left, l.XOffs, l.YOffs = true, true, 0, 0
+	l.XOffs, l.YOffs = 0, 0
 	l.Draw(legendArea)
 }
 
-// style sets p's fonts for a figure a few inches wide: sans serif, 9 pt title, 8 pt labels,
-// 7 pt ticks and legend.
-func style(p *plot.Plot) {
+// Style sets p's fonts for a figure a few inches wide: sans serif, 9 pt title, 8 pt labels,
+// 7 pt ticks and legend (every chart of the command is styled so, a study's plots too).
+func Style(p *plot.Plot) {
 	set := func(s *font.Font, size vg.Length) {
 		s.Typeface, s.Variant, s.Size = "Liberation", "Sans", size
 	}
@@ -131,11 +147,20 @@ func style(p *plot.Plot) {
 // SITicks are plot.DefaultTicks labelled with SI prefixes (12 M, not 12000000).
 type SITicks struct{}
 
-// Ticks returns the ticks between min and max.
+// Ticks returns the ticks between min and max: at least three labelled where gonum's
+// default labels fewer (0 and 2.5 k alone say little) and its minor ticks are few enough
+// to label.
 func (SITicks) Ticks(min, max float64) []plot.Tick {
 	ts := plot.DefaultTicks{}.Ticks(min, max)
+	labelled := 0
+	for _, t := range ts {
+		if t.Label != "" {
+			labelled++
+		}
+	}
+	labelAll := labelled < 3 && len(ts) <= 8
 	for i := range ts {
-		if ts[i].Label != "" {
+		if ts[i].Label != "" || labelAll {
 			ts[i].Label = SI(ts[i].Value)
 		}
 	}

@@ -71,6 +71,7 @@ func split(rows []sample.Row) (*Chart, error) {
 	}
 	p := plot.New()
 	p.Title.Text = "Time split per worker over the run"
+	p.X.Label.Text = "worker"
 	p.Y.Label.Text = "share of wall time (%)"
 	p.BackgroundColor = color.White
 	p.Add(plotter.NewGrid())
@@ -90,11 +91,20 @@ func split(rows []sample.Row) (*Chart, error) {
 		p.Add(bars)
 		p.Legend.Add(name, bars)
 	}
+	if every := (len(labels) + 11) / 12; every > 1 { // at most 12 labels: 7 pt type side by side
+		for i := range labels {
+			if i%every != 0 {
+				labels[i] = ""
+			}
+		}
+	}
 	p.NominalX(labels...)
 	p.X.Min, p.X.Max = -0.6, float64(len(labels))-0.4 // room on both sides of the bars
 	p.Y.Min, p.Y.Max = 0, 100
 	p.Y.Tick.Marker = PercentTicks{}
 	p.Y.Label.Text = "share of wall time"
-	style(p)
-	return &Chart{Name: "time-split", Plot: p}, nil
+	Style(p)
+	return &Chart{Name: "time-split", Plot: p, Caption: "The share of each worker's wall time (and each rank's " +
+		"manager's) spent idle, processing events, in GVT rounds and handing events between workers, over the run. " +
+		"Processing is the useful part; much idle time means too little work for the workers."}, nil
 }
