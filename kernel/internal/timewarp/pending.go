@@ -1,0 +1,160 @@
+package timewarp
+
+import (
+	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/eventset"
+	"github.com/warpedgo/warped/kernel/internal/core"
+	"github.com/warpedgo/warped/ltsf"
+)
+
+// pending is a schedule queue's pending events, of the type TimeWarpConfig.QueueType
+// names: the calendar (the default), held by value and called directly, or another
+// ltsf.Events (other, nil for the calendar). Each method tests other and calls one or the
+// other: the test is a load and a branch that always goes one way, where calling the
+// calendar through the interface would stop the compiler from seeing that pointers
+// handed to it do not escape, and would put every event's push and pop behind an
+// indirect call. The prefetch hints are the calendar's alone (another queue takes none).
+type pending struct {
+	cal   eventset.Calendar
+	other ltsf.Events
+	tmp   event.Event // other's Push argument, so that Push's does not escape
+}
+
+// use makes the queue of type typ, for events of LPs in [0, numLPs), the one p holds.
+func (p *pending) use(typ string, numLPs int) error {
+	if typ == ltsf.Calendar {
+		return nil
+	}
+	q, err := ltsf.NewEvents(typ, numLPs)
+	p.other = q
+	return err
+}
+
+// Push adds a copy of e.
+func (p *pending) Push(e *event.Event) {
+	if p.other != nil {
+		p.tmp = *e
+		p.other.Push(&p.tmp)
+		return
+	}
+	p.cal.Push(e)
+}
+
+// PushSend adds the positive event with the given fields.
+func (p *pending) PushSend(recvTime, sendTime event.Time, seq uint64, depth, sender, receiver uint32,
+	w event.Words, payload any) {
+	if p.other != nil {
+		p.other.PushSend(recvTime, sendTime, seq, depth, sender, receiver, w, payload)
+		return
+	}
+	p.cal.PushSend(recvTime, sendTime, seq, depth, sender, receiver, w, payload)
+}
+
+// Pop removes the least event and returns it (valid until the next pop), or nil.
+func (p *pending) Pop() *event.Event {
+	if p.other != nil {
+		return p.other.Pop()
+	}
+	return p.cal.Pop()
+}
+
+// PopBefore is Pop when the least event's receive time is below t.
+func (p *pending) PopBefore(t float64) *event.Event {
+	if p.other != nil {
+		return p.other.PopBefore(t)
+	}
+	return p.cal.PopBefore(t)
+}
+
+// Min returns the least receive time held, or false when none is held.
+func (p *pending) Min() (event.Time, bool) {
+	if p.other != nil {
+		return p.other.Min()
+	}
+	return p.cal.Min()
+}
+
+// MinKey returns the key of the least event held (see ltsf.Events), or false.
+func (p *pending) MinKey() (event.Key, bool) {
+	if p.other != nil {
+		return p.other.MinKey()
+	}
+	return p.cal.MinKey()
+}
+
+// TakeBucket moves out some of the least events, unsorted (see ltsf.Events).
+func (p *pending) TakeBucket(dst []event.Event, stamps []uint64, most int, until float64) ([]event.Event, []uint64) {
+	if p.other != nil {
+		return p.other.TakeBucket(dst, stamps, most, until)
+	}
+	return p.cal.TakeBucket(dst, stamps, most, until)
+}
+
+// Len returns the number of events held.
+func (p *pending) Len() int {
+	if p.other != nil {
+		return p.other.Len()
+	}
+	return p.cal.Len()
+}
+
+// Peak returns the largest number of events held at once.
+func (p *pending) Peak() int {
+	if p.other != nil {
+		return p.other.Peak()
+	}
+	return p.cal.Peak()
+}
+
+// Stamp returns the stamp of the last push (see cancelled).
+func (p *pending) Stamp() uint64 {
+	if p.other != nil {
+		return p.other.Stamp()
+	}
+	return p.cal.Stamp()
+}
+
+// PoppedStamp returns the stamp of the event the last pop returned.
+func (p *pending) PoppedStamp() uint64 {
+	if p.other != nil {
+		return p.other.PoppedStamp()
+	}
+	return p.cal.PoppedStamp()
+}
+
+// PrefetchNext asks for what the coming events will touch (core.PrefetchNext).
+func (p *pending) PrefetchNext(lps []core.LPRecord, side []lpState) {
+	if p.other == nil {
+		core.PrefetchNext(&p.cal, lps, side)
+	}
+}
+
+// PrefetchUpcoming asks for the record of the event k places on (Calendar.PrefetchUpcoming).
+func (p *pending) PrefetchUpcoming(k int) {
+	if p.other == nil {
+		p.cal.PrefetchUpcoming(k)
+	}
+}
+
+// Upcoming returns the receiver of the event k places on, when it is cheap to find
+// (Calendar.Upcoming).
+func (p *pending) Upcoming(k int) (event.LPID, bool) {
+	if p.other == nil {
+		return p.cal.Upcoming(k)
+	}
+	return 0, false
+}
+
+// PrefetchBucket asks for the bucket a push at time t would write (Calendar.PrefetchBucket).
+func (p *pending) PrefetchBucket(t float64) {
+	if p.other == nil {
+		p.cal.PrefetchBucket(t)
+	}
+}
+
+// PrefetchPush asks for what a push at time t would write (Calendar.PrefetchPush).
+func (p *pending) PrefetchPush(t float64) {
+	if p.other == nil {
+		p.cal.PrefetchPush(t)
+	}
+}
