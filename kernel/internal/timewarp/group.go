@@ -386,8 +386,8 @@ func (w *worker) sortBulk() {
 // take costs a few tens of nanoseconds under the group's lock, a miss about a hundred.
 func (w *worker) prefetchTake() {
 	q := w.q
-	q.pend.PrefetchUpcoming(takeAhead)
-	if id, ok := q.pend.Upcoming(takeAhead / 2); ok {
+	q.pend.cal.PrefetchUpcoming(takeAhead) // the hints: see pending
+	if id, ok := q.pend.cal.Upcoming(takeAhead / 2); ok {
 		prefetch.Line(unsafe.Pointer(&w.d.lps[id]))
 	}
 }
@@ -559,7 +559,7 @@ func (w *worker) commitStaged() bool {
 // overlap the commits before (the pushes were a fifth of a group's run, most of it
 // waiting for those lines: PHOLD, 2 workers on one queue).
 func (w *worker) prefetchPushes(i int) {
-	st, cal := &w.stage, &w.q.pend
+	st, cal := &w.stage, &w.q.pend.cal // the hints: see pending
 	from, to := i+commitAhead, i+commitAhead+1
 	if i == 0 { // and the first events', which no event before asked for
 		from = 0

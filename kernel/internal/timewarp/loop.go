@@ -6,6 +6,7 @@ import (
 
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/internal/prefetch"
+	"github.com/warpedgo/warped/kernel/internal/core"
 )
 
 // housekeep does what a worker of the engine does before it takes events: it
@@ -182,7 +183,7 @@ func (w *worker) stretch(n int, b Time) (int, bool) {
 			return q.ahead - start, true
 		}
 		q.ahead++
-		q.pend.PrefetchNext(d.sim.LPs, d.lps)
+		core.PrefetchNext(&q.pend.cal, d.sim.LPs, d.lps)  // cal: see pending
 		if h := q.hist.Spare(); h != nil && !w.unlogged { // two lines (see statemgr.Entry)
 			prefetch.Lines(unsafe.Pointer(h), unsafe.Pointer(&h.Saved))
 		}

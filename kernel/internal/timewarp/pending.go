@@ -3,7 +3,6 @@ package timewarp
 import (
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/eventset"
-	"github.com/warpedgo/warped/kernel/internal/core"
 	"github.com/warpedgo/warped/ltsf"
 )
 
@@ -13,7 +12,9 @@ import (
 // other: the test is a load and a branch that always goes one way, where calling the
 // calendar through the interface would stop the compiler from seeing that pointers
 // handed to it do not escape, and would put every event's push and pop behind an
-// indirect call. The prefetch hints are the calendar's alone (another queue takes none).
+// indirect call. The prefetch hints (core.PrefetchNext, Calendar.PrefetchUpcoming and the
+// like) are asked of cal directly, whatever the type: with another type cal stays empty,
+// and they find nothing to ask for.
 type pending struct {
 	cal   eventset.Calendar
 	other ltsf.Events
@@ -120,41 +121,4 @@ func (p *pending) PoppedStamp() uint64 {
 		return p.other.PoppedStamp()
 	}
 	return p.cal.PoppedStamp()
-}
-
-// PrefetchNext asks for what the coming events will touch (core.PrefetchNext).
-func (p *pending) PrefetchNext(lps []core.LPRecord, side []lpState) {
-	if p.other == nil {
-		core.PrefetchNext(&p.cal, lps, side)
-	}
-}
-
-// PrefetchUpcoming asks for the record of the event k places on (Calendar.PrefetchUpcoming).
-func (p *pending) PrefetchUpcoming(k int) {
-	if p.other == nil {
-		p.cal.PrefetchUpcoming(k)
-	}
-}
-
-// Upcoming returns the receiver of the event k places on, when it is cheap to find
-// (Calendar.Upcoming).
-func (p *pending) Upcoming(k int) (event.LPID, bool) {
-	if p.other == nil {
-		return p.cal.Upcoming(k)
-	}
-	return 0, false
-}
-
-// PrefetchBucket asks for the bucket a push at time t would write (Calendar.PrefetchBucket).
-func (p *pending) PrefetchBucket(t float64) {
-	if p.other == nil {
-		p.cal.PrefetchBucket(t)
-	}
-}
-
-// PrefetchPush asks for what a push at time t would write (Calendar.PrefetchPush).
-func (p *pending) PrefetchPush(t float64) {
-	if p.other == nil {
-		p.cal.PrefetchPush(t)
-	}
 }
