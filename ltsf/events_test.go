@@ -174,3 +174,43 @@ func TestNewEventsRejectsUnknownTypes(t *testing.T) {
 	require.EqualError(t, err, `unknown queue type "fifo" (want calendar, heap, splay, ladder or parallel-heap)`)
 	require.Equal(t, []string{"calendar", "heap", "splay", "ladder", "parallel-heap"}, QueueTypes())
 }
+
+// BenchmarkEvents is the hold model of a worker's schedule queue, for every queue type:
+// n LPs with m pending events each; each operation pops the least event and sends one to
+// a random LP at the popped time plus an exponential increment (PHOLD's pattern). ns/op
+// is per event.
+func BenchmarkEvents(b *testing.B) {
+	inc := holdIncrements()
+	mask := len(inc) - 1
+	for _, typ := range QueueTypes() {
+		for _, n := range []int{1 << 10, 1 << 14} {
+			b.Run(fmt.Sprintf("%s/lps=%d", typ, n), func(b *testing.B) {
+				q, err := NewEvents(typ, n)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rnd := rand.New(rand.NewPCG(1, 2))
+				var seq uint64
+				for lp := range n {
+					for range 2 {
+						seq++
+						q.PushSend(inc[int(seq)&mask], 0, seq, 0, 0, uint32(lp), event.Words{}, nil)
+					}
+				}
+				hold := func() {
+					e := q.Pop()
+					seq++
+					q.PushSend(e.RecvTime+inc[int(seq)&mask], e.RecvTime, seq, 0, e.Receiver, uint32(rnd.IntN(n)), event.Words{}, nil)
+				}
+				for range 4 * n { // to the steady state
+					hold()
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					hold()
+				}
+			})
+		}
+	}
+}
