@@ -12,11 +12,11 @@ import (
 // other: the test is a load and a branch that always goes one way, where calling the
 // calendar through the interface would stop the compiler from seeing that pointers
 // handed to it do not escape, and would put every event's push and pop behind an
-// indirect call. The methods that hold an interface call are beyond the inliner's budget,
-// so the two calls every event makes (stretch's PopBefore, sink's PushSend) write the test
-// out instead of calling them. The prefetch hints (core.PrefetchNext, Calendar.PrefetchUpcoming and the
-// like) are asked of cal directly, whatever the type: with another type cal stays empty,
-// and they find nothing to ask for.
+// indirect call. The methods, each holding an interface call, are beyond the inliner's
+// budget, so the two calls every event makes (stretch's PopBefore, sink's PushSend) write
+// the test out instead, and pending has no method for them. The prefetch hints
+// (core.PrefetchNext, Calendar.PrefetchUpcoming and the like) are asked of cal directly,
+// whatever the type: with another type cal stays empty, and they find nothing to ask for.
 type pending struct {
 	cal   eventset.Calendar
 	other ltsf.Events
@@ -43,30 +43,12 @@ func (p *pending) Push(e *event.Event) {
 	p.cal.Push(e)
 }
 
-// PushSend adds the positive event with the given fields.
-func (p *pending) PushSend(recvTime, sendTime event.Time, seq uint64, depth, sender, receiver uint32,
-	w event.Words, payload any) {
-	if p.other != nil {
-		p.other.PushSend(recvTime, sendTime, seq, depth, sender, receiver, w, payload)
-		return
-	}
-	p.cal.PushSend(recvTime, sendTime, seq, depth, sender, receiver, w, payload)
-}
-
 // Pop removes the least event and returns it (valid until the next pop), or nil.
 func (p *pending) Pop() *event.Event {
 	if p.other != nil {
 		return p.other.Pop()
 	}
 	return p.cal.Pop()
-}
-
-// PopBefore is Pop when the least event's receive time is below t.
-func (p *pending) PopBefore(t float64) *event.Event {
-	if p.other != nil {
-		return p.other.PopBefore(t)
-	}
-	return p.cal.PopBefore(t)
 }
 
 // Min returns the least receive time held, or false when none is held.
