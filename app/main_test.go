@@ -141,7 +141,7 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"phold", "--time-warp-scheduler-count", "-1"}, "--time-warp-scheduler-count must be at least 1"},
 		{[]string{"phold", "--time-warp-worker-threads", "2", "--time-warp-scheduler-count", "3"}, "must not exceed the worker threads"},
 		{[]string{"phold", "--time-warp-state-saving-period", "0"}, "--time-warp-state-saving-period must be at least 1"},
-		{[]string{"phold", "--time-warp-queue-type", "fifo"}, `unknown queue type "fifo"`},
+		{[]string{"phold", "--time-warp-queue-type", "fifo"}, `unknown queue type "fifo" (want calendar, heap, splay, ladder or parallel-heap)`},
 		{[]string{"phold", "--time-warp-lock-type", "spin"}, `unknown lock type "spin"`},
 		{[]string{"phold", "--time-warp-cancellation", "eager"}, `unknown time-warp cancellation "eager"`},
 		{[]string{"phold", "--time-warp-state-saving-type", "copy"}, `unknown time-warp state-saving type "copy" (want auto, periodic or reverse)`},

@@ -86,7 +86,7 @@ func newFlagSet(m *Model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalP
 	fs.StringVar(&o.simType, "simulation-type", kernel.TimeWarp, "dispatcher: "+strings.Join(kernel.Types(), " or "))
 	fs.IntVar(&o.workers, "time-warp-worker-threads", tw.Workers, "time warp: workers (default: the CPUs this process may use); more than that take turns on that many goroutines")
 	fs.IntVar(&o.schedulers, "time-warp-scheduler-count", tw.Schedulers, "time warp: schedule queues, at most the worker threads (0: one per worker thread)")
-	fs.StringVar(&o.queueType, "time-warp-queue-type", tw.QueueType, "time warp: calendar, the only kind (each schedule queue is a calendar queue of its LPs' events, shared by its workers when there are fewer queues than workers); heap, splay, ladder and parallel-heap are no longer schedule arrangements")
+	fs.StringVar(&o.queueType, "time-warp-queue-type", tw.QueueType, "time warp: each schedule queue's pending events: calendar (a calendar queue of its LPs' events), or heap, splay, ladder or parallel-heap (an LTSF queue of its LPs, each LP's events beside it), with a queue per worker or shared by a group")
 	fs.StringVar(&o.lockType, "time-warp-lock-type", tw.LockType, "time warp: the locks of the schedule queues: ticket (FIFO spinlock) or mutex (polls briefly, then parks)")
 	fs.IntVar(&o.period, "time-warp-state-saving-period", tw.StateSavingPeriod, "time warp: save each LP's state every N events (1: copy state saving)")
 	fs.StringVar(&o.stateSaving, "time-warp-state-saving-type", tw.StateSaving, "time warp: periodic state saving, reverse computation (every LP must implement Reverse), or auto: reverse when every LP implements it and no period is set")

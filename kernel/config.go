@@ -85,8 +85,8 @@ const (
 	StateSavingReverse = core.StateSavingReverse
 )
 
-// QueueCalendar is the TimeWarpConfig.QueueType of every schedule queue: a calendar queue
-// of its LPs' events.
+// QueueCalendar is the default TimeWarpConfig.QueueType: each schedule queue is a calendar
+// queue of its LPs' events (the other types are ltsf.QueueTypes).
 const QueueCalendar = core.QueueCalendar
 
 // GVT methods accepted in TimeWarpConfig.GVTMethod ("" is asynchronous).

@@ -463,8 +463,7 @@ func TestTimeWarpConfigErrors(t *testing.T) {
 	}{
 		{kernel.TimeWarpConfig{Workers: -1}, "worker threads must be at least 1"},
 		{kernel.TimeWarpConfig{Workers: 2, Schedulers: 3}, "must not exceed the worker threads"},
-		{kernel.TimeWarpConfig{QueueType: "fifo"}, `unknown queue type "fifo" (want calendar)`},
-		{kernel.TimeWarpConfig{QueueType: "ladder", Workers: 2, Schedulers: 1}, `time-warp queue type "ladder" is no longer a schedule arrangement`},
+		{kernel.TimeWarpConfig{QueueType: "fifo"}, `time-warp queue type: unknown queue type "fifo" (want calendar, heap, splay, ladder or parallel-heap)`},
 		{kernel.TimeWarpConfig{LockType: "spin"}, `unknown lock type "spin"`},
 		{kernel.TimeWarpConfig{StateSavingPeriod: -2}, "state-saving period must be at least 1"},
 		{kernel.TimeWarpConfig{OptimismWindow: -1}, "optimism window must be >= 0"},

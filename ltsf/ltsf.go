@@ -1,11 +1,13 @@
-// Package ltsf holds lowest-timestamp-first (LTSF) schedule queues: priority queues of
-// LPs ordered by the key of each LP's earliest unprocessed event (the total order of
-// package event), from which a dispatcher would take the next LP to run. The engine's
-// schedule queues are calendar queues of events ([github.com/warpedgo/warped/eventset.Calendar]); this package is a
-// library of the other kinds, with their benchmarks, which the configuration check names
-// when it refuses them.
+// Package ltsf holds the time-warp engine's schedule queues: [Events], the queue of
+// pending events a worker takes from, least first, and the lowest-timestamp-first (LTSF)
+// queues of LPs that [Schedule] builds one from, as WARPED2 does: priority queues of LPs
+// ordered by the key of each LP's earliest pending event (the total order of package
+// event). TimeWarpConfig.QueueType names the kind ([QueueTypes]): calendar (the default,
+// [github.com/warpedgo/warped/eventset.Calendar], a calendar queue of the events
+// themselves), or heap, splay, ladder or parallel-heap (a [Schedule] over that LTSF
+// queue). [NewEvents] builds one by name.
 //
-// A schedule queue holds at most one entry per logical process: the LP's id and the key
+// An LTSF queue ([Queue]) holds at most one entry per logical process: the LP's id and the key
 // (event.Key) of its earliest unprocessed event. Every entry keeps its key inline, so
 // ordering compares only the queue's own memory and never touches an event record (the
 // queues hold no event pointers at all); a queue can index its entries by LP id, so
@@ -16,8 +18,8 @@
 // its sender and sequence number) are ordered by LP id, smaller first, so the order is
 // total and deterministic.
 //
-// Queues are not safe for concurrent use; workers that share one guard it with a lock
-// (see below).
+// Queues are not safe for concurrent use: a schedule queue is its worker's own, or the
+// workers of a group that share it take it under the group's lock (see below).
 //
 // # Implementations
 //
@@ -52,11 +54,11 @@
 // ladder in O(1) (O(log n) search and a short move when the entry is in Bottom), the
 // parallel heap in O(r + log(n/r)).
 //
-// New builds a queue by kind name for configuration; Kinds lists the names.
+// New builds an LTSF queue by kind name; Kinds lists the names.
 //
 // # Locks
 //
-// Workers that share a queue guard it with a lock from package spinlock (a FIFO-fair ticket
+// Workers that share a schedule queue guard it with a lock from package spinlock (a FIFO-fair ticket
 // spinlock, or sync.Mutex); BenchmarkLocks here measures both around the hold operation
 // of a heap.
 package ltsf
@@ -108,7 +110,8 @@ func less(a *event.Key, alp event.LPID, b *event.Key, blp event.LPID) bool {
 	return alp < blp
 }
 
-// Kinds returns the names New accepts, in the order of the documentation.
+// Kinds returns the names New accepts (the LTSF queues of LPs), in the order of the
+// documentation.
 func Kinds() []string { return []string{"heap", "splay", "ladder", "parallel-heap"} }
 
 // New returns an empty schedule queue of the named kind ("heap", "splay", "ladder" or

@@ -42,9 +42,9 @@ const (
 	StateSavingReverse = "reverse"
 )
 
-// QueueCalendar is the QueueType of the engine: each worker takes its own LPs'
-// events from one calendar queue (see the package documentation).
-const QueueCalendar = "calendar"
+// QueueCalendar is the default QueueType: each schedule queue is a calendar queue of its
+// LPs' pending events (eventset.Calendar).
+const QueueCalendar = ltsf.Calendar
 
 // Types lists the accepted simulation types.
 func Types() []string { return []string{Sequential, TimeWarp, GPU} }
@@ -61,11 +61,11 @@ type TimeWarpConfig struct {
 	// partitioned among them. At most Workers. With fewer schedule queues than workers,
 	// the workers of a queue share it (group.go), and every option works either way.
 	Schedulers int
-	// QueueType is the schedule queue: calendar (the default and only kind). Each schedule
-	// queue is a calendar queue of its LPs' pending events with the history and output
-	// logs beside it (see package timewarp, engine.go). Naming one of the LTSF queues of
-	// package ltsf (heap, splay, ladder, parallel-heap) is an error that says so: workers
-	// share calendar queues instead (docs/DECISIONS.md, "Shared schedule queues as groups").
+	// QueueType is the kind of each schedule queue's pending events (ltsf.QueueTypes):
+	// calendar (the default: a calendar queue of its LPs' events, eventset.Calendar), or
+	// ladder, splay, heap or parallel-heap (an LTSF queue of its LPs, each LP's events
+	// beside it: ltsf.Schedule), in either arrangement. The history and output logs are
+	// beside it whatever its kind (see package timewarp, engine.go).
 	QueueType string
 	// LockType is the kind of lock that guards each schedule queue's inbound events from
 	// other queues and, with fewer schedule queues than workers, a queue its workers share:
@@ -368,12 +368,8 @@ func (tw TimeWarpConfig) validate() error {
 	case tw.BatchSize < 0 || tw.BatchSize > MaxBatchSize:
 		return fmt.Errorf("time-warp offload batch size must be in [0, %d] (0: tuned), got %d", MaxBatchSize, tw.BatchSize)
 	}
-	if d.QueueType != QueueCalendar {
-		if slices.Contains(ltsf.Kinds(), d.QueueType) {
-			return fmt.Errorf("time-warp queue type %q is no longer a schedule arrangement: every schedule queue is a calendar queue, "+
-				"which workers share when there are fewer schedule queues than workers; use calendar (the default)", d.QueueType)
-		}
-		return fmt.Errorf("time-warp queue type: unknown queue type %q (want calendar)", d.QueueType)
+	if !slices.Contains(ltsf.QueueTypes(), d.QueueType) {
+		return fmt.Errorf("time-warp queue type: %w", ltsf.UnknownTypeError(d.QueueType))
 	}
 	if _, err := spinlock.New(d.LockType); err != nil {
 		return fmt.Errorf("time-warp lock type: %w", err)

@@ -28,11 +28,11 @@ func TestValidateNamesTheBadSetting(t *testing.T) {
 		tw   TimeWarpConfig
 		want string
 	}{
-		"cancellation":     {TimeWarpConfig{Cancellation: "eager"}, `unknown time-warp cancellation "eager"`},
-		"lock type":        {TimeWarpConfig{LockType: "spin"}, `unknown lock type "spin"`},
-		"queue type (old)": {TimeWarpConfig{QueueType: "heap"}, "no longer a schedule arrangement"},
-		"too many queues":  {TimeWarpConfig{Workers: 2, Schedulers: 3}, "must not exceed the worker threads"},
-		"defaults":         {TimeWarpConfig{}, ""},
+		"cancellation":    {TimeWarpConfig{Cancellation: "eager"}, `unknown time-warp cancellation "eager"`},
+		"lock type":       {TimeWarpConfig{LockType: "spin"}, `unknown lock type "spin"`},
+		"queue type":      {TimeWarpConfig{QueueType: "fifo"}, `unknown queue type "fifo" (want calendar, heap, splay, ladder or parallel-heap)`},
+		"too many queues": {TimeWarpConfig{Workers: 2, Schedulers: 3}, "must not exceed the worker threads"},
+		"defaults":        {TimeWarpConfig{}, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := Config{MaxSimTime: 1, Type: TimeWarp, TimeWarp: c.tw}

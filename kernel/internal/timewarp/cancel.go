@@ -92,7 +92,7 @@ func (w *worker) handleAntis() {
 		if a.Anti {
 			w.handleAnti(&a)
 		} else {
-			q.cal.Push(&a) // a lazy re-send behind the anti-message of what it replaces
+			q.pend.Push(&a) // a lazy re-send behind the anti-message of what it replaces
 		}
 	}
 	clear(q.antis)
@@ -130,6 +130,6 @@ func (w *worker) handleAnti(a *event.Event) {
 	if !event.KeyLess(&q.safeHigh, &twin) {
 		panic(fmt.Sprintf("kernel: an anti-message for LP %d came for %+v, at or below a safe event %+v", id, twin, q.safeHigh))
 	}
-	q.cancel(x, twin, q.cal.Stamp())
+	q.cancel(x, twin, q.pend.Stamp())
 	w.stats.annihil++
 }

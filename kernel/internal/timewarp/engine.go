@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/warpedgo/warped/event"
-	"github.com/warpedgo/warped/eventset"
 	"github.com/warpedgo/warped/internal/ring"
 	"github.com/warpedgo/warped/outputmgr"
 	"github.com/warpedgo/warped/statemgr"
@@ -14,11 +13,11 @@ import (
 
 // The engine. LPs are partitioned among schedule queues (type queue). With one queue per
 // worker (the default), an LP is only ever run by one worker, so the worker owns its
-// events outright, the way the sequential dispatcher does (why the engine is not built on
-// LTSF queues of LPs: docs/DECISIONS.md):
+// events outright, the way the sequential dispatcher does:
 //
-//   - Each worker's pending events, of all its LPs, are in one calendar queue
-//     (eventset.Calendar) by value, taken least first. An event whose key is below the key
+//   - Each worker's pending events, of all its LPs, are in one schedule queue (pending,
+//     an ltsf.Events of the kind QueueType names: by default a calendar queue,
+//     eventset.Calendar, of the events by value), taken least first. An event whose key is below the key
 //     of its LP's last processed event is a straggler: the LP is rolled back and the event
 //     put back, and the worker takes the least event again.
 //   - What a worker processes goes to its own history log, appended in processing order:
@@ -150,7 +149,7 @@ type rollbackCheck struct {
 // of workers shares it under mu (group.go).
 type queue struct {
 	// Owned by the worker:
-	cal            eventset.Calendar
+	pend           pending             // its LPs' pending events (pending.go)
 	hist           statemgr.History    // the events processed and not committed, and the pool of saved states
 	outs           outputmgr.Log       // their sends (with their contents with lazy cancellation)
 	checks         ring.Ring[twDigest] // CheckRollbacks only: beside hist, index for index
@@ -323,6 +322,9 @@ func (d *timeWarpDispatcher) initQueues(sched []int, lockType string) error {
 		}
 		q := &queue{inMu: l, outbox: make([][]event.Event, len(d.queues)), keyMin: maxKey(),
 			heldMin: maxKey(), gvtMask: gvtEvents - 1, th: newThrottle()}
+		if err := q.pend.use(d.cfg.QueueType, n); err != nil {
+			return err
+		}
 		if d.dist != nil || !d.reverse || d.grouped() {
 			q.gvtMask = slowGVTEvents - 1
 		}
@@ -377,7 +379,7 @@ func (d *timeWarpDispatcher) initEach() error {
 	wg.Wait()
 	for _, q := range d.queues {
 		for i := range q.in {
-			q.cal.Push(&q.in[i])
+			q.pend.Push(&q.in[i])
 		}
 		clear(q.in)
 		q.in = q.in[:0]

@@ -181,7 +181,7 @@ func (w *worker) groupLoop() {
 			}
 		}
 		if !w.takeGroup(g) {
-			t, ok := q.cal.Min()
+			t, ok := q.pend.Min()
 			lim := d.limit()
 			w.mark(phaseIdle)
 			w.goIdle(ok && t < d.end)
@@ -238,7 +238,7 @@ func (w *worker) takeGroup(g Time) bool {
 		}
 	}
 	for i := range st.aside {
-		q.cal.Push(&st.aside[i])
+		q.pend.Push(&st.aside[i])
 	}
 	clear(st.aside)
 	st.aside = st.aside[:0]
@@ -313,7 +313,7 @@ func (w *worker) takeBuckets(lim, g Time) bool {
 		if w.aheadFull() {
 			until = min(lim, g)
 		}
-		st.bulk, st.stamps = q.cal.TakeBucket(st.bulk[:0], st.stamps[:0], bucketMost, until)
+		st.bulk, st.stamps = q.pend.TakeBucket(st.bulk[:0], st.stamps[:0], bucketMost, until)
 		if len(st.bulk) == 0 {
 			return first
 		}
@@ -386,8 +386,8 @@ func (w *worker) sortBulk() {
 // take costs a few tens of nanoseconds under the group's lock, a miss about a hundred.
 func (w *worker) prefetchTake() {
 	q := w.q
-	q.cal.PrefetchUpcoming(takeAhead)
-	if id, ok := q.cal.Upcoming(takeAhead / 2); ok {
+	q.pend.cal.PrefetchUpcoming(takeAhead) // the hints: see pending
+	if id, ok := q.pend.cal.Upcoming(takeAhead / 2); ok {
 		prefetch.Line(unsafe.Pointer(&w.d.lps[id]))
 	}
 }
@@ -413,7 +413,7 @@ func (w *worker) groupBound() event.Key {
 			m = o.stage.min
 		}
 	}
-	if k, ok := q.cal.MinKey(); ok && event.KeyLess(&k, &m) {
+	if k, ok := q.pend.MinKey(); ok && event.KeyLess(&k, &m) {
 		m = k
 	}
 	for i := range q.antis {
@@ -559,7 +559,7 @@ func (w *worker) commitStaged() bool {
 // overlap the commits before (the pushes were a fifth of a group's run, most of it
 // waiting for those lines: PHOLD, 2 workers on one queue).
 func (w *worker) prefetchPushes(i int) {
-	st, cal := &w.stage, &w.q.cal
+	st, cal := &w.stage, &w.q.pend.cal // the hints: see pending
 	from, to := i+commitAhead, i+commitAhead+1
 	if i == 0 { // and the first events', which no event before asked for
 		from = 0
@@ -649,7 +649,7 @@ func (w *worker) handleAntisGroup() {
 		case a.Anti:
 			w.handleAnti(&a)
 		default:
-			q.cal.Push(&a) // a lazy re-send behind the anti-message of what it replaces
+			q.pend.Push(&a) // a lazy re-send behind the anti-message of what it replaces
 		}
 	}
 	clear(q.antis)

@@ -25,14 +25,14 @@ func (d *timeWarpDispatcher) deliver(w *worker, e *event.Event) {
 	case w.q == nil: // the manager
 		d.queues[o].handOver(e)
 	case o == w.g && w.initSend:
-		w.q.cal.Push(e)
+		w.q.pend.Push(e)
 	case w.initSend:
 		d.queues[o].handOver(e) // initEach runs the queues' Inits in parallel
 	case o == w.g:
 		if e.Anti {
 			w.q.pushAnti(e)
 		} else {
-			w.q.cal.Push(e)
+			w.q.pend.Push(e)
 		}
 	default:
 		w.q.outbox[o] = append(w.q.outbox[o], *e)
@@ -106,7 +106,7 @@ func (w *worker) drainInbound() {
 		case in[i].Anti:
 			w.handleAnti(&in[i])
 		default:
-			q.cal.Push(&in[i])
+			q.pend.Push(&in[i])
 		}
 	}
 	clear(in)

@@ -171,7 +171,7 @@ func (w *worker) report(r uint64) {
 	}
 	head := math.Inf(1)
 	if d.hz == nil {
-		if t, ok := q.cal.Min(); ok {
+		if t, ok := q.pend.Min(); ok {
 			head = t
 		}
 		if len(q.antis) > 0 { // a group's entries that wait for their LPs
@@ -179,7 +179,7 @@ func (w *worker) report(r uint64) {
 		}
 	} else {
 		k := maxKey()
-		if mk, ok := q.cal.MinKey(); ok {
+		if mk, ok := q.pend.MinKey(); ok {
 			head, k = mk.RecvTime, mk
 		}
 		s := caused(k, d.sim.Lookahead) // the safety report: see updateSafe

@@ -234,7 +234,7 @@ func hostNext(ws []*worker) *worker {
 	var next *worker
 	least := math.Inf(1)
 	for _, w := range ws {
-		if t, ok := w.q.cal.Min(); ok && t < least {
+		if t, ok := w.q.pend.Min(); ok && t < least {
 			next, least = w, t
 		}
 	}
@@ -249,7 +249,7 @@ func (w *worker) runOrHousekeep(n int) (int, turnState) {
 	}
 	d, q := w.d, w.q
 	g := w.housekeep()
-	t, ok := q.cal.Min()
+	t, ok := q.pend.Min()
 	if lim := d.limit(); !ok || w.pastLimit(t, lim, g) {
 		return 0, w.stopTurn(t, ok, lim)
 	}

@@ -129,7 +129,7 @@ func (w *worker) expireHeld() {
 	if len(q.holding) == 0 {
 		return
 	}
-	mk, ok := q.cal.MinKey()
+	mk, ok := q.pend.MinKey()
 	if ok && !event.KeyLess(&q.heldMin, &mk) {
 		return
 	}

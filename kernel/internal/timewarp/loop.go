@@ -60,7 +60,7 @@ func (w *worker) housekeep() Time {
 	}
 	if r := d.gvt.Rounds(); r != q.roundsSeen {
 		q.roundsSeen, q.ahead = r, 0
-		next, ok := q.cal.Min()
+		next, ok := q.pend.Min()
 		if !ok {
 			next = math.Inf(1)
 		}
@@ -120,7 +120,7 @@ func (w *worker) run(n int) (int, turnState) {
 			return i, turnFailed
 		}
 		g := w.housekeep()
-		t, ok := q.cal.Min()
+		t, ok := q.pend.Min()
 		lim := d.limit()
 		b := w.takeBound(g, lim)
 		if !ok || !(t < b) {
@@ -173,12 +173,17 @@ func (w *worker) stretch(n int, b Time) (int, bool) {
 	for stop := start + n; q.ahead < stop; {
 		// The calendar's own copy, valid until the next Pop: copying it out right after Pop
 		// wrote it field by field stalled on store forwarding (1-2% of a run).
-		ev := q.cal.PopBefore(b)
+		var ev *event.Event
+		if p := &q.pend; p.other == nil { // the calendar, called directly (see pending)
+			ev = p.cal.PopBefore(b)
+		} else {
+			ev = p.other.PopBefore(b)
+		}
 		if ev == nil {
 			return q.ahead - start, true
 		}
 		q.ahead++
-		core.PrefetchNext(&q.cal, d.sim.LPs, d.lps)
+		core.PrefetchNext(&q.pend.cal, d.sim.LPs, d.lps)  // cal: see pending
 		if h := q.hist.Spare(); h != nil && !w.unlogged { // two lines (see statemgr.Entry)
 			prefetch.Lines(unsafe.Pointer(h), unsafe.Pointer(&h.Saved))
 		}
@@ -270,7 +275,7 @@ func (w *worker) goIdle(work bool) {
 // anti-message (x has cancelled events pending), and drops it if so.
 func (w *worker) dropped(x *lpState, ev *event.Event) bool {
 	k := event.KeyOf(ev)
-	return w.q.dropCancelled(x, &k, w.q.cal.PoppedStamp())
+	return w.q.dropCancelled(x, &k, w.q.pend.PoppedStamp())
 }
 
 // straggler rolls LP id (record x) back for ev, an event just taken that sorts before the
@@ -281,5 +286,5 @@ func (w *worker) straggler(x *lpState, id LPID, ev *event.Event) {
 	// those go first, then the least event is taken again. (When the rollback check
 	// fails, the run ends.)
 	w.rollback(x, id, event.KeyOf(ev), false)
-	w.q.cal.Push(ev)
+	w.q.pend.Push(ev)
 }

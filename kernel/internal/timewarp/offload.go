@@ -316,7 +316,7 @@ func (w *worker) processBatch(size int, g Time) bool {
 		id := ev.Receiver
 		x := &d.lps[id]
 		if x.held() { // already in this batch
-			q.cal.Push(ev)
+			q.pend.Push(ev)
 			break
 		}
 		q.ahead++
@@ -386,22 +386,22 @@ func (w *worker) processBatch(size int, g Time) bool {
 // by its anti-message, and dropped.
 func (w *worker) nextTake(lim, g Time, n int) (ev *event.Event, stop bool) {
 	d, q := w.d, w.q
-	t, ok := q.cal.Min()
+	t, ok := q.pend.Min()
 	if !ok || w.pastLimit(t, lim, g) {
 		return nil, true
 	}
 	if len(q.holding) > 0 && n > 0 {
 		// Lazy cancellation: no event may be processed after a held output's cause
 		// before expireHeld has seen it (see lazy.go and the comment at the top of engine.go).
-		if mk, _ := q.cal.MinKey(); event.KeyLess(&q.heldMin, &mk) {
+		if mk, _ := q.pend.MinKey(); event.KeyLess(&q.heldMin, &mk) {
 			return nil, true
 		}
 	}
-	ev = q.cal.Pop()
+	ev = q.pend.Pop()
 	if x := &d.lps[ev.Receiver]; x.firstCancel() != 0 {
 		// First: put back or set aside, a cancelled event would take a stamp after its
 		// cancellation's (see cancelled).
-		if k := event.KeyOf(ev); q.dropCancelled(x, &k, q.cal.PoppedStamp()) {
+		if k := event.KeyOf(ev); q.dropCancelled(x, &k, q.pend.PoppedStamp()) {
 			return nil, false
 		}
 	}

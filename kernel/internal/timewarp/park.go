@@ -118,7 +118,7 @@ func (w *worker) mayGo() bool {
 	if w.grp {
 		return false // the calendar is under the group's lock; a round start wakes it
 	}
-	t, ok := q.cal.Min()
+	t, ok := q.pend.Min()
 	return ok && t < d.limit()
 }
 

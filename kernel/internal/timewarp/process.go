@@ -125,7 +125,11 @@ func (s *sink) Send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Wo
 			// the owner table's line is cold more often than not (the load was 4% of a
 			// PHOLD run, where three sends in four go to self).
 			w.tracker.Made(at)
-			w.q.cal.PushSend(at, now, seq, depth, from, to, ws, payload)
+			if p := &w.q.pend; p.other == nil { // the calendar, called directly (see pending)
+				p.cal.PushSend(at, now, seq, depth, from, to, ws, payload)
+			} else {
+				p.other.PushSend(at, now, seq, depth, from, to, ws, payload)
+			}
 			return
 		}
 	}

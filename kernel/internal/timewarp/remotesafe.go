@@ -55,7 +55,7 @@ func (w *worker) remoteSafe() {
 	rs.ReadHanded(sw.n)
 	w.takeInbound()
 	low := math.Inf(1)
-	if t, ok := q.cal.Min(); ok {
+	if t, ok := q.pend.Min(); ok {
 		low = t
 	}
 	if w.d.lazy {

@@ -59,7 +59,7 @@ func (w *worker) rollback(x *lpState, id LPID, k event.Key, dropTwin bool) bool 
 		if twin {
 			w.stats.annihil++
 		} else {
-			q.cal.Push(&h.Ev)
+			q.pend.Push(&h.Ev)
 			w.tracker.Made(h.Ev.RecvTime)
 		}
 		if d.lazy && !twin {

@@ -113,7 +113,7 @@ func (w *worker) publish() {
 	if w.off != nil {
 		c.batches.Store(w.off.batches)
 	}
-	c.pending.Store(int64(w.q.cal.Len()))
+	c.pending.Store(int64(w.q.pend.Len()))
 	c.history.Store(int64(w.q.hist.Len()))
 	c.clock.flush()
 	for i := range c.phases {
@@ -137,7 +137,7 @@ func (c *sampleCell) load() sampleCounts {
 func countsOf(w *worker) sampleCounts {
 	c := sampleCounts{processed: w.stats.processed, rolledBack: w.stats.rolledBack,
 		primary: w.stats.primary, secondary: w.stats.secondary, anti: w.stats.antiSent,
-		safe: w.stats.safe, pending: int64(w.q.cal.Len()), history: int64(w.q.hist.Len())}
+		safe: w.stats.safe, pending: int64(w.q.pend.Len()), history: int64(w.q.hist.Len())}
 	if w.off != nil {
 		c.batches = w.off.batches
 	}

@@ -322,7 +322,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 	}
 	made := 0
 	for _, p := range d.queues {
-		made += p.cal.Len()
+		made += p.pend.Len()
 	}
 	if d.dist != nil {
 		var err error
@@ -392,7 +392,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 		st.CancelledEvents += x.annihil
 		st.PeakPendingEvents += w.pool.Allocated()
 		if w.id < len(d.queues) { // the first worker of each queue
-			st.PeakPendingEvents += w.q.cal.Peak()
+			st.PeakPendingEvents += w.q.pend.Peak()
 		}
 		if o := w.off; o != nil {
 			st.BatchedEvents += o.batched
@@ -417,9 +417,9 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 // arrangement describes the schedule arrangement of the run (Stats.ScheduleQueues).
 func (d *timeWarpDispatcher) arrangement() string {
 	if !d.grouped() {
-		return core.QueueCalendar + ", one per worker"
+		return d.cfg.QueueType + ", one per worker"
 	}
-	return fmt.Sprintf("%s, %d shared by %d workers", core.QueueCalendar, d.cfg.Schedulers, d.cfg.Workers)
+	return fmt.Sprintf("%s, %d shared by %d workers", d.cfg.QueueType, d.cfg.Schedulers, d.cfg.Workers)
 }
 
 // initLPs runs every LP's Init and saves its initial state, each queue's LPs on its first
