@@ -139,6 +139,40 @@ func (r *Resident) Launch(kernel string, threads int, args ...unsafe.Pointer) er
 	return nil
 }
 
+// Call is one kernel launch of a sequence (LaunchAll).
+type Call struct {
+	// Kernel names a kernel compiled by Compile.
+	Kernel string
+	// Threads is the number of threads to launch.
+	Threads int
+	// Args point to the kernel's arguments' values, read when the call is launched.
+	Args []unsafe.Pointer
+}
+
+// LaunchAll queues calls in order, as Launch would one by one, entering the device once
+// (a device-resident loop launches a few kernels per iteration, so the per-call locking
+// and context switch would dominate small grids). It does not wait.
+func (r *Resident) LaunchAll(calls []Call) error {
+	leave, err := r.c.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	for _, c := range calls {
+		f, ok := r.fns[c.Kernel]
+		if !ok {
+			return fmt.Errorf("gpuoffload: kernel %s was not compiled", c.Kernel)
+		}
+		if c.Threads <= 0 {
+			continue
+		}
+		if err := r.c.launch(f, c.Threads, r.stream, c.Args...); err != nil {
+			return fmt.Errorf("gpuoffload: kernel %s on %s: %w", c.Kernel, r.c.name, err)
+		}
+	}
+	return nil
+}
+
 // Sync waits for everything queued on the stream; a kernel's failure shows here.
 func (r *Resident) Sync() error {
 	leave, err := r.c.enter()

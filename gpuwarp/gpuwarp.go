@@ -106,6 +106,9 @@ type Options struct {
 	// Buffer is the capacity for events in transit (default: enough for every LP to send
 	// OutSlots events Executions times, plus twice the initial events).
 	Buffer int
+	// StallIterations is how many iterations GVT may stay put before the run stops with
+	// ErrStalled (default 65536).
+	StallIterations int
 	// Progress, if set, is called with GVT each time the host reads it.
 	Progress func(gvt float64)
 }
@@ -118,6 +121,8 @@ type Result struct {
 	Seq   []uint64
 	// Processed counts handlings, rolled back ones included; RolledBack those undone.
 	Processed, RolledBack uint64
+	// Returned counts events a full list put back in transit to make room.
+	Returned uint64
 	// FinalTime is the receive time of the last event handled.
 	FinalTime float64
 	// Iterations is how many iterations the loop ran.
@@ -145,6 +150,9 @@ func (o Options) withDefaults(m *Model, n, events int) Options {
 	}
 	if o.CancelRounds == 0 {
 		o.CancelRounds = 2
+	}
+	if o.StallIterations == 0 {
+		o.StallIterations = 1 << 16
 	}
 	if o.Buffer == 0 {
 		o.Buffer = 2*n*m.OutSlots*o.Executions + 2*events + 1024

@@ -12,13 +12,13 @@ import (
 	"github.com/warpedgo/warped/rng"
 )
 
-// runArgs mirrors loop.cu's WtwRun (232 bytes): device addresses, then the constants.
+// runArgs mirrors loop.cu's WtwRun (240 bytes): device addresses, then the constants.
 type runArgs struct {
-	head, proc, tail, stail, cancel, want, limit, state, rng, seq, processed, rolled, last uint64
-	recv, send, depth, sender, sseq, words, draws, mark, nout, outTo, outAt                uint64
-	params, err                                                                            uint64
-	lps, _                                                                                 uint32
-	end, bound                                                                             float64
+	head, proc, tail, stail, cancel, want, limit, state, rng, seq, processed, rolled, last, moved uint64
+	recv, send, depth, sender, sseq, words, draws, mark, nout, outTo, outAt                       uint64
+	params, err                                                                                   uint64
+	lps, _                                                                                        uint32
+	end, bound                                                                                    float64
 }
 
 // bufArgs mirrors loop.cu's WtwBuf (72 bytes).
@@ -28,8 +28,8 @@ type bufArgs struct {
 }
 
 var (
-	_ [232 - unsafe.Sizeof(runArgs{})]byte
-	_ [unsafe.Sizeof(runArgs{}) - 232]byte
+	_ [240 - unsafe.Sizeof(runArgs{})]byte
+	_ [unsafe.Sizeof(runArgs{}) - 240]byte
 	_ [72 - unsafe.Sizeof(bufArgs{})]byte
 	_ [unsafe.Sizeof(bufArgs{}) - 72]byte
 )
@@ -39,8 +39,7 @@ var kernelNames = []string{"wtw_gvt", "wtw_step", "wtw_execute", "wtw_deliver", 
 
 const (
 	infBits    = 0x7ff0000000000000
-	checkEvery = 32      // iterations between reads of GVT
-	stallLimit = 1 << 16 // iterations without GVT moving that make a stall
+	checkEvery = 32 // iterations between reads of GVT
 	errEvents  = 1
 	errAntis   = 2
 )
@@ -51,7 +50,8 @@ type device struct {
 	run  runArgs
 	ev   [2]bufArgs
 	anti [2]bufArgs
-	gvt  uint64 // two words
+	gvt  uint64    // two words
+	gw   [2]uint64 // their addresses, as kernel arguments
 }
 
 // alloc allocates n elements of size bytes and, when src is not nil, uploads them.
@@ -165,7 +165,7 @@ func (d *device) setup(m *Model, in *Input, o *Options) error {
 	}
 	r.rng = up(len(g), 4, ptr(g))
 	r.seq = up(n, 8, ptr(in.Seq))
-	r.processed, r.rolled, r.last = u64(n, 0), u64(n, 0), f64(n)
+	r.processed, r.rolled, r.last, r.moved = u64(n, 0), u64(n, 0), f64(n), u64(n, 0)
 	r.recv, r.send, r.depth, r.sender, r.sseq = f64(slots), f64(slots), u32(slots), u32(slots), u64(slots, 0)
 	if m.Words {
 		r.words = u64(4*slots, 0)
@@ -252,58 +252,62 @@ func (d *device) upload(evs []Event, b *bufArgs, words bool) error {
 	return nil
 }
 
+// program returns the launches of one iteration that reads events in transit from
+// buffer ev (the other is the carry), anti-messages from buffer anti, and computes GVT
+// into word w (the other, next, is reset for the iteration after). Iterations alternate
+// between two programs: ev and w flip each iteration, and anti flips CancelRounds times.
+func (d *device) program(n, transit int, o *Options, ev, anti, w int) []gpuoffload.Call {
+	p := func(x any) unsafe.Pointer {
+		switch v := x.(type) {
+		case *runArgs:
+			return unsafe.Pointer(v)
+		case *bufArgs:
+			return unsafe.Pointer(v)
+		case *uint64:
+			return unsafe.Pointer(v)
+		}
+		panic("gpuwarp: unexpected argument")
+	}
+	run, gw, next := &d.run, &d.gw[w], &d.gw[1-w]
+	calls := []gpuoffload.Call{
+		{Kernel: "wtw_gvt", Threads: max(n, 1024), Args: []unsafe.Pointer{p(run), p(&d.ev[ev]), p(&d.anti[anti]), p(gw)}},
+		{Kernel: "wtw_step", Threads: n, Args: []unsafe.Pointer{p(run), p(&d.ev[ev]), p(gw), p(next)}},
+	}
+	for range o.Executions - 1 {
+		calls = append(calls, gpuoffload.Call{Kernel: "wtw_execute", Threads: n, Args: []unsafe.Pointer{p(run), p(&d.ev[ev]), p(gw)}})
+	}
+	calls = append(calls,
+		gpuoffload.Call{Kernel: "wtw_deliver", Threads: transit, Args: []unsafe.Pointer{p(run), p(&d.ev[ev]), p(&d.ev[1-ev])}},
+		gpuoffload.Call{Kernel: "wtw_sort", Threads: n, Args: []unsafe.Pointer{p(run), p(&d.ev[ev]), p(&d.ev[1-ev]), p(&d.anti[anti])}})
+	for range o.CancelRounds {
+		calls = append(calls,
+			gpuoffload.Call{Kernel: "wtw_cancel", Threads: transit, Args: []unsafe.Pointer{p(run), p(&d.anti[anti]), p(&d.anti[1-anti])}},
+			gpuoffload.Call{Kernel: "wtw_annul", Threads: n, Args: []unsafe.Pointer{p(run), p(&d.anti[anti]), p(&d.anti[1-anti])}})
+		anti = 1 - anti
+	}
+	return calls
+}
+
 // loop runs iterations until GVT reaches the end, then downloads the results.
 func (d *device) loop(ctx context.Context, m *Model, in *Input, o *Options) (Result, error) {
 	n := len(in.RNG)
-	threads := max(n, 1024)
 	transit := min(o.Buffer, max(2*n*m.OutSlots*o.Executions, 1<<16))
-	ev, anti := 0, 0
+	d.gw = [2]uint64{d.gvt, d.gvt + 8}
+	flip := o.CancelRounds % 2 // whether the anti-message buffers swap roles each iteration
+	programs := [2][]gpuoffload.Call{d.program(n, transit, o, 0, 0, 0), d.program(n, transit, o, 1, flip, 1)}
 	tune := newTuner(o.Bound, in)
 	d.run.bound = tune.bound
 	lastGVT, stuck := -1.0, 0
 	it := 0
 	for ; ; it++ {
-		w := d.gvt + 8*uint64(it&1)
-		next := d.gvt + 8*uint64(1-it&1)
-		steps := []struct {
-			name string
-			n    int
-			args []unsafe.Pointer
-		}{
-			{"wtw_gvt", threads, []unsafe.Pointer{unsafe.Pointer(&d.run), unsafe.Pointer(&d.ev[ev]), unsafe.Pointer(&d.anti[anti]), unsafe.Pointer(&w)}},
-			{"wtw_step", n, []unsafe.Pointer{unsafe.Pointer(&d.run), unsafe.Pointer(&d.ev[ev]), unsafe.Pointer(&w), unsafe.Pointer(&next)}},
-		}
-		for _, s := range steps {
-			if err := d.res.Launch(s.name, s.n, s.args...); err != nil {
-				return Result{}, err
-			}
-		}
-		for range o.Executions - 1 {
-			if err := d.res.Launch("wtw_execute", n, unsafe.Pointer(&d.run), unsafe.Pointer(&d.ev[ev]), unsafe.Pointer(&w)); err != nil {
-				return Result{}, err
-			}
-		}
-		if err := d.res.Launch("wtw_deliver", transit, unsafe.Pointer(&d.run), unsafe.Pointer(&d.ev[ev]), unsafe.Pointer(&d.ev[1-ev])); err != nil {
+		if err := d.res.LaunchAll(programs[it&1]); err != nil {
 			return Result{}, err
-		}
-		if err := d.res.Launch("wtw_sort", n, unsafe.Pointer(&d.run), unsafe.Pointer(&d.ev[ev]), unsafe.Pointer(&d.ev[1-ev]), unsafe.Pointer(&d.anti[anti])); err != nil {
-			return Result{}, err
-		}
-		ev = 1 - ev
-		for range o.CancelRounds {
-			if err := d.res.Launch("wtw_cancel", transit, unsafe.Pointer(&d.run), unsafe.Pointer(&d.anti[anti]), unsafe.Pointer(&d.anti[1-anti])); err != nil {
-				return Result{}, err
-			}
-			if err := d.res.Launch("wtw_annul", n, unsafe.Pointer(&d.run), unsafe.Pointer(&d.anti[anti]), unsafe.Pointer(&d.anti[1-anti])); err != nil {
-				return Result{}, err
-			}
-			anti = 1 - anti
 		}
 		if it%checkEvery != checkEvery-1 {
 			continue
 		}
-		var words [3]uint64 // GVT, then the error word
-		if err := d.res.Download(unsafe.Pointer(&words[0]), w, 8); err != nil {
+		var words [2]uint64 // GVT, then the error word
+		if err := d.res.Download(unsafe.Pointer(&words[0]), d.gw[it&1], 8); err != nil {
 			return Result{}, err
 		}
 		if err := d.res.Download(unsafe.Pointer(&words[1]), d.run.err, 4); err != nil {
@@ -323,7 +327,7 @@ func (d *device) loop(ctx context.Context, m *Model, in *Input, o *Options) (Res
 			return Result{}, err
 		}
 		if gvt == lastGVT {
-			if stuck += checkEvery; stuck >= stallLimit {
+			if stuck += checkEvery; stuck >= o.StallIterations {
 				return Result{}, fmt.Errorf("%w at %v for %d iterations: an LP's list of %d slots is full of events it cannot commit yet; raise --gpu-slots",
 					ErrStalled, gvt, stuck, o.Slots)
 			}
@@ -354,14 +358,14 @@ func (d *device) results(m *Model, n, iterations int, bound float64) (Result, er
 	out := Result{State: make([]uint64, n*m.StateWords), RNG: make([]rng.XORWOW, n), Seq: make([]uint64, n),
 		Iterations: iterations, Bound: bound}
 	g := make([]uint32, 6*n)
-	processed, rolled, last := make([]uint64, n), make([]uint64, n), make([]float64, n)
+	processed, rolled, last, moved := make([]uint64, n), make([]uint64, n), make([]float64, n), make([]uint64, n)
 	for _, c := range []struct {
 		dst  unsafe.Pointer
 		src  uint64
 		size int
 	}{{ptr(out.State), d.run.state, 8 * len(out.State)}, {ptr(g), d.run.rng, 4 * len(g)},
 		{ptr(out.Seq), d.run.seq, 8 * n}, {ptr(processed), d.run.processed, 8 * n},
-		{ptr(rolled), d.run.rolled, 8 * n}, {ptr(last), d.run.last, 8 * n}} {
+		{ptr(rolled), d.run.rolled, 8 * n}, {ptr(last), d.run.last, 8 * n}, {ptr(moved), d.run.moved, 8 * n}} {
 		if err := d.res.Download(c.dst, c.src, c.size); err != nil {
 			return Result{}, err
 		}
@@ -371,6 +375,7 @@ func (d *device) results(m *Model, n, iterations int, bound float64) (Result, er
 		out.Processed += processed[i]
 		out.RolledBack += rolled[i]
 		out.FinalTime = max(out.FinalTime, last[i])
+		out.Returned += moved[i]
 	}
 	return out, nil
 }

@@ -58,6 +58,7 @@ typedef struct {
     warped_u64* processed;   // events handled, rolled back ones included
     warped_u64* rolled;      // events rolled back
     double* last;            // receive time of the LP's last committed event
+    warped_u64* moved;       // events put back in transit to make room
     // Per slot (LP * WTW_CAP + position % WTW_CAP).
     double* recv;
     double* send;
@@ -93,7 +94,7 @@ typedef struct {
 } WtwBuf;
 
 #if defined(__cplusplus) && __cplusplus >= 201103L
-static_assert(sizeof(WtwRun) == 232, "WtwRun must match package gpuwarp's runArgs");
+static_assert(sizeof(WtwRun) == 240, "WtwRun must match package gpuwarp's runArgs");
 static_assert(sizeof(WtwBuf) == 72, "WtwBuf must match package gpuwarp's bufArgs");
 #endif
 
@@ -289,8 +290,9 @@ extern "C" __global__ void wtw_execute(WtwRun r, WtwBuf ev, const warped_u64* gv
     wtw_exec(&r, lp, warped_bits_f64(*gvt), &ev);
 }
 
-// wtw_move copies entry i of in to entry j of out.
-__device__ __forceinline__ void wtw_move(const WtwBuf* in, warped_u32 i, WtwBuf* out, warped_u32 j) {
+// wtw_move copies entry i of in to entry j of out; words says whether they are event
+// buffers with payload words (anti-message buffers have none).
+__device__ __forceinline__ void wtw_move(const WtwBuf* in, warped_u32 i, WtwBuf* out, warped_u32 j, bool words) {
     out->to[j] = in->to[i];
     out->recv[j] = in->recv[i];
     out->send[j] = in->send[i];
@@ -298,7 +300,9 @@ __device__ __forceinline__ void wtw_move(const WtwBuf* in, warped_u32 i, WtwBuf*
     out->sender[j] = in->sender[i];
     out->seq[j] = in->seq[i];
 #if WTW_WORDS
-    for (int k = 0; k < 4; k++) out->words[4ull * j + k] = in->words[4ull * i + k];
+    if (words) {
+        for (int k = 0; k < 4; k++) out->words[4ull * j + k] = in->words[4ull * i + k];
+    }
 #endif
 }
 
@@ -331,7 +335,7 @@ extern "C" __global__ void wtw_deliver(WtwRun r, WtwBuf ev, WtwBuf carry) {
             atomicMin(&r.want[to], at);
         }
         warped_u32 j = wtw_push(&carry, r.err, WTW_ERR_EVENTS);
-        if (j != WTW_NONE) wtw_move(&ev, i, &carry, j);
+        if (j != WTW_NONE) wtw_move(&ev, i, &carry, j, true);
     }
 }
 
@@ -391,6 +395,7 @@ extern "C" __global__ void wtw_sort(WtwRun r, WtwBuf ev, WtwBuf carry, WtwBuf an
 #endif
             }
             t--;
+            r.moved[lp]++;
         }
         r.limit[lp] = want;
         r.want[lp] = WTW_INF_BITS;
@@ -421,7 +426,7 @@ extern "C" __global__ void wtw_cancel(WtwRun r, WtwBuf anti, WtwBuf next) {
         }
         if (found) continue;
         warped_u32 j = wtw_push(&next, r.err, WTW_ERR_ANTIS);
-        if (j != WTW_NONE) wtw_move(&anti, i, &next, j);
+        if (j != WTW_NONE) wtw_move(&anti, i, &next, j, false);
     }
 }
 

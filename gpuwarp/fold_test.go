@@ -1,0 +1,200 @@
+//go:build linux
+
+package gpuwarp_test
+
+import (
+	"container/heap"
+	"context"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/gpuwarp"
+	"github.com/warpedgo/warped/rng"
+)
+
+// The fold model checks the device loop against a sequential loop written here, with what
+// PHOLD does not exercise: payload words, several sends per event (0, 1 or 2), zero
+// delays (depths), ties of receive times, and a population that grows and shrinks. Each
+// LP folds the receive time and payload of every event it handles into an order-sensitive
+// hash, so handling any two events in another order changes the result.
+
+const foldMul = 0x9e3779b97f4a7c15 // odd, so the fold is invertible
+
+// foldInv is foldMul's inverse modulo 2^64 (Newton's iteration).
+func foldInv() uint64 {
+	x := uint64(foldMul)
+	for range 6 {
+		x *= 2 - foldMul*x
+	}
+	return x
+}
+
+const foldSource = `
+__device__ warped_u32 wtw_handle(const warped_u64* params, warped_u64* s, WarpedXORWOW* g, warped_u32 lp,
+                                 warped_u32 lps, double now, const warped_u64* words,
+                                 warped_u32* out_to, double* out_at, warped_u64* out_words) {
+    s[0] = (s[0] ^ warped_f64_bits(now) ^ words[0]) * params[0];
+    s[1]++;
+    warped_u32 k = (warped_u32)warped_range(g, 0, 3);
+    warped_u32 n = k == 0 ? 0u : (k == 3 ? 2u : 1u);
+    for (warped_u32 i = 0; i < n; i++) {
+        out_to[i] = warped_uniform(g) <= 0.5 ? lp : (warped_u32)warped_range(g, 0, lps - 1u);
+        out_at[i] = now + (params[2] ? 0.5 * (double)warped_range(g, 0, 3) : 0.25 + warped_uniform(g));
+        out_words[4 * i] = words[0] + 1u;
+        out_words[4 * i + 1] = 0;
+        out_words[4 * i + 2] = 0;
+        out_words[4 * i + 3] = 0;
+    }
+    return n;
+}
+
+__device__ void wtw_reverse(const warped_u64* params, warped_u64* s, WarpedXORWOW g, warped_u32 lp,
+                            warped_u32 lps, double now, const warped_u64* words) {
+    s[0] = (s[0] * params[1]) ^ warped_f64_bits(now) ^ words[0];
+    s[1]--;
+}
+`
+
+type foldEvent struct {
+	gpuwarp.Event
+}
+
+type foldQueue []gpuwarp.Event
+
+func (q foldQueue) Len() int { return len(q) }
+func (q foldQueue) Less(i, j int) bool {
+	a, b := &q[i], &q[j]
+	switch {
+	case a.Recv != b.Recv:
+		return a.Recv < b.Recv
+	case a.Send != b.Send:
+		return a.Send < b.Send
+	case a.Depth != b.Depth:
+		return a.Depth < b.Depth
+	case a.Sender != b.Sender:
+		return a.Sender < b.Sender
+	}
+	return a.Seq < b.Seq
+}
+func (q foldQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *foldQueue) Push(x any)   { *q = append(*q, x.(gpuwarp.Event)) }
+func (q *foldQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
+}
+
+// foldInput is n LPs with start events each at times 0.5, 1, ... to themselves.
+func foldInput(n, start int, end float64) gpuwarp.Input {
+	in := gpuwarp.Input{State: make([]uint64, 2*n), RNG: make([]rng.XORWOW, n), Seq: make([]uint64, n), End: end}
+	for i := range n {
+		in.RNG[i] = rng.New(7, uint64(i))
+		for k := range start {
+			in.Events = append(in.Events, gpuwarp.Event{To: uint32(i), Recv: 0.5 * float64(k+1), Sender: uint32(i),
+				Seq: uint64(k), Words: [4]uint64{uint64(k)}})
+		}
+		in.Seq[i] = uint64(start)
+	}
+	return in
+}
+
+// foldSequential is the fold model run in key order on the host.
+func foldSequential(in gpuwarp.Input, ties bool) (state []uint64, gens []rng.XORWOW, committed uint64) {
+	n := len(in.RNG)
+	state, gens = append([]uint64(nil), in.State...), append([]rng.XORWOW(nil), in.RNG...)
+	seq := append([]uint64(nil), in.Seq...)
+	q := foldQueue(append([]gpuwarp.Event(nil), in.Events...))
+	heap.Init(&q)
+	for q.Len() > 0 {
+		e := heap.Pop(&q).(gpuwarp.Event)
+		if e.Recv >= in.End {
+			break
+		}
+		committed++
+		lp, g, s := e.To, &gens[e.To], state[2*e.To:2*e.To+2]
+		s[0] = (s[0] ^ math.Float64bits(e.Recv) ^ e.Words[0]) * foldMul
+		s[1]++
+		k := g.Range(0, 3)
+		sends := map[uint64]int{0: 0, 1: 1, 2: 1, 3: 2}[k]
+		for range sends {
+			to := lp
+			if !(g.Uniform() <= 0.5) {
+				to = uint32(g.Range(0, uint64(n-1)))
+			}
+			var at float64
+			if ties {
+				at = e.Recv + 0.5*float64(g.Range(0, 3))
+			} else {
+				at = e.Recv + (0.25 + g.Uniform())
+			}
+			var depth uint32
+			if at == e.Recv {
+				depth = e.Depth + 1
+			}
+			heap.Push(&q, gpuwarp.Event{To: to, Recv: at, Send: e.Recv, Depth: depth, Sender: lp, Seq: seq[lp],
+				Words: [4]uint64{e.Words[0] + 1}})
+			seq[lp]++
+		}
+	}
+	return state, gens, committed
+}
+
+// foldModel is the fold model's device code; with ties its delays are 0, 0.5, 1 or 1.5,
+// else 0.25 plus a uniform draw.
+func foldModel(ties bool) *gpuwarp.Model {
+	var t uint64
+	if ties {
+		t = 1
+	}
+	return &gpuwarp.Model{Name: "fold", Source: foldSource, StateWords: 2, OutSlots: 2, Words: true,
+		Params: []uint64{foldMul, foldInv(), t}}
+}
+
+// TestFold checks the device loop against foldSequential, including runs whose lists
+// overflow (4 slots, 6 start events per LP) and must put events back in transit.
+func TestFold(t *testing.T) {
+	need(t)
+	for _, tc := range []struct {
+		name       string
+		ties       bool
+		lps, start int
+		end        float64
+		o          gpuwarp.Options
+		overflow   bool
+	}{
+		{"ties, tuned", true, 64, 3, 12, gpuwarp.Options{}, false},
+		{"ties, unbounded, 3 executions", true, 50, 3, 12, gpuwarp.Options{Bound: math.Inf(1), Executions: 3}, false},
+		{"ties, 1 anti round", true, 50, 3, 12, gpuwarp.Options{Bound: math.Inf(1), CancelRounds: 1, Executions: 2}, false},
+		{"4 slots, 6 start events", false, 40, 6, 10, gpuwarp.Options{Slots: 4, Bound: math.Inf(1)}, true},
+		{"8 slots, 1 anti round", false, 40, 8, 10, gpuwarp.Options{Slots: 8, Bound: math.Inf(1), CancelRounds: 1, Executions: 2}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := foldInput(tc.lps, tc.start, tc.end)
+			wantState, wantGens, committed := foldSequential(in, tc.ties)
+			out, err := gpuwarp.Run(context.Background(), foldModel(tc.ties), in, tc.o)
+			require.NoError(t, err)
+			require.Equal(t, wantState, out.State)
+			require.Equal(t, wantGens, out.RNG)
+			require.Equal(t, committed, out.Committed())
+			if tc.overflow {
+				require.NotZero(t, out.Returned, "the lists never overflowed: the case tests nothing")
+			}
+			t.Logf("%d committed, %d processed, %d rolled back, %d returned, %d iterations", out.Committed(),
+				out.Processed, out.RolledBack, out.Returned, out.Iterations)
+		})
+	}
+}
+
+// TestStall checks that a list too small for the events one LP holds at one time ends the
+// run with an error naming the option to raise, not a hang or a wrong result.
+func TestStall(t *testing.T) {
+	need(t)
+	in := foldInput(40, 6, 10)
+	_, err := gpuwarp.Run(context.Background(), foldModel(true), in,
+		gpuwarp.Options{Slots: 4, Bound: math.Inf(1), StallIterations: 1024})
+	require.ErrorIs(t, err, gpuwarp.ErrStalled)
+	require.ErrorContains(t, err, "raise --gpu-slots")
+}

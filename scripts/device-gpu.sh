@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The GPU machine's measurements, prepared to run in one call of at most BUDGET seconds
+# (default 420): the device loop's correctness on the GPU (gpuwarp's digest tests), PHOLD
+# with --simulation-type gpu at the configurations of Liu and Andelfinger's paper (up to
+# 2^20 LPs, event densities 1 and 8) and ROSS's, against time warp on every core; a study
+# of many small PHOLD runs on the CPU and with batches merged on the GPU; and issue 25's
+# 16-core scaling table. Everything is printed and written to $OUT/device.txt.
+#
+# Build here, then run there (see docs/PERFORMANCE.md, "The whole time warp on the GPU"):
+#   go build -tags mpi -o .device/warped ./cmd/warped
+#   CGO_ENABLED=0 go test -c -o .device/gpuwarp.test ./gpuwarp
+#   (on the GPU machine) scripts/device-gpu.sh
+set -u
+cd "$(dirname "$0")/.."
+B=${B:-.device}
+W=$B/warped
+OUT=${OUT:-/tmp/device-out}
+mkdir -p "$OUT"
+deadline=$(($(date +%s) + ${BUDGET:-420}))
+exec > >(tee -a "$OUT/device.txt") 2>&1
+
+left() { echo $((deadline - $(date +%s))); }
+# run LABEL T ARGS...: one PHOLD run of at most T seconds (less when the budget is short),
+# summarized on one line: committed events, rate, efficiency, wall time, digest.
+run() {
+  local label=$1 t=$2 l out
+  shift 2
+  l=$(left)
+  if [ "$l" -lt 15 ]; then echo "$label: skipped, budget spent"; return; fi
+  [ "$t" -gt $((l - 10)) ] && t=$((l - 10))
+  out=$(timeout "$t" "$W" "$@" --progress=off 2>&1)
+  local rc=$?
+  echo "$out" | awk -v l="$label" -v rc=$rc '
+    /Events committed:/ {c=$3} /Committed events\/s:/ {r=$3} /Efficiency:/ {e=$2} /Wall time:/ {w=$3}
+    /^digest:/ {d=substr($2,1,12)} /failed|error|Error/ {err=$0}
+    END {printf "%-34s rc=%d committed=%s rate=%s eff=%s wall=%ss digest=%s %s\n", l, rc, c, r, e, w, d, err}'
+}
+
+echo "== $(date -u +%FT%TZ) $(uname -n), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
+echo "== uptime: $(uptime)"
+
+echo "== 1. gpuwarp's digest tests on the GPU"
+timeout 120 "$B/gpuwarp.test" -test.run 'PHOLD' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|committed|Error|expected|actual' | head -40
+
+echo "== 2. PHOLD, ROSS's configuration (16384 LPs, remote 0.25, mean 1, lookahead 0.1)"
+run "sequential, end 200" 60 phold --simulation-type sequential --max-sim-time 200
+run "time-warp 16 workers, end 1000" 60 phold --simulation-type time-warp --gpu off --max-sim-time 1000
+run "gpu tuned, end 1000" 60 phold --simulation-type gpu --max-sim-time 1000
+run "gpu bound 1, end 1000" 60 phold --simulation-type gpu --max-sim-time 1000 --gpu-bound 1
+run "gpu bound 4 exec 2, end 1000" 60 phold --simulation-type gpu --max-sim-time 1000 --gpu-bound 4 --gpu-executions 2
+
+echo "== 3. PHOLD, the paper's sizes"
+run "2^20 LPs d1 gpu tuned, end 100" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 100
+run "2^20 LPs d1 gpu bound 1, end 100" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 100 --gpu-bound 1
+run "2^20 LPs d1 gpu bound 0.25, end 100" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 100 --gpu-bound 0.25
+run "2^20 LPs d1 time-warp 16w, end 10" 60 phold --lps 1048576 --simulation-type time-warp --gpu off --max-sim-time 10
+run "2^20 LPs d8 gpu tuned, end 20" 60 phold --lps 1048576 --start-events 8 --simulation-type gpu --max-sim-time 20
+run "2^20 LPs d8 time-warp 16w, end 2" 60 phold --lps 1048576 --start-events 8 --simulation-type time-warp --gpu off --max-sim-time 2
+run "2^16 LPs d1 gpu tuned, end 300" 60 phold --lps 65536 --simulation-type gpu --max-sim-time 300
+echo "-- same digest at scale: 2^18 LPs d4, end 10"
+run "2^18 d4 time-warp 16w" 60 phold --lps 262144 --start-events 4 --simulation-type time-warp --gpu off --max-sim-time 10
+run "2^18 d4 gpu slots 16" 60 phold --lps 262144 --start-events 4 --simulation-type gpu --gpu-slots 16 --max-sim-time 10
+run "pcs gpu (expect a one-line error)" 10 pcs --simulation-type gpu
+
+echo "== 4. study of 256 small PHOLD runs (examples/study/bench-phold.yaml)"
+for mode in "cpu:" "merged-gpu:--merge-batches --gpu on"; do
+  l=$(left)
+  if [ "$l" -lt 40 ]; then echo "${mode%%:*}: skipped"; continue; fi
+  rm -rf "$OUT/study"
+  s=$(date +%s.%N)
+  timeout $((l > 100 ? 60 : l - 30)) "$W" study examples/study/bench-phold.yaml --out /tmp/study-${mode%%:*} --progress off ${mode#*:} >/tmp/study.log 2>&1
+  rc=$?
+  echo "study ${mode%%:*}: rc=$rc wall=$(echo "$(date +%s.%N) - $s" | bc) s $(tail -1 /tmp/study.log)"
+done
+
+echo "== 5. issue 25's scaling table on 16 cores"
+l=$(left)
+if [ "$l" -gt 60 ]; then
+  WARPED=$W WORKERS="1 2 4 8 16" RANKS="4 8" timeout $((l - 5)) scripts/bench-scaling.sh 2
+fi
+echo "== uptime: $(uptime)"
