@@ -12,9 +12,11 @@ import (
 	"github.com/warpedgo/warped/kernel"
 )
 
-// swapper keeps one value that each event replaces with a draw: Reverse cannot recompute
-// the old value from the new, so Handle saves it in the event's scratch words (ROSS's
-// saved-in-message value) and Reverse restores it from there.
+// swapper keeps one value that two events in three replace with a draw: Reverse cannot
+// recompute the old value from the new, so Handle saves it in the event's scratch words
+// (ROSS's saved-in-message value) and Reverse restores it from there. The third event
+// uses no scratch words, so an LP's first event (and the first events the time-warp engine
+// logs) have none kept.
 type swapper struct {
 	kernel.Plain[swapState]
 	id, n kernel.LPID
@@ -29,19 +31,22 @@ func (s *swapper) Name() string { return fmt.Sprintf("swap%d", s.id) }
 func (s *swapper) Init(ctx *kernel.Context) { ctx.SendWords(s.id, 1, kernel.Words{}) }
 
 func (s *swapper) Handle(ctx *kernel.Context, _ *kernel.Event) {
-	w := ctx.Scratch()
-	if *w != (kernel.Words{}) {
-		*s.sawDirty = true
+	if s.S.Events%3 != 0 {
+		w := ctx.Scratch()
+		if *w != (kernel.Words{}) {
+			*s.sawDirty = true
+		}
+		w[0] = s.S.Value
+		s.S.Value = uint64(ctx.RNG().Next())
 	}
-	w[0] = s.S.Value
-	s.S.Value = uint64(ctx.RNG().Next())
 	s.S.Events++
 	ctx.SendWords((s.id+1)%s.n, ctx.Now()+1+kernel.Time(ctx.RNG().Exponential(1)), kernel.Words{})
 }
 
 func (s *swapper) Reverse(ctx *kernel.Context, _ *kernel.Event) {
-	s.S.Value = ctx.Scratch()[0]
-	s.S.Events--
+	if s.S.Events--; s.S.Events%3 != 0 {
+		s.S.Value = ctx.Scratch()[0]
+	}
 }
 
 func swappers(n int, dirty *bool) []kernel.LogicalProcess {

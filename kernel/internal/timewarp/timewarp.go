@@ -57,8 +57,9 @@ type worker struct {
 	coasting bool
 	initSend bool
 	// scratch is the Context's scratch words while an event is handled, zero between
-	// events (see process); a rolled-back event's Reverse gets its log entry's instead.
-	scratch event.Words
+	// events (see process); a rolled-back event's Reverse and a committed one's Commit get
+	// those its log kept instead, or spare (scratchOf).
+	scratch, spare event.Words
 	// unlogged is set while the worker processes a safe event (see queue.safeBound),
 	// whose sends are not recorded as outputs, and after it until the next event: sends
 	// come only from handlers, and each handler runs after process set or cleared it
