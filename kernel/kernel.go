@@ -37,7 +37,6 @@ package kernel
 import (
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/gpuoffload"
-	"github.com/warpedgo/warped/kernel/internal/core"
 	"github.com/warpedgo/warped/rng"
 )
 
@@ -181,51 +180,3 @@ type Batcher interface {
 	// UnpackState sets the LP's state from src, as PackState wrote it or the kernel left it.
 	UnpackState(src []uint64)
 }
-
-// Context is what a handler sees of the kernel: the current time, its own id, its
-// generator, and Send. A Context is only valid during the call it was passed to.
-//
-// Its methods (go doc shows an alias's methods only where the type is defined, in
-// kernel/internal/core, beside the dispatchers that fill it; TestContextDocNamesMethods
-// keeps this list whole):
-//
-//	Now() Time                        the time of the event being handled (0 in Init)
-//	Self() LPID                       the LP's own id
-//	RNG() *RNG                        the LP's generator: the only randomness a handler may use
-//	NumLPs() int                      the number of LPs in the simulation
-//	DrawsMade() uint32                in Reverse: the draws Handle made for the event
-//	Send(to LPID, at Time, payload any)
-//	                                  schedule an event for LP to at time at >= Now() (plus
-//	                                  the lookahead to other LPs); a bad send ends the run
-//	                                  with a SendError once the handler returns
-//	SendWords(to LPID, at Time, w Words)
-//	                                  Send with a payload of words (no allocation; batch
-//	                                  kernels send these)
-//	Scratch() *Words                  the event's scratch words for reverse computation
-//	                                  (ROSS's bit field): zero when Handle starts, read back
-//	                                  by Reverse; sequential dispatcher only so far
-//	Record(series string, value float64)
-//	                                  record a value of a model time series at Now(), kept
-//	                                  only if the event commits (Result.Series, --series-file)
-type Context = core.Context
-
-// exportInlineBodies calls the small methods of Context that handlers call on every event.
-// Go's compiler inlines a method of another package only when its body is in the export
-// data of a package the caller imports (golang/go#74783): a model imports kernel, not
-// kernel/internal/core, where Context is defined, so kernel must carry their bodies, which
-// it does for the callees of its own inlinable functions, like this one. Without it PHOLD's
-// Handle would call Now, Self, RNG and NumLPs instead of inlining them. Nothing calls it.
-//
-//lint:ignore U1000 it exists for its export data, see above.
-func exportInlineBodies(c *Context) (Time, LPID, *RNG, int, uint32) {
-	return c.Now(), c.Self(), c.RNG(), c.NumLPs(), c.DrawsMade()
-}
-
-// SendError reports a send to an unknown LP, into the past, or at a time that is not a number.
-type SendError = core.SendError
-
-// ModelPanicError reports a panic in a model's Init or Handle.
-type ModelPanicError = core.ModelPanicError
-
-// SeriesPoint is one value of a model's time series (Context.Record, Result.Series).
-type SeriesPoint = core.SeriesPoint

@@ -2,59 +2,59 @@ package core
 
 import (
 	"github.com/warpedgo/warped/event"
-	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/internal/frame"
 	"github.com/warpedgo/warped/rng"
 )
 
-// The event types, as package kernel names them.
+// The dispatchers' names for the kernel's types, which package kernel defines for models
+// (and go doc shows there), and for the Context's frame.
 type (
 	Time  = event.Time
 	LPID  = event.LPID
 	Event = event.Event
 	Words = event.Words
 	RNG   = rng.XORWOW
+
+	Context         = kernel.Context
+	Frame           = frame.Frame
+	Sink            = frame.Sink
+	Config          = kernel.Config
+	TimeWarpConfig  = kernel.TimeWarpConfig
+	Stats           = kernel.Stats
+	Progress        = kernel.Progress
+	Sample          = kernel.Sample
+	SeriesPoint     = kernel.SeriesPoint
+	ModelPanicError = kernel.ModelPanicError
+	PeerError       = kernel.PeerError
+	MismatchError   = kernel.MismatchError
+
+	LogicalProcess = kernel.LogicalProcess
+	StateAppender  = kernel.StateAppender
+	Reverser       = kernel.Reverser
+	Committer      = kernel.Committer
+	Reversible     = kernel.Reversible
+	Lookahead      = kernel.Lookahead
+	Batcher        = kernel.Batcher
 )
 
-// LogicalProcess is kernel.LogicalProcess, where its contract is documented for models.
-type LogicalProcess interface {
-	// Name identifies the LP to people (output, errors). Names must be unique.
-	Name() string
-	// Init runs once before the simulation at time 0 and sends the LP's initial events.
-	Init(ctx *Context)
-	// Handle processes one event: it updates the LP's state and may send events.
-	Handle(ctx *Context, ev *Event)
-	// Snapshot copies the LP's state into dst and returns it. dst is nil or a value that an
-	// earlier Snapshot returned; with nil, Snapshot allocates. Embed Plain to get this.
-	Snapshot(dst any) any
-	// Restore sets the LP's state from a value that Snapshot returned.
-	Restore(src any)
-}
-
-// StateAppender is kernel.StateAppender, where its contract is documented for models.
-type StateAppender interface {
-	// AppendState appends a deterministic encoding of the LP's state to b.
-	AppendState(b []byte) []byte
-}
-
-// Reverser is kernel.Reverser, where its contract is documented for models.
-type Reverser interface {
-	Reverse(ctx *Context, ev *Event)
-}
-
-// Committer is kernel.Committer, where its contract is documented for models.
-type Committer interface {
-	Commit(ctx *Context, ev *Event)
-}
-
-// Reversible is kernel.Reversible, where its contract is documented for models.
-type Reversible interface {
-	Reversible() bool
-}
-
-// Lookahead is kernel.Lookahead, where its contract is documented for models.
-type Lookahead interface {
-	Lookahead() Time
-}
+// The configuration's constants, as the dispatchers use them (see package kernel).
+const (
+	Sequential            = kernel.Sequential
+	TimeWarp              = kernel.TimeWarp
+	StateSavingAuto       = kernel.StateSavingAuto
+	StateSavingPeriodic   = kernel.StateSavingPeriodic
+	StateSavingReverse    = kernel.StateSavingReverse
+	QueueCalendar         = kernel.QueueCalendar
+	GVTAsynchronous       = kernel.GVTAsynchronous
+	GVTSynchronous        = kernel.GVTSynchronous
+	GVTTQ                 = kernel.GVTTQ
+	CancelAggressive      = kernel.CancelAggressive
+	CancelLazy            = kernel.CancelLazy
+	SampleGVT             = kernel.SampleGVT
+	SampleRealTime        = kernel.SampleRealTime
+	DefaultSampleInterval = kernel.DefaultSampleInterval
+)
 
 // CanReverse reports whether lp can be rolled back by reverse computation.
 func CanReverse(lp LogicalProcess) bool {
@@ -63,17 +63,4 @@ func CanReverse(lp LogicalProcess) bool {
 	}
 	r, ok := lp.(Reversible)
 	return !ok || r.Reversible()
-}
-
-// Batcher is kernel.Batcher, where its contract is documented for models.
-type Batcher interface {
-	// BatchKernel returns the kernel that handles ev, or nil when ev must be handled by
-	// Handle. Events that share a kernel go into the same batch; the kernel should be built
-	// once and returned by pointer every time.
-	BatchKernel(ev *Event) *gpuoffload.Kernel
-	// PackState writes the LP's state into dst (the kernel's StateWords words). The
-	// generator is not part of it: the kernel gets the LP's generator separately.
-	PackState(dst []uint64)
-	// UnpackState sets the LP's state from src, as PackState wrote it or the kernel left it.
-	UnpackState(src []uint64)
 }

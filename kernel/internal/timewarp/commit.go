@@ -66,7 +66,7 @@ func (w *worker) commitHook(h *statemgr.Entry, s *event.Words) {
 		return
 	}
 	f := w.frame()
-	f.Now, f.Depth, f.Self, f.LP = ev.RecvTime, ev.Depth, id, &d.sim.LPs[id]
+	f.Now, f.Depth, f.Self, f.LP = ev.RecvTime, ev.Depth, id, &d.sim.LPs[id].LPState
 	f.Committing, f.Scratch = true, w.scratchOf(s) // Commit may read what Handle left there
 	c.Commit(&w.ctx, ev)
 	f.Committing, f.Scratch, f.ScratchTouched = false, &w.scratch, false

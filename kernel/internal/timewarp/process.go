@@ -17,7 +17,7 @@ func (w *worker) process(x *lpState, id LPID, ev *event.Event) {
 	d, q := w.d, w.q
 	r := &d.sim.LPs[id]
 	f := w.frame() // not core.Enter, which costs PHOLD 2 instructions an event more
-	f.Now, f.Depth, f.Self, f.LP = ev.RecvTime, ev.Depth, id, r
+	f.Now, f.Depth, f.Self, f.LP = ev.RecvTime, ev.Depth, id, &r.LPState
 	if d.perSend {
 		w.cause = event.KeyOf(ev) // lazy cancellation: the cause of the sends to come
 		w.sendBytes = w.sendBytes[:0]

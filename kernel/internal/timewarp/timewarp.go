@@ -14,6 +14,7 @@ import (
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/gvt"
+	"github.com/warpedgo/warped/kernel/internal/canon"
 	"github.com/warpedgo/warped/kernel/internal/core"
 	"github.com/warpedgo/warped/kernel/internal/dist"
 	"github.com/warpedgo/warped/outputmgr"
@@ -616,7 +617,7 @@ func (w *worker) stateDigest(snap *any, r *core.LPRecord) uint64 {
 		b = a.AppendState(b)
 	} else {
 		*snap = r.Model.Snapshot(*snap)
-		b = core.AppendValue(b, *snap)
+		b = canon.AppendValue(b, *snap)
 	}
 	w.stateBytes = b
 	return maphash.Bytes(w.d.seed, b)
@@ -650,5 +651,5 @@ func (w *worker) appendSend(to LPID, depth uint32, seq uint64, at Time, ws Words
 	for _, x := range ws {
 		b = binary.LittleEndian.AppendUint64(b, x)
 	}
-	w.sendBytes = core.AppendValue(b, payload)
+	w.sendBytes = canon.AppendValue(b, payload)
 }

@@ -1,4 +1,4 @@
-package kernel_test
+package dispatch_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 )
 
 // swapper keeps one value that two events in three replace with a draw: Reverse cannot
@@ -99,7 +100,7 @@ func TestScratchOutsideEvents(t *testing.T) {
 	for _, typ := range []string{kernel.Sequential, kernel.TimeWarp} {
 		t.Run(typ, func(t *testing.T) {
 			lp := &bad{name: "b", init: func(ctx *kernel.Context) { ctx.Scratch() }}
-			s, err := kernel.New(kernel.Config{MaxSimTime: 50, Type: typ}, []kernel.LogicalProcess{lp})
+			s, err := dispatch.New(kernel.Config{MaxSimTime: 50, Type: typ}, []kernel.LogicalProcess{lp})
 			require.NoError(t, err)
 			_, err = s.Run(context.Background())
 			var p *kernel.ModelPanicError
