@@ -230,6 +230,20 @@ type Config struct {
 	// the time-warp engine processes no event safe (unlogged): each commits at fossil
 	// collection.
 	Trace func(lp LPID, ev *Event)
+	// ModelInit, if set, is the model's init hook (ROSS's and WARPED2's model-level init):
+	// Run calls it once with the LPs, in id order, before any LP's Init and before the
+	// first event, under every dispatcher, from the goroutine that called Run. An error
+	// ends the run before it starts. In a run across processes every rank calls its own,
+	// with every LP (a rank holds them all, and runs those Partition gives it).
+	ModelInit func(lps []LogicalProcess) error
+	// ModelFinal, if set, is the model's final hook (ROSS's and WARPED2's model-level
+	// finalize), for results of the model as a whole: Run calls it once after the run
+	// ends, with every LP in its final committed state (the state the digest is of; the
+	// digest is taken first), from the goroutine that called Run. In a run across processes
+	// every rank calls its own, each with every LP's final state (the ranks exchange them
+	// at the end), so each rank's ModelFinal sees the whole model, as one process's would.
+	// An error is Run's error.
+	ModelFinal func(lps []LogicalProcess) error
 }
 
 // Progress describes a run in progress.

@@ -76,6 +76,11 @@ func (s *Simulation) Run(ctx context.Context) (kernel.Result, error) {
 	}
 	s.ran = true
 	start := time.Now()
+	if h := s.sim.Cfg.ModelInit; h != nil {
+		if err := h(s.models()); err != nil {
+			return kernel.Result{}, fmt.Errorf("model init hook: %w", err)
+		}
+	}
 	var stats kernel.Stats
 	var err error
 	switch s.sim.Cfg.Type {
@@ -87,7 +92,22 @@ func (s *Simulation) Run(ctx context.Context) (kernel.Result, error) {
 	if err != nil {
 		return kernel.Result{}, err
 	}
-	return s.result(stats, start), nil
+	res := s.result(stats, start)
+	if h := s.sim.Cfg.ModelFinal; h != nil {
+		if err := h(s.models()); err != nil {
+			return kernel.Result{}, fmt.Errorf("model final hook: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// models returns the LPs' models in id order, for the model's hooks.
+func (s *Simulation) models() []kernel.LogicalProcess {
+	lps := make([]kernel.LogicalProcess, len(s.sim.LPs))
+	for i := range s.sim.LPs {
+		lps[i] = s.sim.LPs[i].Model
+	}
+	return lps
 }
 
 // result completes a run's stats (its rates, and its peak memory where the dispatcher did
