@@ -1,5 +1,6 @@
-// Package kernel is the model-facing API of warped: what a model implements and calls, the
-// configuration, and the choice of the dispatcher that runs it.
+// Package kernel is the model-facing API of warped: what a model implements and calls,
+// and the configuration of a run. Package kernel/dispatch builds a simulation from a
+// model's LPs and a Config and runs it.
 //
 // A model is a slice of logical processes (LPs). Each LP implements LogicalProcess: Init
 // sends its first events, Handle processes one event, and Snapshot/Restore expose its state
@@ -8,11 +9,10 @@
 // sequence number and its event records, so all of them are saved, restored and pooled with
 // the LP, and a run is a deterministic function of the model, the seed and the end time.
 //
-// Simulation runs the LPs with a dispatcher chosen by Config.Type; the dispatchers are
-// packages of their own under kernel/internal (see docs/DECISIONS.md, "The package
-// split"). The sequential dispatcher (kernel/internal/sequential) processes every event in
-// the total order of package event, keeping pending events by value in a calendar queue.
-// The time-warp dispatcher (kernel/internal/timewarp) runs them optimistically on several
+// Config.Type picks the dispatcher; the dispatchers are packages of their own under
+// kernel/internal (see docs/DECISIONS.md, "The package split"). The sequential dispatcher
+// processes every event in the total order of package event, keeping pending events by
+// value in a calendar queue. The time-warp dispatcher runs them optimistically on several
 // worker goroutines: rollback with periodic state saving and coast forward or with reverse
 // computation (Reverser; the default when every LP implements it), aggressive or lazy
 // cancellation, Fujimoto GVT, fossil collection, optionally handling the events of LPs
@@ -23,15 +23,10 @@
 // state in LP order: any two dispatchers, configured in any way, must give the same
 // digest.
 //
-// This package re-exports the few types a model needs (Time, LPID, Event), so a model
-// imports kernel and nothing else of the machinery. The interfaces a model implements
-// (LogicalProcess, Reverser, Reversible, Lookahead, Batcher, StateAppender) are defined
-// here, with the dispatchers' method sets, so that go doc shows their methods. The types
-// that the dispatchers fill or read (Context, Config, TimeWarpConfig, Stats, Progress,
-// Sample, the errors) are defined in kernel/internal/core and re-exported by type
-// aliases: this package imports the dispatchers, which need those types, so defining them
-// here would be an import cycle. go doc shows an alias's methods and fields only where it
-// is defined, so the docs of these aliases list them (go doc ./kernel Context).
+// Everything a model uses is defined here (the dispatchers import this package, not the
+// other way round), so go doc shows every method and field (go doc ./kernel Context.Send);
+// the few types of other public packages a model needs (Time, LPID, Event, Words, RNG,
+// Registry) are re-exported, so a model imports kernel and nothing else of the machinery.
 package kernel
 
 import (

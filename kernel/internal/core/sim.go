@@ -42,7 +42,7 @@ type Sim struct {
 }
 
 // NewSim checks the configuration and the LPs and returns a Sim ready to run. check, when
-// not nil, is called for each LP after its name is checked (kernel checks the state types of
+// not nil, is called for each LP after its name is checked (dispatch checks the state types of
 // LPs that embed Plain there).
 func NewSim(cfg Config, lps []LogicalProcess, check func(name string, lp LogicalProcess) error) (*Sim, error) {
 	if err := cfg.Validate(); err != nil {
