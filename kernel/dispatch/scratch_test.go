@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -108,4 +109,60 @@ func TestScratchOutsideEvents(t *testing.T) {
 			require.Contains(t, err.Error(), "Context.Scratch called outside an event")
 		})
 	}
+}
+
+// scratchCommitter is a swapper whose Commit logs the scratch words Handle left: the value
+// it replaced, or zero words for an event that used none.
+type scratchCommitter struct {
+	*swapper
+	mu  *sync.Mutex // time warp may commit different LPs' events at once
+	log map[kernel.LPID][]scratchSeen
+}
+
+type scratchSeen struct {
+	At    kernel.Time
+	Words kernel.Words
+}
+
+func (s *scratchCommitter) Commit(ctx *kernel.Context, _ *kernel.Event) {
+	w := *ctx.Scratch()
+	s.mu.Lock()
+	s.log[ctx.Self()] = append(s.log[ctx.Self()], scratchSeen{ctx.Now(), w})
+	s.mu.Unlock()
+}
+
+func scratchCommitters(n int, dirty *bool, log map[kernel.LPID][]scratchSeen) []kernel.LogicalProcess {
+	lps := swappers(n, dirty)
+	var mu sync.Mutex
+	for i, lp := range lps {
+		lps[i] = &scratchCommitter{swapper: lp.(*swapper), mu: &mu, log: log}
+	}
+	return lps
+}
+
+// TestScratchAtCommit: Commit reads the scratch words the event's Handle left (kept beside
+// the time-warp engine's history log, through rollbacks, fossil collection, the log's
+// compaction and the end of the run), the same words for the same events as the sequential
+// run's, LP by LP.
+func TestScratchAtCommit(t *testing.T) {
+	var dirty bool
+	want := map[kernel.LPID][]scratchSeen{}
+	run(t, kernel.Config{MaxSimTime: 200, Type: kernel.Sequential}, scratchCommitters(16, &dirty, want))
+	for _, c := range commitCases() {
+		t.Run(c.name, func(t *testing.T) {
+			got := map[kernel.LPID][]scratchSeen{}
+			run(t, kernel.Config{MaxSimTime: 200, Type: kernel.TimeWarp, TimeWarp: c.tw}, scratchCommitters(16, &dirty, got))
+			require.Equal(t, want, got)
+		})
+	}
+	t.Run("compacting", func(t *testing.T) {
+		got := map[kernel.LPID][]scratchSeen{}
+		r, err := dispatch.RunTimeWarpInternalsLogMax(context.Background(), kernel.Config{MaxSimTime: 200,
+			TimeWarp: kernel.TimeWarpConfig{Workers: 2, StateSaving: kernel.StateSavingReverse}},
+			scratchCommitters(16, &dirty, got), 64)
+		require.NoError(t, err)
+		require.Positive(t, r.Compactions, "the log must have been compacted")
+		require.Equal(t, want, got)
+	})
+	require.False(t, dirty, "a Handle found its scratch words not zero")
 }
