@@ -10,11 +10,9 @@ import (
 // The dispatchers' names for the kernel's types, which package kernel defines for models
 // (and go doc shows there), and for the Context's frame.
 type (
-	Time  = event.Time
-	LPID  = event.LPID
-	Event = event.Event
-	Words = event.Words
-	RNG   = rng.XORWOW
+	Time = event.Time
+	LPID = event.LPID
+	RNG  = rng.XORWOW
 
 	Context         = kernel.Context
 	Frame           = frame.Frame
@@ -46,12 +44,9 @@ const (
 	StateSavingPeriodic   = kernel.StateSavingPeriodic
 	StateSavingReverse    = kernel.StateSavingReverse
 	QueueCalendar         = kernel.QueueCalendar
-	GVTAsynchronous       = kernel.GVTAsynchronous
 	GVTSynchronous        = kernel.GVTSynchronous
 	GVTTQ                 = kernel.GVTTQ
-	CancelAggressive      = kernel.CancelAggressive
 	CancelLazy            = kernel.CancelLazy
-	SampleGVT             = kernel.SampleGVT
 	SampleRealTime        = kernel.SampleRealTime
 	DefaultSampleInterval = kernel.DefaultSampleInterval
 )
