@@ -41,6 +41,12 @@ type Model struct {
 	// and nil flags it must return the same keys (a study checks its spec against them),
 	// or panic when the keys depend on the flags (DynamicResults).
 	Results func(lps []kernel.LogicalProcess, fs *pflag.FlagSet) []Result
+	// Init and Final, when set, are the model's init and final hooks, run under every
+	// dispatcher (kernel.Config.ModelInit and ModelFinal): Init once with the built LPs
+	// before any LP's Init, Final once after the run with every LP's final state, before
+	// Results reads them, for results of the model as a whole. Under mpirun every rank runs
+	// both, each Final with every LP's final state. An error fails the run (exit status 1).
+	Init, Final func(lps []kernel.LogicalProcess) error
 	// LPStats are per-LP statistics: each is reduced over the LPs after a run into four
 	// results, KEY_sum, KEY_min, KEY_max and KEY_mean, printed, written to the stats file
 	// and the report, and open to studies like the model's own results.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,5 +86,46 @@ func TestNewRefusesBadModels(t *testing.T) {
 		"a command":  {{Name: "study", Flags: ok().Flags, Results: ok().Results}},
 	} {
 		require.Panics(t, func() { New("x", ms...) }, name)
+	}
+}
+
+// TestModelHooksInCommand: a model's Init and Final hooks run once each around the run,
+// sequential and time warp, and Final's model-wide total is what Results prints; a failing
+// hook fails the run (exit status 1), naming the hook.
+func TestModelHooksInCommand(t *testing.T) {
+	for _, simType := range []string{kernel.Sequential, kernel.TimeWarp} {
+		t.Run(simType, func(t *testing.T) {
+			var inits, finals int
+			var total uint64
+			m := pholdWithLPStats()
+			m.Init = func(lps []kernel.LogicalProcess) error {
+				inits++
+				return nil
+			}
+			m.Final = func(lps []kernel.LogicalProcess) error {
+				finals++
+				total = phold.Summarize(lps).Events
+				return nil
+			}
+			m.Results = func([]kernel.LogicalProcess, *pflag.FlagSet) []Result {
+				return []Result{{Label: "Events (final hook)", Key: "events", Value: total}}
+			}
+			var out, errOut bytes.Buffer
+			code := New("mysim", m).Run(context.Background(), []string{"ph", "--gpu", "off",
+				"--simulation-type", simType, "--time-warp-worker-threads", "2"}, &out, &errOut)
+			require.Equal(t, exitOK, code, errOut.String())
+			require.Equal(t, 1, inits, "the init hook runs once")
+			require.Equal(t, 1, finals, "the final hook runs once")
+			require.Positive(t, total)
+			require.Regexp(t, fmt.Sprintf(`Events \(final hook\): +%d\n`, total), out.String())
+
+			m.Final = func([]kernel.LogicalProcess) error { return errors.New("cannot write the summary") }
+			out.Reset()
+			errOut.Reset()
+			code = New("mysim", m).Run(context.Background(), []string{"ph", "--gpu", "off",
+				"--simulation-type", simType}, &out, &errOut)
+			require.Equal(t, exitRun, code)
+			require.Contains(t, errOut.String(), "model final hook: cannot write the summary")
+		})
 	}
 }

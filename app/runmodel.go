@@ -20,6 +20,7 @@ import (
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/partition"
 )
 
@@ -285,7 +286,7 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := inv.openTrace(&cfg, lps); err != nil { // trace.go; a failed run drops it
 		return err
 	}
-	sim, err := kernel.New(cfg, lps)
+	sim, err := dispatch.New(cfg, lps)
 	if err != nil {
 		return usageFailure("%v", err)
 	}
@@ -431,6 +432,7 @@ func (inv *invocation) config(part partition.Partitioner) kernel.Config {
 	return kernel.Config{MaxSimTime: o.maxSimTime, EndInclusive: o.inclusive, Type: o.simType, Seed: o.seed,
 		Payloads:  payloads,
 		Transport: inv.tr, Partition: part, Agree: agreed(inv.fs),
+		ModelInit: inv.m.Init, ModelFinal: inv.m.Final,
 		TimeWarp: kernel.TimeWarpConfig{Workers: o.workers, Schedulers: o.schedulers,
 			QueueType: o.queueType, LockType: o.lockType, StateSavingPeriod: period,
 			StateSaving:  o.stateSaving,
@@ -508,7 +510,7 @@ func (inv *invocation) note(s string) {
 
 // simulate runs sim and clears the progress line if there is one. A failure another rank
 // reports is quiet here; a model's panic comes with its stack.
-func (inv *invocation) simulate(ctx context.Context, sim *kernel.Simulation, progress bool) (kernel.Result, error) {
+func (inv *invocation) simulate(ctx context.Context, sim *dispatch.Simulation, progress bool) (kernel.Result, error) {
 	ctx, unwatch := watchMemory(ctx, inv.o.maxMemory.limit(), &inv.pressure)
 	res, err := sim.Run(ctx)
 	why := stopCause(ctx)

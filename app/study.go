@@ -17,6 +17,7 @@ import (
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/partition"
 	"github.com/warpedgo/warped/sample/chart"
 	"github.com/warpedgo/warped/study"
@@ -122,7 +123,7 @@ func (c *Command) runForStudy(ctx context.Context, name string, args []string, s
 	} else if _, err := inv.openOffload(&cfg, lps); err != nil {
 		return study.Outcome{}, err
 	}
-	sim, err := kernel.New(cfg, lps)
+	sim, err := dispatch.New(cfg, lps)
 	if err != nil {
 		return study.Outcome{}, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/warpedgo/warped/gpuoffload/standin"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/phold"
 )
 
@@ -57,7 +58,7 @@ func run(t *testing.T, c phold.Config, end float64, typ string, g kernel.GPUConf
 	t.Helper()
 	lps, err := phold.New(c)
 	require.NoError(t, err)
-	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 7, Type: typ, GPU: g}, lps)
+	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 7, Type: typ, GPU: g}, lps)
 	require.NoError(t, err)
 	r, err := s.Run(context.Background())
 	require.NoError(t, err)

@@ -1,5 +1,6 @@
-// Package kernel is the model-facing API of warped: what a model implements and calls, the
-// configuration, and the choice of the dispatcher that runs it.
+// Package kernel is the model-facing API of warped: what a model implements and calls,
+// and the configuration of a run. Package kernel/dispatch builds a simulation from a
+// model's LPs and a Config and runs it.
 //
 // A model is a slice of logical processes (LPs). Each LP implements LogicalProcess: Init
 // sends its first events, Handle processes one event, and Snapshot/Restore expose its state
@@ -8,11 +9,10 @@
 // sequence number and its event records, so all of them are saved, restored and pooled with
 // the LP, and a run is a deterministic function of the model, the seed and the end time.
 //
-// Simulation runs the LPs with a dispatcher chosen by Config.Type; the dispatchers are
-// packages of their own under kernel/internal (see docs/DECISIONS.md, "The package
-// split"). The sequential dispatcher (kernel/internal/sequential) processes every event in
-// the total order of package event, keeping pending events by value in a calendar queue.
-// The time-warp dispatcher (kernel/internal/timewarp) runs them optimistically on several
+// Config.Type picks the dispatcher; the dispatchers are packages of their own under
+// kernel/internal (see docs/DECISIONS.md, "The package split"). The sequential dispatcher
+// processes every event in the total order of package event, keeping pending events by
+// value in a calendar queue. The time-warp dispatcher runs them optimistically on several
 // worker goroutines: rollback with periodic state saving and coast forward or with reverse
 // computation (Reverser; the default when every LP implements it), aggressive or lazy
 // cancellation, Fujimoto GVT, fossil collection, optionally handling the events of LPs
@@ -23,21 +23,16 @@
 // state in LP order: any two dispatchers, configured in any way, must give the same
 // digest.
 //
-// This package re-exports the few types a model needs (Time, LPID, Event), so a model
-// imports kernel and nothing else of the machinery. The interfaces a model implements
-// (LogicalProcess, Reverser, Reversible, Lookahead, Batcher, StateAppender) are defined
-// here, with the dispatchers' method sets, so that go doc shows their methods. The types
-// that the dispatchers fill or read (Context, Config, TimeWarpConfig, Stats, Progress,
-// Sample, the errors) are defined in kernel/internal/core and re-exported by type
-// aliases: this package imports the dispatchers, which need those types, so defining them
-// here would be an import cycle. go doc shows an alias's methods and fields only where it
-// is defined, so the docs of these aliases list them (go doc ./kernel Context).
+// Everything a model uses is defined here (the dispatchers import this package, not the
+// other way round), so go doc shows every method and field (go doc ./kernel Context.Send);
+// the few types of other public packages a model needs (Time, LPID, Event, Words, RNG,
+// Registry) are re-exported, so a model imports kernel and nothing else of the machinery.
 package kernel
 
 import (
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/gpuoffload"
-	"github.com/warpedgo/warped/kernel/internal/core"
+	"github.com/warpedgo/warped/gpuwarp"
 	"github.com/warpedgo/warped/rng"
 )
 
@@ -182,50 +177,13 @@ type Batcher interface {
 	UnpackState(src []uint64)
 }
 
-// Context is what a handler sees of the kernel: the current time, its own id, its
-// generator, and Send. A Context is only valid during the call it was passed to.
-//
-// Its methods (go doc shows an alias's methods only where the type is defined, in
-// kernel/internal/core, beside the dispatchers that fill it; TestContextDocNamesMethods
-// keeps this list whole):
-//
-//	Now() Time                        the time of the event being handled (0 in Init)
-//	Self() LPID                       the LP's own id
-//	RNG() *RNG                        the LP's generator: the only randomness a handler may use
-//	NumLPs() int                      the number of LPs in the simulation
-//	DrawsMade() uint32                in Reverse: the draws Handle made for the event
-//	Send(to LPID, at Time, payload any)
-//	                                  schedule an event for LP to at time at >= Now() (plus
-//	                                  the lookahead to other LPs); a bad send ends the run
-//	                                  with a SendError once the handler returns
-//	SendWords(to LPID, at Time, w Words)
-//	                                  Send with a payload of words (no allocation; batch
-//	                                  kernels send these)
-//	Scratch() *Words                  the event's scratch words for reverse computation
-//	                                  (ROSS's bit field): zero when Handle starts, read back
-//	                                  by Reverse; sequential dispatcher only so far
-//	Record(series string, value float64)
-//	                                  record a value of a model time series at Now(), kept
-//	                                  only if the event commits (Result.Series, --series-file)
-type Context = core.Context
-
-// exportInlineBodies calls the small methods of Context that handlers call on every event.
-// Go's compiler inlines a method of another package only when its body is in the export
-// data of a package the caller imports (golang/go#74783): a model imports kernel, not
-// kernel/internal/core, where Context is defined, so kernel must carry their bodies, which
-// it does for the callees of its own inlinable functions, like this one. Without it PHOLD's
-// Handle would call Now, Self, RNG and NumLPs instead of inlining them. Nothing calls it.
-//
-//lint:ignore U1000 it exists for its export data, see above.
-func exportInlineBodies(c *Context) (Time, LPID, *RNG, int, uint32) {
-	return c.Now(), c.Self(), c.RNG(), c.NumLPs(), c.DrawsMade()
+// DeviceModeler is implemented by LPs whose every event the device-resident time warp
+// (simulation type GPU, package gpuwarp) can handle: the model's device code, and its
+// state as words (as Batcher's PackState and UnpackState).
+type DeviceModeler interface {
+	// DeviceModel returns the model's device code; every LP of a simulation returns the
+	// same one, built once.
+	DeviceModel() *gpuwarp.Model
+	PackState(dst []uint64)
+	UnpackState(src []uint64)
 }
-
-// SendError reports a send to an unknown LP, into the past, or at a time that is not a number.
-type SendError = core.SendError
-
-// ModelPanicError reports a panic in a model's Init or Handle.
-type ModelPanicError = core.ModelPanicError
-
-// SeriesPoint is one value of a model's time series (Context.Record, Result.Series).
-type SeriesPoint = core.SeriesPoint

@@ -35,13 +35,13 @@ func TestAppendStateIsDeterministicAndCoversAllFields(t *testing.T) {
 }
 
 func TestCheckPlain(t *testing.T) {
-	require.NoError(t, checkPlain(reflect.TypeFor[fixed]()))
-	require.NoError(t, checkPlain(reflect.TypeFor[struct {
+	require.NoError(t, CheckPlainState(reflect.TypeFor[fixed]()))
+	require.NoError(t, CheckPlainState(reflect.TypeFor[struct {
 		S string
 		A [3]struct{ X int }
 	}]()))
-	require.ErrorContains(t, checkPlain(reflect.TypeFor[struct{ P *int }]()), "field P")
-	require.Error(t, checkPlain(reflect.TypeFor[struct{ M map[int]int }]()))
-	require.Error(t, checkPlain(reflect.TypeFor[[2][]int]()))
-	require.Error(t, checkPlain(reflect.TypeFor[struct{ I any }]()))
+	require.ErrorContains(t, CheckPlainState(reflect.TypeFor[struct{ P *int }]()), "field P")
+	require.Error(t, CheckPlainState(reflect.TypeFor[struct{ M map[int]int }]()))
+	require.Error(t, CheckPlainState(reflect.TypeFor[[2][]int]()))
+	require.Error(t, CheckPlainState(reflect.TypeFor[struct{ I any }]()))
 }

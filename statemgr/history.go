@@ -35,9 +35,6 @@ type Entry struct {
 	Prev    int64
 	OutFrom int64
 	Saved   *Saved // periodic state saving: the LP's state after the event, or nil
-	// Scratch is the event's scratch words (the model's Context.Scratch), kept from its
-	// Handle for its Reverse.
-	Scratch event.Words
 }
 
 // History is a worker's history log: the events its LPs processed and that are not yet
@@ -47,14 +44,21 @@ type Entry struct {
 // from the front (fossil collection) and from anywhere by Compact; a rolled-back entry is
 // marked Dead and stays until then. The ring starts with 1024 slots and doubles when full.
 //
+// An entry's scratch words (the model's Context.Scratch, kept from the event's Handle for
+// its Reverse and Commit) are kept beside the ring, slot for slot, and only once a model
+// has used them (KeepScratch): an entry stays two cache lines, and a model that never uses
+// them pays nothing for them. A slot of the side array that holds no entry is zero, so an
+// entry pushed holds zero words until KeepScratch.
+//
 // History also keeps the pool of Saved states no longer needed (Free, NewSaved), so that
 // periodic state saving allocates nothing once the pool has reached its working size. Not
 // safe for concurrent use.
 type History struct {
 	entries ring.Ring[Entry]
-	base    int64    // absolute index of entries.At(0)
-	free    []*Saved // saved states no longer needed, for reuse
-	remap   []int64  // Compact's scratch
+	scratch []event.Words // the entries' scratch words by slot, or nil: see KeepScratch
+	base    int64         // absolute index of entries.At(0)
+	free    []*Saved      // saved states no longer needed, for reuse
+	remap   []int64       // Compact's scratch
 }
 
 // Len returns the number of entries in the log.
@@ -87,15 +91,73 @@ func (h *History) Nth(n int) *Entry {
 func (h *History) Push() *Entry {
 	r := &h.entries
 	if r.N == len(r.Buf) {
+		head, old := r.Head, len(r.Buf)
 		r.Grow(historyMin)
+		h.regrowScratch(head, old)
 	}
 	r.N++
 	return &r.Buf[(r.Head+r.N-1)&(len(r.Buf)-1)]
 }
 
+// slot returns the ring slot of the entry with absolute index i.
+func (h *History) slot(i int64) int {
+	return (h.entries.Head + int(i-h.base)) & (len(h.entries.Buf) - 1)
+}
+
+// KeepScratch sets the scratch words of the entry with absolute index i (Base() <= i <
+// Next()) to w, making the side array on the first call.
+func (h *History) KeepScratch(i int64, w event.Words) {
+	if h.scratch == nil {
+		h.scratch = make([]event.Words, len(h.entries.Buf))
+	}
+	h.scratch[h.slot(i)] = w
+}
+
+// Scratch returns the scratch words of the entry with absolute index i (Base() <= i <
+// Next()), or nil while no entry has had any kept (they are all zero then). The caller
+// may change them.
+func (h *History) Scratch(i int64) *event.Words {
+	if h.scratch == nil {
+		return nil
+	}
+	return &h.scratch[h.slot(i)]
+}
+
+// ScratchNth is Scratch for the n-th entry of the log, oldest first (0 <= n < Len()).
+func (h *History) ScratchNth(n int) *event.Words {
+	if h.scratch == nil {
+		return nil
+	}
+	return &h.scratch[(h.entries.Head+n)&(len(h.entries.Buf)-1)]
+}
+
+// regrowScratch lays the side array out again as the ring's grow did its entries (oldHead
+// and oldLen were the ring's head and length before): item n at slot n.
+func (h *History) regrowScratch(oldHead, oldLen int) {
+	if h.scratch == nil {
+		return
+	}
+	side := make([]event.Words, len(h.entries.Buf))
+	for n := range oldLen {
+		side[n] = h.scratch[(oldHead+n)&(oldLen-1)]
+	}
+	h.scratch = side
+}
+
+// clearScratchFront zeroes the scratch words of the n oldest entries, which are leaving.
+func (h *History) clearScratchFront(n int) {
+	if h.scratch == nil {
+		return
+	}
+	for k := range n {
+		h.scratch[(h.entries.Head+k)&(len(h.scratch)-1)] = event.Words{}
+	}
+}
+
 // DropFront drops the n oldest entries (n <= Len()). They are not cleared (see
 // ring.Ring.DropFront): the caller lets go of what they hold that it must.
 func (h *History) DropFront(n int) {
+	h.clearScratchFront(n)
 	h.entries.DropFront(n)
 	h.base += int64(n)
 }
@@ -121,6 +183,9 @@ func (h *History) Compact(drop func(i int64, e *Entry) bool, kept func(e *Entry,
 		if drop(old, e) {
 			remap[i] = -1
 			e.Ev.Payload = nil
+			if h.scratch != nil {
+				h.scratch[h.slot(old)] = event.Words{}
+			}
 			continue
 		}
 		to := newBase + int64(k)
@@ -132,6 +197,10 @@ func (h *History) Compact(drop func(i int64, e *Entry) bool, kept func(e *Entry,
 			*h.entries.At(k) = *e
 			e.Ev.Payload = nil
 			e = h.entries.At(k)
+			if h.scratch != nil { // slot k's entry was dropped or has moved: it is zero
+				from, to := h.slot(old), h.slot(h.base+int64(k))
+				h.scratch[to], h.scratch[from] = h.scratch[from], event.Words{}
+			}
 		}
 		kept(e, old, to)
 		k++

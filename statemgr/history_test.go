@@ -8,13 +8,13 @@ import (
 	"github.com/warpedgo/warped/event"
 )
 
-// TestEntryLayout keeps a history log entry to two and a half cache lines (two, and the
-// event's scratch words), with what fossil collection reads of an entry in its first line
-// (see Entry).
+// TestEntryLayout keeps a history log entry to two cache lines (its scratch words are
+// beside the ring), with what fossil collection reads of an entry in its first line (see
+// Entry).
 func TestEntryLayout(t *testing.T) {
 	var h Entry
-	if n := unsafe.Sizeof(h); n > 160 {
-		t.Errorf("Entry is %d bytes, more than 160", n)
+	if n := unsafe.Sizeof(h); n > 128 {
+		t.Errorf("Entry is %d bytes, more than two 64-byte cache lines", n)
 	}
 	for name, end := range map[string]uintptr{
 		"OutTo":       unsafe.Offsetof(h.OutTo) + 8,
@@ -36,7 +36,15 @@ type model struct {
 	base int64
 	seqs []uint64
 	prev []int64
+	// scratch says that scratch words have been kept: from step scratchFrom on, for
+	// entries from scratchSeq on.
+	scratch    bool
+	scratchSeq uint64
 }
+
+// scratchFrom is the step from which TestHistoryAgainstSlice keeps scratch words, with
+// entries already in the log.
+const scratchFrom = 3000
 
 // checkAgainst checks every entry of h against m.
 func checkAgainst(t *testing.T, step int, h *History, m *model) {
@@ -56,10 +64,47 @@ func checkAgainst(t *testing.T, step int, h *History, m *model) {
 	if h.Holds(m.base - 1) {
 		t.Fatalf("step %d: holds %d, below the base %d", step, m.base-1, m.base)
 	}
+	for j, s := range m.seqs {
+		got, nth := h.Scratch(m.base+int64(j)), h.ScratchNth(j)
+		if !m.scratch {
+			if got != nil || nth != nil {
+				t.Fatalf("step %d: entry %d has scratch words before any was kept", step, s)
+			}
+			continue
+		}
+		if want := m.wordsOf(s); got != nth || *got != want {
+			t.Fatalf("step %d: entry %d (seq %d) has scratch words %v, want %v", step, m.base+int64(j), s, *got, want)
+		}
+	}
+	// A slot that holds no entry is zero, so that the next entry pushed there is.
+	inUse, want := 0, 0
+	for _, w := range h.scratch {
+		if w != (event.Words{}) {
+			inUse++
+		}
+	}
+	for _, s := range m.seqs {
+		if m.wordsOf(s) != (event.Words{}) {
+			want++
+		}
+	}
+	if inUse != want {
+		t.Fatalf("step %d: %d slots hold scratch words, want %d (the entries')", step, inUse, want)
+	}
+}
+
+// wordsOf is the scratch words the test keeps for the entry of seq: for one in two of
+// those pushed from step scratchFrom on, zero (never kept) for the others.
+func (m *model) wordsOf(seq uint64) event.Words {
+	if m.scratch && seq >= m.scratchSeq && seq%2 == 0 {
+		return event.Words{seq, ^seq, 0, seq}
+	}
+	return event.Words{}
 }
 
 // TestHistoryAgainstSlice pushes, drops and compacts at random, entries chained by Prev
-// in a few chains, and checks indexes, contents and chains against a slice.
+// in a few chains, keeping scratch words for some from step scratchFrom on, and checks
+// indexes, contents, chains and scratch words against a slice.
 func TestHistoryAgainstSlice(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var h History
@@ -69,14 +114,27 @@ func TestHistoryAgainstSlice(t *testing.T) {
 	seq := uint64(0)
 	for step := range 20000 {
 		switch op := r.IntN(10); {
-		case op < 6: // push
-			c := r.IntN(chains)
-			e := h.Push()
-			i := h.Next() - 1
-			seq++
-			*e = Entry{Ev: event.Event{Seq: seq, Receiver: uint32(c), Payload: seq}, Prev: last[c]}
-			m.seqs, m.prev = append(m.seqs, seq), append(m.prev, last[c])
-			last[c] = i
+		case op < 6: // push, now and then a burst that makes the log grow
+			n := 1
+			if step%4000 == scratchFrom+1 {
+				n = 2 * historyMin
+			}
+			for range n {
+				c := r.IntN(chains)
+				e := h.Push()
+				i := h.Next() - 1
+				seq++
+				*e = Entry{Ev: event.Event{Seq: seq, Receiver: uint32(c), Payload: seq}, Prev: last[c]}
+				if step >= scratchFrom && m.scratchSeq == 0 {
+					m.scratchSeq = seq
+				}
+				if m.scratchSeq != 0 && seq%2 == 0 {
+					m.scratch = true
+					h.KeepScratch(i, m.wordsOf(seq))
+				}
+				m.seqs, m.prev = append(m.seqs, seq), append(m.prev, last[c])
+				last[c] = i
+			}
 		case op < 8: // drop from the front
 			n := r.IntN(h.Len() + 1)
 			h.DropFront(n)
@@ -105,6 +163,9 @@ func TestHistoryAgainstSlice(t *testing.T) {
 			}
 			var dropped []*Entry
 			h.Compact(func(i int64, e *Entry) bool {
+				if w := h.Scratch(i); m.scratch && *w != m.wordsOf(e.Ev.Seq) {
+					t.Fatalf("step %d: compaction's drop sees scratch words %v for seq %d", step, *w, e.Ev.Seq)
+				}
 				if e.Ev.Seq%3 == 0 {
 					dropped = append(dropped, e)
 					return true
@@ -131,6 +192,9 @@ func TestHistoryAgainstSlice(t *testing.T) {
 			}
 		}
 		checkAgainst(t, step, &h, m)
+	}
+	if c := h.entries.Cap(); c <= historyMin {
+		t.Fatalf("the log never grew (%d slots): the side array's regrowth went unchecked", c)
 	}
 }
 

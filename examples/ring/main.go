@@ -7,6 +7,7 @@ import (
 	"log"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 )
 
 type state struct {
@@ -39,7 +40,7 @@ func main() {
 	for i := range lps {
 		lps[i] = &ringLP{id: kernel.LPID(i), n: n}
 	}
-	sim, err := kernel.New(kernel.Config{MaxSimTime: 10, Seed: 1}, lps)
+	sim, err := dispatch.New(kernel.Config{MaxSimTime: 10, Seed: 1}, lps)
 	if err != nil {
 		log.Fatal(err)
 	}

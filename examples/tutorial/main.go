@@ -15,6 +15,7 @@ import (
 
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 )
 
 func main() {
@@ -55,7 +56,7 @@ func run(w io.Writer, cfg Config, end float64, seed uint64, sequential bool, wor
 		defer mpi.Close()
 		kc.Transport, rank = mpi, mpi.Rank()
 	}
-	sim, err := kernel.New(kc, lps)
+	sim, err := dispatch.New(kc, lps)
 	if err != nil {
 		return err
 	}

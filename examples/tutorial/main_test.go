@@ -10,6 +10,7 @@ import (
 
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 )
 
 func small() Config { return Config{X: 6, Y: 4, Customers: 3, BuyProb: 0.3, Walk: 1, MeanWalk: 4} }
@@ -20,7 +21,7 @@ func runWith(t *testing.T, c Config, kc kernel.Config) (kernel.Result, Results) 
 	lps, err := NewShops(c)
 	require.NoError(t, err)
 	kc.Payloads, kc.Partition = Payloads(), Rows{X: c.X, Y: c.Y}
-	sim, err := kernel.New(kc, lps)
+	sim, err := dispatch.New(kc, lps)
 	require.NoError(t, err)
 	res, err := sim.Run(context.Background())
 	require.NoError(t, err)
@@ -72,8 +73,8 @@ func TestAcrossProcesses(t *testing.T) {
 				defer wg.Done()
 				lps, err := NewShops(small())
 				if err == nil {
-					var sim *kernel.Simulation
-					sim, err = kernel.New(kernel.Config{MaxSimTime: 60, Seed: 3, Type: kernel.TimeWarp,
+					var sim *dispatch.Simulation
+					sim, err = dispatch.New(kernel.Config{MaxSimTime: 60, Seed: 3, Type: kernel.TimeWarp,
 						Transport: trs[rank], Payloads: Payloads(), Partition: Rows{X: 6, Y: 4},
 						TimeWarp: kernel.TimeWarpConfig{Workers: 2, CheckRollbacks: true}}, lps)
 					if err == nil {

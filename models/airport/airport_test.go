@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/internal/modeltest"
 	"github.com/warpedgo/warped/rng"
 )
@@ -22,7 +23,7 @@ func run(t *testing.T, c Config, end float64) (kernel.Result, Results, []kernel.
 	t.Helper()
 	lps, err := New(c)
 	require.NoError(t, err)
-	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 3}, lps)
+	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 3}, lps)
 	require.NoError(t, err)
 	r, err := s.Run(context.Background())
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/internal/modeltest"
 )
 
@@ -37,7 +38,7 @@ func TestWARPED2ByHand(t *testing.T) {
 	} {
 		lps, err := New(c)
 		require.NoError(t, err)
-		s, err := kernel.New(kernel.Config{MaxSimTime: tc.end, EndInclusive: true, Seed: 4}, lps)
+		s, err := dispatch.New(kernel.Config{MaxSimTime: tc.end, EndInclusive: true, Seed: 4}, lps)
 		require.NoError(t, err)
 		r, err := s.Run(context.Background())
 		require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/internal/modeltest"
 )
 
@@ -34,7 +35,7 @@ func run(t *testing.T, c Config, end float64) (kernel.Result, Results) {
 	t.Helper()
 	lps, err := New(c)
 	require.NoError(t, err)
-	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 2}, lps)
+	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 2}, lps)
 	require.NoError(t, err)
 	r, err := s.Run(context.Background())
 	require.NoError(t, err)
@@ -240,7 +241,7 @@ func TestSeriesUnderTimeWarp(t *testing.T) {
 		return lps
 	}
 	lps := build()
-	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: seed, RecordSeries: true}, lps)
+	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: seed, RecordSeries: true}, lps)
 	require.NoError(t, err)
 	want, err := s.Run(context.Background())
 	require.NoError(t, err)
@@ -266,7 +267,7 @@ func TestSeriesUnderTimeWarp(t *testing.T) {
 	for _, w := range []int{2, 4} {
 		for _, cancel := range []string{"aggressive", "lazy"} {
 			t.Run(fmt.Sprintf("workers=%d/%s", w, cancel), func(t *testing.T) {
-				s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: seed, Type: kernel.TimeWarp, RecordSeries: true,
+				s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: seed, Type: kernel.TimeWarp, RecordSeries: true,
 					TimeWarp: kernel.TimeWarpConfig{Workers: w, StateSavingPeriod: 3, Cancellation: cancel,
 						GVTPeriod: 100 * time.Microsecond}}, build())
 				require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 )
 
 // writeConfig writes c and sites in WARPED2's configuration format, as createConfig does
@@ -127,7 +128,7 @@ func TestWARPED2HandChecked(t *testing.T) {
 				if tw {
 					cfg.Type, cfg.TimeWarp = kernel.TimeWarp, kernel.TimeWarpConfig{Workers: 2, StateSavingPeriod: 2}
 				}
-				s, err := kernel.New(cfg, lps)
+				s, err := dispatch.New(cfg, lps)
 				require.NoError(t, err)
 				_, err = s.Run(context.Background())
 				require.NoError(t, err)
@@ -310,7 +311,7 @@ func TestWARPED2Wave(t *testing.T) {
 	c := smallWARPED2()
 	lps, err := New(c)
 	require.NoError(t, err)
-	s, err := kernel.New(kernel.Config{MaxSimTime: 2000, Seed: 2}, lps)
+	s, err := dispatch.New(kernel.Config{MaxSimTime: 2000, Seed: 2}, lps)
 	require.NoError(t, err)
 	_, err = s.Run(context.Background())
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/internal/modeltest"
 )
 
@@ -31,7 +32,7 @@ func run(t *testing.T, c Config, end float64, seed uint64, wrap func(*Node) kern
 			run[i] = wrap(l.(*Node))
 		}
 	}
-	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: seed}, run)
+	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: seed}, run)
 	require.NoError(t, err)
 	r, err := s.Run(context.Background())
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/internal/modeltest"
 	"github.com/warpedgo/warped/rng"
 )
@@ -30,7 +31,7 @@ func settled(t *testing.T, c *Circuit, vectors ...string) Results {
 	cfg.Vectors = strings.Join(vectors, ",")
 	lps, err := NewCircuit(c, cfg)
 	require.NoError(t, err)
-	s, err := kernel.New(kernel.Config{MaxSimTime: kernel.Infinity, Seed: 1}, lps)
+	s, err := dispatch.New(kernel.Config{MaxSimTime: kernel.Infinity, Seed: 1}, lps)
 	require.NoError(t, err)
 	_, err = s.Run(context.Background())
 	require.NoError(t, err)
@@ -95,7 +96,7 @@ func TestFlipFlopToggles(t *testing.T) {
 	cfg.Vectors = "1"
 	lps, err := NewCircuit(c, cfg)
 	require.NoError(t, err)
-	s, err := kernel.New(kernel.Config{MaxSimTime: 10*50 + 25, Seed: 1}, lps)
+	s, err := dispatch.New(kernel.Config{MaxSimTime: 10*50 + 25, Seed: 1}, lps)
 	require.NoError(t, err)
 	_, err = s.Run(context.Background())
 	require.NoError(t, err)
@@ -167,7 +168,7 @@ func TestRandomCircuit(t *testing.T) {
 	cfg.RandomGates, cfg.NumVectors = 5000, 5
 	lps, err := New(cfg)
 	require.NoError(t, err)
-	s, err := kernel.New(kernel.Config{MaxSimTime: kernel.Infinity, Seed: 4}, lps)
+	s, err := dispatch.New(kernel.Config{MaxSimTime: kernel.Infinity, Seed: 4}, lps)
 	require.NoError(t, err)
 	_, err = s.Run(context.Background())
 	require.NoError(t, err)

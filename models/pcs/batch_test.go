@@ -17,6 +17,7 @@ import (
 
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/rng"
 )
 
@@ -99,7 +100,7 @@ func record(t *testing.T, c Config, end float64, randomize bool) []handled {
 	for i, l := range lps {
 		wrapped[i] = &recordingCell{Cell: l.(*Cell), rec: rec}
 	}
-	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 11, Type: kernel.Sequential}, wrapped)
+	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 11, Type: kernel.Sequential}, wrapped)
 	require.NoError(t, err)
 	_, err = s.Run(context.Background())
 	require.NoError(t, err)
@@ -722,7 +723,7 @@ func runOffload(t *testing.T, c Config, end float64, seed uint64, tw kernel.Time
 	t.Helper()
 	lps, err := New(c)
 	require.NoError(t, err)
-	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: seed, Type: kernel.TimeWarp, TimeWarp: tw}, lps)
+	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: seed, Type: kernel.TimeWarp, TimeWarp: tw}, lps)
 	require.NoError(t, err)
 	r, err := s.Run(context.Background())
 	require.NoError(t, err)

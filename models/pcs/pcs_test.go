@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/partition"
 	"github.com/warpedgo/warped/rng"
 )
@@ -16,7 +17,7 @@ func runPCS(t *testing.T, c Config, end float64, seed uint64) (kernel.Result, Re
 	t.Helper()
 	lps, err := New(c)
 	require.NoError(t, err)
-	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: seed}, lps)
+	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: seed}, lps)
 	require.NoError(t, err)
 	r, err := s.Run(context.Background())
 	require.NoError(t, err)
@@ -187,7 +188,7 @@ func TestIrreversibleWithoutCallDraws(t *testing.T) {
 	lps, err := New(c)
 	require.NoError(t, err)
 	require.False(t, lps[0].(*Cell).Reversible())
-	s, err := kernel.New(kernel.Config{MaxSimTime: 60, Seed: 3, Type: kernel.TimeWarp,
+	s, err := dispatch.New(kernel.Config{MaxSimTime: 60, Seed: 3, Type: kernel.TimeWarp,
 		TimeWarp: kernel.TimeWarpConfig{Workers: 3}}, lps)
 	require.NoError(t, err)
 	require.Equal(t, kernel.StateSavingPeriodic, s.StateSaving())
@@ -196,7 +197,7 @@ func TestIrreversibleWithoutCallDraws(t *testing.T) {
 	require.Equal(t, seq.Digest, r.Digest)
 	lps, err = New(c)
 	require.NoError(t, err)
-	_, err = kernel.New(kernel.Config{MaxSimTime: 60, Type: kernel.TimeWarp,
+	_, err = dispatch.New(kernel.Config{MaxSimTime: 60, Type: kernel.TimeWarp,
 		TimeWarp: kernel.TimeWarpConfig{StateSaving: kernel.StateSavingReverse}}, lps)
 	require.ErrorContains(t, err, "cannot reverse its events in this configuration")
 	lps, err = New(small())

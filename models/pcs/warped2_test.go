@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 )
 
 // TestWARPED2ByHand pins WARPED2's rules on one portable in a 1 x 1 torus (every move comes
@@ -60,7 +61,7 @@ func TestWARPED2ByHand(t *testing.T) {
 			for end := 1; end <= 10; end++ {
 				lps, err := New(c)
 				require.NoError(t, err)
-				s, err := kernel.New(kernel.Config{MaxSimTime: float64(end), EndInclusive: true, Seed: 1}, lps)
+				s, err := dispatch.New(kernel.Config{MaxSimTime: float64(end), EndInclusive: true, Seed: 1}, lps)
 				require.NoError(t, err)
 				r, err := s.Run(context.Background())
 				require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/rng"
 )
 
@@ -86,7 +87,7 @@ func record(t *testing.T, c Config, end float64, randomize bool) []handled {
 	for i, l := range lps {
 		wrapped[i] = &recordingLP{LP: l.(*LP), rec: rec}
 	}
-	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 11, Type: kernel.Sequential}, wrapped)
+	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 11, Type: kernel.Sequential}, wrapped)
 	require.NoError(t, err)
 	_, err = s.Run(context.Background())
 	require.NoError(t, err)

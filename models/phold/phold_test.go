@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/phold"
 )
 
@@ -14,7 +15,7 @@ func runPHOLD(t *testing.T, c phold.Config, end float64, seed uint64) (kernel.Re
 	t.Helper()
 	lps, err := phold.New(c)
 	require.NoError(t, err)
-	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: seed}, lps)
+	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: seed}, lps)
 	require.NoError(t, err)
 	r, err := s.Run(context.Background())
 	require.NoError(t, err)

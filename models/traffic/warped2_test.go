@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/internal/grid"
 	"github.com/warpedgo/warped/rng"
 )
@@ -59,7 +60,7 @@ func TestWARPED2ByHand(t *testing.T) {
 	} {
 		lps, err := New(c)
 		require.NoError(t, err)
-		s, err := kernel.New(kernel.Config{MaxSimTime: tc.end, EndInclusive: true, Seed: seed}, lps)
+		s, err := dispatch.New(kernel.Config{MaxSimTime: tc.end, EndInclusive: true, Seed: seed}, lps)
 		require.NoError(t, err)
 		r, err := s.Run(context.Background())
 		require.NoError(t, err)
@@ -75,7 +76,7 @@ func TestWARPED2ByHand(t *testing.T) {
 	// The heading is shared: every car's first arrival queues in the same incoming lane.
 	lps, err := New(c)
 	require.NoError(t, err)
-	s, err := kernel.New(kernel.Config{MaxSimTime: 1, EndInclusive: true, Seed: seed}, lps)
+	s, err := dispatch.New(kernel.Config{MaxSimTime: 1, EndInclusive: true, Seed: seed}, lps)
 	require.NoError(t, err)
 	_, err = s.Run(context.Background())
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"example.com/queues/cqn"
 	"github.com/warpedgo/warped/app"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 )
 
 // libraryDigest runs the network with the kernel alone, sequentially: the oracle.
@@ -23,7 +24,7 @@ func libraryDigest(t *testing.T, c cqn.Config, end float64, seed uint64) string 
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: seed, Type: kernel.Sequential}, lps)
+	sim, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: seed, Type: kernel.Sequential}, lps)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,7 @@ package core
 
 import (
 	"cmp"
-	"math"
 	"slices"
-
-	"github.com/warpedgo/warped/event"
 )
 
 // Model time series (Context.Record, Config.RecordSeries).
@@ -18,58 +15,6 @@ import (
 // is the sequential run's. Points are kept until the end of the run: a model records a
 // series, not a stream.
 
-// SeriesPoint is one value of a model's time series.
-type SeriesPoint struct {
-	// Time is the virtual time of the event that recorded it (0 in Init).
-	Time Time `json:"time"`
-	// LP is the LP that recorded it.
-	LP LPID `json:"lp"`
-	// Series is the series' name.
-	Series string `json:"series"`
-	// Value is the recorded value.
-	Value float64 `json:"value"`
-}
-
-// SeriesRec is a recorded point, its time and the key of the event that recorded it (the
-// sequential dispatcher, which never rolls back, records no key).
-type SeriesRec struct {
-	k      event.Key
-	t      Time
-	series string
-	value  float64
-}
-
-// Record appends value to the model's time series named series, at the current event's
-// time, when Config.RecordSeries is set (else it does nothing). Under time warp only the
-// values of events that commit are kept: a rollback drops the values its undone events
-// recorded, so Result.Series is the sequential run's. Record in Reverse does nothing.
-func (c *Context) Record(series string, value float64) {
-	s := c.f.Sim
-	if s.Series == nil || c.f.Reversing || (c.f.Coasting != nil && *c.f.Coasting) {
-		return
-	}
-	k := event.Key{RecvTime: math.Inf(-1)} // Init: below every event, never undone
-	if !s.InInit && c.f.Cause != nil {
-		k = *c.f.Cause
-	}
-	s.Series[c.f.Self] = append(s.Series[c.f.Self], SeriesRec{k: k, t: c.f.Now, series: series, value: value})
-}
-
-// UndoSeries drops the points LP id recorded in events with keys at or after k (a rollback
-// to k; the LP's owner calls it).
-func (s *Sim) UndoSeries(id LPID, k *event.Key) {
-	if s.Series == nil {
-		return
-	}
-	r := s.Series[id]
-	n := len(r)
-	for n > 0 && !event.KeyLess(&r[n-1].k, k) {
-		n--
-	}
-	clear(r[n:])
-	s.Series[id] = r[:n]
-}
-
 // CollectSeries returns every LP's points ordered by time, then LP, then recording order.
 func (s *Sim) CollectSeries() []SeriesPoint {
 	if s.Series == nil {
@@ -78,7 +23,7 @@ func (s *Sim) CollectSeries() []SeriesPoint {
 	var out []SeriesPoint
 	for id, rs := range s.Series {
 		for _, r := range rs {
-			out = append(out, SeriesPoint{Time: r.t, LP: LPID(id), Series: r.series, Value: r.value})
+			out = append(out, SeriesPoint{Time: r.T, LP: LPID(id), Series: r.Series, Value: r.Value})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b SeriesPoint) int {

@@ -10,104 +10,39 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/warpedgo/warped/kernel/internal/canon"
+	"github.com/warpedgo/warped/kernel/internal/frame"
 	"github.com/warpedgo/warped/rng"
 )
 
 // LPRecord is the kernel's per-LP state. It is owned by the dispatcher that runs the LP.
 type LPRecord struct {
 	Model LogicalProcess
-	RNG   rng.XORWOW
-	// Seq is the number of events the LP has sent: the next send's sequence number.
-	Seq uint64
+	// LPState is the LP's generator (RNG) and send sequence number (Seq), which its
+	// Context's frame points at while it runs.
+	frame.LPState
 }
 
 // Sim is a configured set of LPs, as the dispatchers see it: the configuration, the LPs
-// and what the run shares between them. kernel.Simulation holds one.
+// and what the run shares between them. dispatch.Simulation holds one.
 type Sim struct {
-	Cfg    Config
-	LPs    []LPRecord
-	InInit bool // true while Init runs
+	Cfg Config
+	LPs []LPRecord
+	// Shared is what the LPs' Contexts see of the simulation: InInit (set while Init
+	// runs), the recorded Series (Config.RecordSeries; see series.go) and the LPs' names.
+	frame.Shared
 	// Lookahead is the least delay of a send to another LP (see Lookahead).
 	Lookahead Time
 	// Committers[id] is LP id's Commit hook (Committer), or nil; the slice is nil when
 	// no LP has one.
 	Committers []Committer
-	// Series[id] are LP id's recorded points (Config.RecordSeries; see series.go), or nil.
-	Series [][]SeriesRec
 	// Laps is the most laps Mattern's token needed in a round this rank initiated (a
 	// run across processes; for tests).
 	Laps uint32
 }
 
-// Stats are the totals of a run. The JSON names are those of the --stats-file output.
-type Stats struct {
-	EventsProcessed  uint64 `json:"events_processed"`
-	EventsCommitted  uint64 `json:"events_committed"`
-	EventsRolledBack uint64 `json:"events_rolled_back"`
-	// Efficiency is committed / processed.
-	Efficiency               float64 `json:"efficiency"`
-	WallSeconds              float64 `json:"wall_seconds"`
-	CommittedEventsPerSecond float64 `json:"committed_events_per_second"`
-	// PeakPendingEvents is the largest number of events pending at once (sequential), or
-	// the number of event records allocated, an upper bound of it (time warp).
-	PeakPendingEvents int `json:"peak_pending_events"`
-	// PeakMemoryBytes is the peak resident memory of the process (Linux VmHWM), or the
-	// Go runtime's memory obtained from the OS where that is unavailable.
-	PeakMemoryBytes uint64 `json:"peak_memory_bytes"`
-	// FinalTime is the receive time of the last event processed.
-	FinalTime Time `json:"final_time"`
-
-	// Time warp only:
-
-	// PrimaryRollbacks counts rollbacks caused by stragglers.
-	PrimaryRollbacks uint64 `json:"primary_rollbacks"`
-	// SecondaryRollbacks counts rollbacks caused by anti-messages.
-	SecondaryRollbacks uint64 `json:"secondary_rollbacks"`
-	// AverageRollbackLength is events rolled back per rollback.
-	AverageRollbackLength float64 `json:"average_rollback_length"`
-	// AntiMessagesSent counts anti-messages.
-	AntiMessagesSent uint64 `json:"anti_messages_sent"`
-	// CancelledEvents counts events annihilated by their anti-messages.
-	CancelledEvents uint64 `json:"cancelled_events"`
-	// SuppressedSends counts sends that lazy cancellation found identical to a held output
-	// and did not send again.
-	SuppressedSends uint64 `json:"suppressed_sends"`
-	// CoastForwardEvents counts events re-executed to rebuild state after a rollback.
-	CoastForwardEvents uint64 `json:"coast_forward_events"`
-	// SafeEvents counts events committed as they were processed, without being logged for
-	// rollback, because no event could arrive below them any more (reverse computation
-	// with the engine, in one process or with one worker per process; see the
-	// Lookahead interface and docs/DECISIONS.md).
-	SafeEvents uint64 `json:"safe_events"`
-	// PromisesSent counts the promises sent to other processes: lower bounds on the events
-	// still to come, which let them take events as safe (runs across processes only; see
-	// TimeWarpConfig.NoRemoteSafe).
-	PromisesSent uint64 `json:"promises_sent"`
-	// GVTCycles counts completed GVT rounds.
-	GVTCycles uint64 `json:"gvt_cycles"`
-
-	// Offload (TimeWarpConfig.Offload) only:
-
-	// BatchedEvents counts events handled in a batch on the offload backend (processed,
-	// like EventsProcessed: some may have been rolled back since).
-	BatchedEvents uint64 `json:"batched_events"`
-	// OffloadBatches counts the batches run on the offload backend.
-	OffloadBatches uint64 `json:"offload_batches"`
-	// OffloadNote says why offload was turned off during the run (a backend error with
-	// OffloadAuto), or is empty.
-	OffloadNote string `json:"offload_note,omitempty"`
-	// StateSaving is the state saving a time-warp run used: periodic or reverse (auto
-	// resolved; see TimeWarpConfig.StateSaving); empty for a sequential run.
-	StateSaving string `json:"state_saving,omitempty"`
-	// ScheduleQueues says which schedule arrangement a time-warp run used: "calendar, one
-	// per worker" (the default: each worker runs its own LPs from a calendar queue), or,
-	// with fewer schedule queues than workers, "calendar, N shared by M workers"; empty for
-	// a sequential run.
-	ScheduleQueues string `json:"schedule_queues,omitempty"`
-}
-
 // NewSim checks the configuration and the LPs and returns a Sim ready to run. check, when
-// not nil, is called for each LP after its name is checked (kernel checks the state types of
+// not nil, is called for each LP after its name is checked (dispatch checks the state types of
 // LPs that embed Plain there).
 func NewSim(cfg Config, lps []LogicalProcess, check func(name string, lp LogicalProcess) error) (*Sim, error) {
 	if err := cfg.Validate(); err != nil {
@@ -128,8 +63,9 @@ func NewSim(cfg Config, lps []LogicalProcess, check func(name string, lp Logical
 		return nil, fmt.Errorf("too many LPs (%d); at most %d are supported", len(lps), ^LPID(0))
 	}
 	s := &Sim{Cfg: cfg, LPs: make([]LPRecord, len(lps))}
+	s.Names = s
 	if cfg.RecordSeries {
-		s.Series = make([][]SeriesRec, len(lps))
+		s.Series = make([][]frame.SeriesRec, len(lps))
 	}
 	names := make(map[string]int, len(lps))
 	for i, lp := range lps {
@@ -154,7 +90,7 @@ func NewSim(cfg Config, lps []LogicalProcess, check func(name string, lp Logical
 				return nil, fmt.Errorf("time-warp state-saving type reverse: LP %q (id %d) cannot reverse its events in this configuration; use periodic", name, i)
 			}
 		}
-		s.LPs[i] = LPRecord{Model: lp, RNG: rng.New(cfg.Seed, uint64(i))}
+		s.LPs[i] = LPRecord{Model: lp, LPState: frame.LPState{RNG: rng.New(cfg.Seed, uint64(i))}}
 		if c, ok := lp.(Committer); ok {
 			if s.Committers == nil {
 				s.Committers = make([]Committer, len(lps))
@@ -240,7 +176,7 @@ func (s *Sim) AppendDigest(buf []byte, id LPID) []byte {
 	if a, ok := r.Model.(StateAppender); ok {
 		return a.AppendState(buf)
 	}
-	return AppendValue(buf, r.Model.Snapshot(nil))
+	return canon.AppendValue(buf, r.Model.Snapshot(nil))
 }
 
 // RecoverModel turns a model panic into a ModelPanicError for the LP being run.

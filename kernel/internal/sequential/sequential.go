@@ -48,7 +48,7 @@ func (d *sequentialDispatcher) Send(to, from event.LPID, depth uint32, seq uint6
 // enter prepares the context for running LP id at time now.
 func (d *sequentialDispatcher) enter(id event.LPID, now event.Time, depth uint32) {
 	f := core.FrameOf(&d.ctx) // not core.Enter, which costs an instruction an event more
-	f.Now, f.Depth, f.Self, f.LP = now, depth, id, &d.sim.LPs[id]
+	f.Now, f.Depth, f.Self, f.LP = now, depth, id, &d.sim.LPs[id].LPState
 }
 
 // commit reports event e of LP id, which it just handled, to the trace and the LP's

@@ -33,25 +33,25 @@ func (w *worker) commitHeadHooks(hk event.Key) {
 		if !committed(&h.Ev, &hk) {
 			break
 		}
-		w.commitHook(h)
+		w.commitHook(h, q.hist.ScratchNth(n))
 	}
 }
 
 // commitEntryHooks calls the commit hooks for one history entry, committed out of a bulk
-// (compact, commitRest).
-func (w *worker) commitEntryHooks(h *statemgr.Entry) {
+// (compact, commitRest); s is its scratch words (History.Scratch).
+func (w *worker) commitEntryHooks(h *statemgr.Entry, s *event.Words) {
 	d := w.d
 	if d.sim.Cfg.Trace != nil {
 		d.traceMu.Lock()
 		defer d.traceMu.Unlock()
 	}
-	w.commitHook(h)
+	w.commitHook(h, s)
 }
 
 // commitHook calls the trace (under the caller's d.traceMu) and the Commit hook of the LP
 // of history entry h, with the worker's frame set to the event's LP and time, as the
-// sequential dispatcher does.
-func (w *worker) commitHook(h *statemgr.Entry) {
+// sequential dispatcher does; s is the entry's scratch words (History.Scratch).
+func (w *worker) commitHook(h *statemgr.Entry, s *event.Words) {
 	d := w.d
 	ev := &h.Ev
 	id := ev.Receiver
@@ -66,10 +66,21 @@ func (w *worker) commitHook(h *statemgr.Entry) {
 		return
 	}
 	f := w.frame()
-	f.Now, f.Depth, f.Self, f.LP = ev.RecvTime, ev.Depth, id, &d.sim.LPs[id]
-	f.Committing, f.Scratch = true, &h.Scratch // Commit may read what Handle left there
+	f.Now, f.Depth, f.Self, f.LP = ev.RecvTime, ev.Depth, id, &d.sim.LPs[id].LPState
+	f.Committing, f.Scratch = true, w.scratchOf(s) // Commit may read what Handle left there
 	c.Commit(&w.ctx, ev)
 	f.Committing, f.Scratch, f.ScratchTouched = false, &w.scratch, false
+}
+
+// scratchOf returns s, the scratch words the history log kept for an event, for its
+// Reverse or Commit; or, where the log keeps none (no event of the queue has used them,
+// so they are zero), the worker's spare words, zeroed.
+func (w *worker) scratchOf(s *event.Words) *event.Words {
+	if s != nil {
+		return s
+	}
+	w.spare = event.Words{}
+	return &w.spare
 }
 
 // commitRest calls the commit hooks, at the end of a run, for the events still logged:
@@ -90,7 +101,7 @@ func (d *timeWarpDispatcher) commitRest() (err error) {
 		q := w.q
 		for n := range q.hist.Len() {
 			if h := q.hist.Nth(n); !h.Dead {
-				w.commitEntryHooks(h)
+				w.commitEntryHooks(h, q.hist.ScratchNth(n))
 			}
 		}
 	}

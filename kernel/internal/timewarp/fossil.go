@@ -124,7 +124,7 @@ func (w *worker) compact(hk event.Key) {
 		if h.Dead || committed(&h.Ev, &hk) {
 			if !h.Dead {
 				if d.hooks {
-					w.commitEntryHooks(h)
+					w.commitEntryHooks(h, q.hist.Scratch(i))
 				}
 				w.commitEntry(h, i, hk.RecvTime)
 			}

@@ -147,6 +147,7 @@ func (d *discardSink) Send(LPID, LPID, uint32, uint64, Time, Time, Words, any) {
 // events Handle sent.
 func HandleThenReverse(lp core.LogicalProcess, self LPID, n int, g rng.XORWOW, seq uint64, ev *event.Event) (handled, back rng.XORWOW, seqHandled, seqBack uint64, sends int) {
 	sim := &core.Sim{LPs: make([]core.LPRecord, n)}
+	sim.Names = sim // a send's error names the LPs
 	for i := range sim.LPs {
 		sim.LPs[i].Model = lp
 	}

@@ -156,7 +156,7 @@ func (w *worker) packSubmit(sl *offSlot) bool {
 		h.i = int32(i)
 		r := &d.sim.LPs[h.id]
 		f := w.frame() // names the LP if the model panics
-		f.Now, f.Self, f.LP = h.ev.RecvTime, h.id, r
+		f.Now, f.Self, f.LP = h.ev.RecvTime, h.id, &r.LPState
 		gr.b.Set(i, uint32(h.id), h.ev.RecvTime, r.RNG, h.ev.Words)
 		h.bt.PackState(gr.b.StateOf(i))
 	}

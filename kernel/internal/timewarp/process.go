@@ -17,7 +17,7 @@ func (w *worker) process(x *lpState, id LPID, ev *event.Event) {
 	d, q := w.d, w.q
 	r := &d.sim.LPs[id]
 	f := w.frame() // not core.Enter, which costs PHOLD 2 instructions an event more
-	f.Now, f.Depth, f.Self, f.LP = ev.RecvTime, ev.Depth, id, r
+	f.Now, f.Depth, f.Self, f.LP = ev.RecvTime, ev.Depth, id, &r.LPState
 	if d.perSend {
 		w.cause = event.KeyOf(ev) // lazy cancellation: the cause of the sends to come
 		w.sendBytes = w.sendBytes[:0]
@@ -69,12 +69,11 @@ func (w *worker) processLogged(x *lpState, r *core.LPRecord, ev *event.Event) {
 	h.Ev = *ev
 	h.Prev, h.OutFrom, h.OutTo = x.last, outFrom, q.outs.Next()
 	h.Saved, h.Dead = nil, false
-	if f := w.frame(); f.ScratchTouched { // kept for the event's Reverse (rollback)
-		h.Scratch, w.scratch, f.ScratchTouched = w.scratch, event.Words{}, false
-	} else {
-		h.Scratch = event.Words{}
-	}
 	x.last = q.hist.Next() - 1
+	if f := w.frame(); f.ScratchTouched { // kept for the event's Reverse (rollback)
+		q.hist.KeepScratch(x.last, w.scratch)
+		w.scratch, f.ScratchTouched = event.Words{}, false
+	}
 	x.lastKey.Set(ev) // not KeyOf: see event.Key.Set
 	if d.reverse {
 		h.Draws = rng.Draws(rng.XORWOW{D: d0}, rng.XORWOW{D: r.RNG.D})

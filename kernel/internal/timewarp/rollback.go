@@ -41,7 +41,7 @@ func (w *worker) rollback(x *lpState, id LPID, k event.Key, dropTwin bool) bool 
 		for _, j := range u { // newest first
 			h := q.hist.At(j)
 			core.Enter(&w.ctx, h.Ev.RecvTime, h.Ev.Depth, id, r)
-			f.Scratch = &h.Scratch // the words the event's Handle left
+			f.Scratch = w.scratchOf(q.hist.Scratch(j)) // the words the event's Handle left
 			reverseEvent(&w.ctx, rev, &h.Ev, twUndo{draws: h.Draws, seq: r.Seq - uint64(h.OutTo-h.OutFrom)})
 		}
 		f.Scratch, f.ScratchTouched = &w.scratch, false

@@ -14,6 +14,7 @@ import (
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/gvt"
+	"github.com/warpedgo/warped/kernel/internal/canon"
 	"github.com/warpedgo/warped/kernel/internal/core"
 	"github.com/warpedgo/warped/kernel/internal/dist"
 	"github.com/warpedgo/warped/outputmgr"
@@ -57,8 +58,9 @@ type worker struct {
 	coasting bool
 	initSend bool
 	// scratch is the Context's scratch words while an event is handled, zero between
-	// events (see process); a rolled-back event's Reverse gets its log entry's instead.
-	scratch event.Words
+	// events (see process); a rolled-back event's Reverse and a committed one's Commit get
+	// those its log kept instead, or spare (scratchOf).
+	scratch, spare event.Words
 	// unlogged is set while the worker processes a safe event (see queue.safeBound),
 	// whose sends are not recorded as outputs, and after it until the next event: sends
 	// come only from handlers, and each handler runs after process set or cleared it
@@ -615,7 +617,7 @@ func (w *worker) stateDigest(snap *any, r *core.LPRecord) uint64 {
 		b = a.AppendState(b)
 	} else {
 		*snap = r.Model.Snapshot(*snap)
-		b = core.AppendValue(b, *snap)
+		b = canon.AppendValue(b, *snap)
 	}
 	w.stateBytes = b
 	return maphash.Bytes(w.d.seed, b)
@@ -649,5 +651,5 @@ func (w *worker) appendSend(to LPID, depth uint32, seq uint64, at Time, ws Words
 	for _, x := range ws {
 		b = binary.LittleEndian.AppendUint64(b, x)
 	}
-	w.sendBytes = core.AppendValue(b, payload)
+	w.sendBytes = canon.AppendValue(b, payload)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/partition"
 )
 
@@ -40,7 +41,7 @@ type Model struct {
 // Sequential runs m with the sequential dispatcher and returns the result.
 func Sequential(t testing.TB, m Model) kernel.Result {
 	t.Helper()
-	s, err := kernel.New(kernel.Config{MaxSimTime: m.End, EndInclusive: m.EndInclusive, Seed: m.Seed, Payloads: m.Payloads}, m.Build())
+	s, err := dispatch.New(kernel.Config{MaxSimTime: m.End, EndInclusive: m.EndInclusive, Seed: m.Seed, Payloads: m.Payloads}, m.Build())
 	require.NoError(t, err)
 	r, err := s.Run(context.Background())
 	require.NoError(t, err)
@@ -51,7 +52,7 @@ func Sequential(t testing.TB, m Model) kernel.Result {
 // the sequential run want did.
 func matches(t *testing.T, m Model, tw kernel.TimeWarpConfig, want kernel.Result) kernel.Result {
 	t.Helper()
-	s, err := kernel.New(kernel.Config{MaxSimTime: m.End, EndInclusive: m.EndInclusive, Seed: m.Seed, Type: kernel.TimeWarp,
+	s, err := dispatch.New(kernel.Config{MaxSimTime: m.End, EndInclusive: m.EndInclusive, Seed: m.Seed, Type: kernel.TimeWarp,
 		Partition: m.Partition, Payloads: m.Payloads, TimeWarp: tw}, m.Build())
 	require.NoError(t, err)
 	r, err := s.Run(context.Background())
@@ -155,7 +156,7 @@ func Ranks(t *testing.T, n int, cfg kernel.Config, build func() []kernel.Logical
 			defer wg.Done()
 			c := cfg
 			c.Transport = trs[r]
-			s, err := kernel.New(c, build())
+			s, err := dispatch.New(c, build())
 			if err == nil {
 				res[r], err = s.Run(ctx)
 			}
@@ -194,7 +195,7 @@ func Bench(b *testing.B, m Model) {
 			var events, processed uint64
 			var secs float64
 			for b.Loop() {
-				s, err := kernel.New(cfg, m.Build())
+				s, err := dispatch.New(cfg, m.Build())
 				if err != nil {
 					b.Fatal(err)
 				}

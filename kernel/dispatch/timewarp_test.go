@@ -1,4 +1,4 @@
-package kernel_test
+package dispatch_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/pcs"
 	"github.com/warpedgo/warped/models/phold"
 )
@@ -58,15 +59,15 @@ func smallModels(t *testing.T) []model {
 // runTW runs a time-warp simulation and checks what every correct run leaves behind: no
 // held outputs, every LP released and queued exactly when it has pending events, no leaked
 // event record, and processed = committed + rolled back.
-func runTW(t *testing.T, cfg kernel.Config, lps []kernel.LogicalProcess) kernel.TimeWarpInternals {
+func runTW(t *testing.T, cfg kernel.Config, lps []kernel.LogicalProcess) dispatch.TimeWarpInternals {
 	t.Helper()
-	in, err := kernel.RunTimeWarpInternals(context.Background(), cfg, lps)
+	in, err := dispatch.RunTimeWarpInternals(context.Background(), cfg, lps)
 	require.NoError(t, err)
 	requireSettled(t, in, cfg.TimeWarp.Cancellation == "lazy", len(lps))
 	return in
 }
 
-func requireSettled(t *testing.T, in kernel.TimeWarpInternals, lazy bool, lps int) {
+func requireSettled(t *testing.T, in dispatch.TimeWarpInternals, lazy bool, lps int) {
 	t.Helper()
 	require.Zero(t, in.Held, "outputs still held at the end")
 	require.Zero(t, in.Unsettled, "LPs not released or wrongly queued at the end: %v", in.Debug)
@@ -287,7 +288,7 @@ func TestLogCompaction(t *testing.T) {
 						cfg := kernel.Config{MaxSimTime: m.end, Seed: 3, Type: kernel.TimeWarp,
 							TimeWarp: kernel.TimeWarpConfig{Workers: workers, StateSaving: ss, StateSavingPeriod: period,
 								GVTPeriod: 200 * time.Microsecond}}
-						in, err := kernel.RunTimeWarpInternalsLogMax(context.Background(), cfg, m.build(), 48)
+						in, err := dispatch.RunTimeWarpInternalsLogMax(context.Background(), cfg, m.build(), 48)
 						require.NoError(t, err)
 						requireSettled(t, in, false, 0)
 						require.Equal(t, seq.Digest, in.Digest)
@@ -313,7 +314,7 @@ func TestCommitHorizon(t *testing.T) {
 			cfg := kernel.Config{MaxSimTime: m.end, Seed: 3, Type: kernel.TimeWarp,
 				TimeWarp: kernel.TimeWarpConfig{Workers: workers, StateSaving: ss, StateSavingPeriod: 3,
 					GVTPeriod: 100 * time.Microsecond}}
-			in, err := kernel.RunTimeWarpInternals(context.Background(), cfg, m.build())
+			in, err := dispatch.RunTimeWarpInternals(context.Background(), cfg, m.build())
 			require.NoError(t, err)
 			requireSettled(t, in, false, 0)
 			require.Equal(t, seq.Digest, in.Digest, "%d workers, %s", workers, ss)
@@ -335,7 +336,7 @@ func TestLongGVTPeriod(t *testing.T) {
 	for _, tw := range []kernel.TimeWarpConfig{{Workers: 1}, {Workers: 2}, {Workers: 2, Schedulers: 1}} {
 		tw.GVTPeriod = time.Hour
 		cfg := kernel.Config{MaxSimTime: m.end, Seed: 2, Type: kernel.TimeWarp, TimeWarp: tw}
-		in, err := kernel.RunTimeWarpInternals(context.Background(), cfg, m.build()) // a hang: go test -timeout
+		in, err := dispatch.RunTimeWarpInternals(context.Background(), cfg, m.build()) // a hang: go test -timeout
 		require.NoError(t, err, "%+v", tw)
 		require.Equal(t, seq.Digest, in.Digest, "%+v", tw)
 	}
@@ -413,7 +414,7 @@ func TestStateSavingAuto(t *testing.T) {
 		{model{"ping-pong", 20, pingPong, false}, kernel.TimeWarpConfig{Workers: 2}, kernel.StateSavingPeriodic},
 	} {
 		seq := run(t, kernel.Config{MaxSimTime: c.m.end, Seed: 5}, c.m.build())
-		s, err := kernel.New(kernel.Config{MaxSimTime: c.m.end, Seed: 5, Type: kernel.TimeWarp, TimeWarp: c.tw}, c.m.build())
+		s, err := dispatch.New(kernel.Config{MaxSimTime: c.m.end, Seed: 5, Type: kernel.TimeWarp, TimeWarp: c.tw}, c.m.build())
 		require.NoError(t, err)
 		require.Equal(t, c.want, s.StateSaving(), "%s %+v", c.m.name, c.tw)
 		r, err := s.Run(context.Background())
@@ -421,7 +422,7 @@ func TestStateSavingAuto(t *testing.T) {
 		require.Equal(t, c.want, r.StateSaving)
 		require.Equal(t, seq.Digest, r.Digest)
 	}
-	s, err := kernel.New(kernel.Config{MaxSimTime: 1}, phold.build())
+	s, err := dispatch.New(kernel.Config{MaxSimTime: 1}, phold.build())
 	require.NoError(t, err)
 	require.Empty(t, s.StateSaving(), "a sequential run saves no state")
 }
@@ -471,7 +472,7 @@ func TestTimeWarpConfigErrors(t *testing.T) {
 		{kernel.TimeWarpConfig{StateSaving: "x"}, `unknown time-warp state-saving type "x" (want auto, periodic or reverse)`},
 		{kernel.TimeWarpConfig{StateSaving: "reverse"}, `time-warp state-saving type reverse needs every LP to implement Reverse; LP "ping0" (id 0) does not`},
 	} {
-		_, err := kernel.New(kernel.Config{MaxSimTime: 5, Type: kernel.TimeWarp, TimeWarp: tc.tw}, lps)
+		_, err := dispatch.New(kernel.Config{MaxSimTime: 5, Type: kernel.TimeWarp, TimeWarp: tc.tw}, lps)
 		require.ErrorContains(t, err, tc.want)
 	}
 }
@@ -642,7 +643,7 @@ func (a *aliasing) Handle(ctx *kernel.Context, _ *kernel.Event) {
 func checkFails(t *testing.T, cancellation string, build func() []kernel.LogicalProcess) error {
 	t.Helper()
 	for attempt := 0; attempt < 20; attempt++ {
-		s, err := kernel.New(kernel.Config{MaxSimTime: 20, Seed: 4, Type: kernel.TimeWarp,
+		s, err := dispatch.New(kernel.Config{MaxSimTime: 20, Seed: 4, Type: kernel.TimeWarp,
 			TimeWarp: rollbackHeavy(cancellation, true)}, build())
 		require.NoError(t, err)
 		if _, err = s.Run(context.Background()); err != nil {

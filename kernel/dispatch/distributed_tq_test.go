@@ -1,4 +1,4 @@
-package kernel_test
+package dispatch_test
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/phold"
 	"github.com/warpedgo/warped/partition"
 )
@@ -112,7 +113,7 @@ func TestGVTMethodsAtManyRanks(t *testing.T) {
 			return lps
 		}
 		const end = 25
-		seq, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 11}, build())
+		seq, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 11}, build())
 		require.NoError(t, err)
 		want, err := seq.Run(t.Context())
 		require.NoError(t, err)

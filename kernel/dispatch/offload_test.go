@@ -1,4 +1,4 @@
-package kernel_test
+package dispatch_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/phold"
 	"github.com/warpedgo/warped/rng"
 )
@@ -243,12 +244,12 @@ func TestOffloadFaults(t *testing.T) {
 
 	// Without auto: the run fails.
 	bad := newFaulty(t, 3)
-	_, err := kernel.RunTimeWarpInternals(context.Background(), cfg(bad, false), build())
+	_, err := dispatch.RunTimeWarpInternals(context.Background(), cfg(bad, false), build())
 	require.ErrorIs(t, err, errDeviceGone)
 	require.ErrorContains(t, err, "gpu offload on cpu: gpuoffload: cuLaunchKernel")
 	noCompile := newFaulty(t, -1)
 	noCompile.failPrepare = true
-	_, err = kernel.RunTimeWarpInternals(context.Background(), cfg(noCompile, false), build())
+	_, err = dispatch.RunTimeWarpInternals(context.Background(), cfg(noCompile, false), build())
 	require.ErrorContains(t, err, "gpu offload on cpu: gpuoffload: kernel warped_phold_handle: NVRTC compile failed (test)")
 
 	// With auto: offload goes off, the note says why on one line, and the result stands.
@@ -277,7 +278,7 @@ func TestOffloadFaults(t *testing.T) {
 
 func TestOffloadConfigErrors(t *testing.T) {
 	for _, n := range []int{-1, kernel.MaxBatchSize + 1} {
-		_, err := kernel.New(kernel.Config{MaxSimTime: 5, Type: kernel.TimeWarp,
+		_, err := dispatch.New(kernel.Config{MaxSimTime: 5, Type: kernel.TimeWarp,
 			TimeWarp: kernel.TimeWarpConfig{BatchSize: n}}, pingPong())
 		require.ErrorContains(t, err, "time-warp offload batch size must be in [0, 1048576] (0: tuned)")
 	}

@@ -1,4 +1,4 @@
-package kernel_test
+package dispatch_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/phold"
 )
 
@@ -47,7 +48,7 @@ func pingPong() []kernel.LogicalProcess {
 
 func run(t *testing.T, cfg kernel.Config, lps []kernel.LogicalProcess) kernel.Result {
 	t.Helper()
-	s, err := kernel.New(cfg, lps)
+	s, err := dispatch.New(cfg, lps)
 	require.NoError(t, err)
 	r, err := s.Run(context.Background())
 	require.NoError(t, err)
@@ -133,7 +134,7 @@ func (b *bad) Handle(ctx *kernel.Context, ev *kernel.Event) {
 
 func runErr(t *testing.T, lps ...kernel.LogicalProcess) error {
 	t.Helper()
-	s, err := kernel.New(kernel.Config{MaxSimTime: 100}, lps)
+	s, err := dispatch.New(kernel.Config{MaxSimTime: 100}, lps)
 	require.NoError(t, err)
 	_, err = s.Run(context.Background())
 	require.Error(t, err)
@@ -170,7 +171,7 @@ func TestLookahead(t *testing.T) {
 	for _, typ := range []string{kernel.Sequential, kernel.TimeWarp} {
 		cfg := kernel.Config{MaxSimTime: 100, Type: typ, TimeWarp: kernel.TimeWarpConfig{Workers: 1}}
 		runs := func(lps ...kernel.LogicalProcess) error {
-			s, err := kernel.New(cfg, lps)
+			s, err := dispatch.New(cfg, lps)
 			require.NoError(t, err)
 			_, err = s.Run(context.Background())
 			return err
@@ -188,7 +189,7 @@ func TestLookahead(t *testing.T) {
 		require.NoError(t, runs(&ahead{bad{name: "a", init: selfAt(5), handle: send(1, 0.25)}, 0.5}, &bad{name: "b"}), typ)
 	}
 	for _, la := range []float64{-1, math.NaN(), math.Inf(1)} {
-		_, err := kernel.New(kernel.Config{MaxSimTime: 1}, []kernel.LogicalProcess{&ahead{bad{name: "a"}, la}})
+		_, err := dispatch.New(kernel.Config{MaxSimTime: 1}, []kernel.LogicalProcess{&ahead{bad{name: "a"}, la}})
 		require.EqualError(t, err, fmt.Sprintf(`LP "a" (id 0) declares lookahead %v; a lookahead must be a finite number >= 0`, la))
 	}
 }
@@ -208,7 +209,7 @@ func TestModelPanicIsReported(t *testing.T) {
 	var mp *kernel.ModelPanicError
 	require.ErrorAs(t, err, &mp)
 	require.Equal(t, `model panic in LP "boom" (id 0) handling an event at time 2.5: kaput`, err.Error())
-	require.Contains(t, string(mp.Stack), "kernel_test.go", "the stack names the model's code")
+	require.Contains(t, string(mp.Stack), "dispatch_test.go", "the stack names the model's code")
 
 	err = runErr(t, &bad{name: "early", init: func(*kernel.Context) { panic(errors.New("no")) }})
 	require.EqualError(t, err, `model panic in LP "early" (id 0) in Init: no`)
@@ -235,7 +236,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 		{kernel.Config{MaxSimTime: 1}, []kernel.LogicalProcess{&sliceState{}}, "cannot be saved by copying"},
 		{kernel.Config{MaxSimTime: 1}, []kernel.LogicalProcess{nil}, "LP 0 is nil"},
 	} {
-		_, err := kernel.New(tc.cfg, tc.lps)
+		_, err := dispatch.New(tc.cfg, tc.lps)
 		require.ErrorContains(t, err, tc.want)
 	}
 }
@@ -249,7 +250,7 @@ func (*sliceState) Init(*kernel.Context)                  {}
 func (*sliceState) Handle(*kernel.Context, *kernel.Event) {}
 
 func TestRunOnceAndCancel(t *testing.T) {
-	s, err := kernel.New(kernel.Config{MaxSimTime: 5}, pingPong())
+	s, err := dispatch.New(kernel.Config{MaxSimTime: 5}, pingPong())
 	require.NoError(t, err)
 	_, err = s.Run(context.Background())
 	require.NoError(t, err)
@@ -260,7 +261,7 @@ func TestRunOnceAndCancel(t *testing.T) {
 	c.LPs = 16
 	lps, err := phold.New(c)
 	require.NoError(t, err)
-	s, err = kernel.New(kernel.Config{MaxSimTime: kernel.Infinity}, lps)
+	s, err = dispatch.New(kernel.Config{MaxSimTime: kernel.Infinity}, lps)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -298,7 +299,7 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 		c.LPs = 1024
 		lps, err := phold.New(c)
 		require.NoError(t, err)
-		s, err := kernel.New(kernel.Config{MaxSimTime: end}, lps)
+		s, err := dispatch.New(kernel.Config{MaxSimTime: end}, lps)
 		require.NoError(t, err)
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)

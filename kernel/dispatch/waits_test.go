@@ -1,4 +1,4 @@
-package kernel_test
+package dispatch_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/kernel/internal/timewarp"
 	"github.com/warpedgo/warped/models/phold"
 )
@@ -69,7 +70,7 @@ func TestParkedWorkersWake(t *testing.T) {
 			defer runtime.GOMAXPROCS(old)
 			cfg := kernel.Config{MaxSimTime: end, Seed: 4, Type: kernel.TimeWarp,
 				TimeWarp: kernel.TimeWarpConfig{Workers: workers, GVTPeriod: time.Hour}}
-			r, err := kernel.RunTimeWarpInternalsTuned(context.Background(), cfg, build(),
+			r, err := dispatch.RunTimeWarpInternalsTuned(context.Background(), cfg, build(),
 				// An idle machine, whatever this one does: a host for each worker throughout.
 				timewarp.Tuning{ParkAfter: time.Nanosecond, HostLoad: func() float64 { return 0 }})
 			require.NoError(t, err)
@@ -114,7 +115,7 @@ func TestAdaptiveHosts(t *testing.T) {
 				}
 				cfg := kernel.Config{MaxSimTime: end, Seed: 5, Type: kernel.TimeWarp,
 					TimeWarp: kernel.TimeWarpConfig{Workers: workers, StateSaving: ss}}
-				r, err := kernel.RunTimeWarpInternalsTuned(context.Background(), cfg, build(),
+				r, err := dispatch.RunTimeWarpInternalsTuned(context.Background(), cfg, build(),
 					timewarp.Tuning{HostLoad: load, LoadWindow: time.Nanosecond})
 				require.NoError(t, err)
 				require.Equal(t, seq.Digest, r.Digest)

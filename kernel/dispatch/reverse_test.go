@@ -1,4 +1,4 @@
-package kernel_test
+package dispatch_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/phold"
 	"github.com/warpedgo/warped/rng"
 )
@@ -45,7 +46,7 @@ func TestReverseNeedsEveryLPToReverse(t *testing.T) {
 	lps, err := phold.New(phold.Config{LPs: 2, Remote: 0.5, Mean: 1, Lookahead: 0.1, StartEvents: 1})
 	require.NoError(t, err)
 	lps = append(lps, &pinger{id: 7})
-	_, err = kernel.New(kernel.Config{MaxSimTime: 5, Type: kernel.TimeWarp,
+	_, err = dispatch.New(kernel.Config{MaxSimTime: 5, Type: kernel.TimeWarp,
 		TimeWarp: kernel.TimeWarpConfig{StateSaving: "reverse"}}, lps)
 	require.EqualError(t, err, `time-warp state-saving type reverse needs every LP to implement Reverse; LP "ping7" (id 2) does not`)
 	// Periodic state saving and the sequential dispatcher do not need Reverse.
@@ -54,7 +55,7 @@ func TestReverseNeedsEveryLPToReverse(t *testing.T) {
 		{MaxSimTime: 5, Type: kernel.TimeWarp, TimeWarp: kernel.TimeWarpConfig{StateSaving: "periodic"}},
 		{MaxSimTime: 5, TimeWarp: kernel.TimeWarpConfig{StateSaving: "reverse"}},
 	} {
-		_, err = kernel.New(cfg, lps)
+		_, err = dispatch.New(cfg, lps)
 		require.NoError(t, err)
 	}
 }
@@ -84,7 +85,7 @@ func TestPHOLDReverse(t *testing.T) {
 					g.Advance(uint64(r.IntN(50)))
 					seq := r.Uint64() >> 1
 					ev := &kernel.Event{RecvTime: r.Float64() * 100, Depth: uint32(r.IntN(3))}
-					handled, back, seqHandled, seqBack, sends := kernel.HandleThenReverse(lp, self, c.LPs, g, seq, ev)
+					handled, back, seqHandled, seqBack, sends := dispatch.HandleThenReverse(lp, self, c.LPs, g, seq, ev)
 					require.Equal(t, 1, sends)
 					require.Equal(t, seq+1, seqHandled)
 					require.NotEqual(t, g, handled, "Handle drew nothing")
@@ -145,8 +146,8 @@ func TestCheckRollbacksCatchesBadReverse(t *testing.T) {
 				}
 				tw := rollbackHeavy(c, true)
 				tw.StateSaving = "reverse"
-				var s *kernel.Simulation
-				s, err = kernel.New(kernel.Config{MaxSimTime: 20, Seed: 4, Type: kernel.TimeWarp, TimeWarp: tw}, lps)
+				var s *dispatch.Simulation
+				s, err = dispatch.New(kernel.Config{MaxSimTime: 20, Seed: 4, Type: kernel.TimeWarp, TimeWarp: tw}, lps)
 				require.NoError(t, err)
 				_, err = s.Run(t.Context())
 			}
@@ -177,8 +178,8 @@ func TestReverseMustNotSend(t *testing.T) {
 		}
 		tw := rollbackHeavy("aggressive", false)
 		tw.StateSaving = "reverse"
-		var s *kernel.Simulation
-		s, err = kernel.New(kernel.Config{MaxSimTime: 20, Seed: 4, Type: kernel.TimeWarp, TimeWarp: tw}, lps)
+		var s *dispatch.Simulation
+		s, err = dispatch.New(kernel.Config{MaxSimTime: 20, Seed: 4, Type: kernel.TimeWarp, TimeWarp: tw}, lps)
 		require.NoError(t, err)
 		_, err = s.Run(t.Context())
 	}

@@ -1,4 +1,4 @@
-package kernel_test
+package dispatch_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/phold"
 )
 
@@ -68,7 +69,7 @@ func TestRemoteSafeCommitsMostEvents(t *testing.T) {
 		return lps
 	}
 	const end = 10
-	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 4}, build(0))
+	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 4}, build(0))
 	require.NoError(t, err)
 	want, err := s.Run(t.Context())
 	require.NoError(t, err)
@@ -104,7 +105,7 @@ func TestRemoteSafeMixedRanks(t *testing.T) {
 		return lps
 	}
 	const end = 8
-	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 6}, build())
+	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 6}, build())
 	require.NoError(t, err)
 	want, err := s.Run(t.Context())
 	require.NoError(t, err)
@@ -119,7 +120,7 @@ func TestRemoteSafeMixedRanks(t *testing.T) {
 			if r == 2 {
 				tw.Workers = 2
 			}
-			s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 6, Type: kernel.TimeWarp, Transport: trs[r],
+			s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 6, Type: kernel.TimeWarp, Transport: trs[r],
 				TimeWarp: tw}, build())
 			if err != nil {
 				errs[r] = err

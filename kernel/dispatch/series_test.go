@@ -1,4 +1,4 @@
-package kernel_test
+package dispatch_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 )
 
 // recorder is a zero-lookahead model that records two series: its event count and a draw
@@ -65,7 +66,7 @@ func revRecorders(n int) []kernel.LogicalProcess {
 // rollbacks, equal the sequential run's exactly.
 func TestSeriesMatchesSequential(t *testing.T) {
 	const end = 30
-	seq, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 2, RecordSeries: true}, recorders(32))
+	seq, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 2, RecordSeries: true}, recorders(32))
 	require.NoError(t, err)
 	want, err := seq.Run(context.Background())
 	require.NoError(t, err)
@@ -82,7 +83,7 @@ func TestSeriesMatchesSequential(t *testing.T) {
 		if tw.StateSaving == kernel.StateSavingReverse {
 			build = revRecorders
 		}
-		s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 2, Type: kernel.TimeWarp, TimeWarp: tw, RecordSeries: true}, build(32))
+		s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 2, Type: kernel.TimeWarp, TimeWarp: tw, RecordSeries: true}, build(32))
 		require.NoError(t, err)
 		got, err := s.Run(context.Background())
 		require.NoError(t, err)
@@ -97,7 +98,7 @@ func TestSeriesMatchesSequential(t *testing.T) {
 	require.NotZero(t, rolled, "no rollback happened: the test checks nothing")
 
 	// Without RecordSeries, Record keeps nothing.
-	s, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 2, Type: kernel.TimeWarp}, recorders(8))
+	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 2, Type: kernel.TimeWarp}, recorders(8))
 	require.NoError(t, err)
 	r, err := s.Run(context.Background())
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package kernel_test
+package dispatch_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/pcs"
 	"github.com/warpedgo/warped/models/phold"
 )
@@ -21,7 +22,7 @@ func benchRun(b *testing.B, cfg kernel.Config, build func() ([]kernel.LogicalPro
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := kernel.New(cfg, lps)
+		s, err := dispatch.New(cfg, lps)
 		if err != nil {
 			b.Fatal(err)
 		}

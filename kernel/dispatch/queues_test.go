@@ -1,4 +1,4 @@
-package kernel_test
+package dispatch_test
 
 import (
 	"fmt"

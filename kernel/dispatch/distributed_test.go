@@ -1,4 +1,4 @@
-package kernel_test
+package dispatch_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/partition"
 )
 
@@ -33,7 +34,7 @@ import (
 // runRanks runs one simulation per rank of a loopback network concurrently, each with a
 // freshly built model, and returns every rank's result and error.
 func runRanks(t *testing.T, ranks int, opts comm.LoopbackOptions, cfg kernel.Config,
-	build func(rank int) []kernel.LogicalProcess, sims []*kernel.Simulation) ([]kernel.Result, []error) {
+	build func(rank int) []kernel.LogicalProcess, sims []*dispatch.Simulation) ([]kernel.Result, []error) {
 	t.Helper()
 	trs := comm.NewLoopback(ranks, opts)
 	res := make([]kernel.Result, ranks)
@@ -49,7 +50,7 @@ func runRanks(t *testing.T, ranks int, opts comm.LoopbackOptions, cfg kernel.Con
 			c := cfg
 			c.Type = kernel.TimeWarp
 			c.Transport = trs[r]
-			s, err := kernel.New(c, build(r))
+			s, err := dispatch.New(c, build(r))
 			if err != nil {
 				errs[r] = err
 				return
@@ -99,7 +100,7 @@ func requireRanksMatch(t *testing.T, want kernel.Result, res []kernel.Result, er
 
 func sequentialResult(t *testing.T, m model, seed uint64) kernel.Result {
 	t.Helper()
-	s, err := kernel.New(kernel.Config{MaxSimTime: m.end, Seed: seed}, m.build())
+	s, err := dispatch.New(kernel.Config{MaxSimTime: m.end, Seed: seed}, m.build())
 	require.NoError(t, err)
 	r, err := s.Run(context.Background())
 	require.NoError(t, err)
@@ -174,7 +175,7 @@ func TestGVTTokenNeedsMoreLaps(t *testing.T) {
 		opts := comm.LoopbackOptions{Seed: seed, MaxDelay: 3, Reorder: true, SlowPairs: map[[2]int]int{{2, 1}: 400, {1, 0}: 200}}
 		cfg := kernel.Config{MaxSimTime: m.end, Seed: 3,
 			TimeWarp: kernel.TimeWarpConfig{Workers: 1, GVTPeriod: 50_000, CheckRollbacks: true}}
-		sims := make([]*kernel.Simulation, 3)
+		sims := make([]*dispatch.Simulation, 3)
 		res, errs := runRanks(t, 3, opts, cfg, func(r int) []kernel.LogicalProcess { return m.build() }, sims)
 		for r := range 3 {
 			require.NoError(t, errs[r])
@@ -217,7 +218,7 @@ func TestConfigurationMismatchNamesTheKey(t *testing.T) {
 			c := cfg
 			c.Type, c.Transport = kernel.TimeWarp, trs[r]
 			c.Agree = map[string]string{"lps": "12", "remote": fmt.Sprint(0.25 * float64(r+1))}
-			s, err := kernel.New(c, ringLPs(12, -1))
+			s, err := dispatch.New(c, ringLPs(12, -1))
 			require.NoError(t, err)
 			_, errs[r] = s.Run(context.Background())
 		}()
@@ -296,7 +297,7 @@ func (l *ringLP) Handle(ctx *kernel.Context, _ *kernel.Event) {
 func TestLocalTransportRunsInOneProcess(t *testing.T) {
 	m := smallModels(t)[1]
 	want := sequentialResult(t, m, 9)
-	s, err := kernel.New(kernel.Config{MaxSimTime: m.end, Seed: 9, Type: kernel.TimeWarp, Transport: comm.NewLocal(),
+	s, err := dispatch.New(kernel.Config{MaxSimTime: m.end, Seed: 9, Type: kernel.TimeWarp, Transport: comm.NewLocal(),
 		TimeWarp: kernel.TimeWarpConfig{Workers: 2}}, m.build())
 	require.NoError(t, err)
 	r, err := s.Run(context.Background())

@@ -1,4 +1,4 @@
-package kernel_test
+package dispatch_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/partition"
 )
 
@@ -39,7 +40,7 @@ func TestEndInclusiveEveryDispatcher(t *testing.T) {
 	m := smallModels(t)[1]
 	require.Equal(t, "pcs", m.name)
 	seq := func(inclusive bool) kernel.Result {
-		s, err := kernel.New(kernel.Config{MaxSimTime: m.end, EndInclusive: inclusive, Seed: 5}, m.build())
+		s, err := dispatch.New(kernel.Config{MaxSimTime: m.end, EndInclusive: inclusive, Seed: 5}, m.build())
 		require.NoError(t, err)
 		r, err := s.Run(context.Background())
 		require.NoError(t, err)
@@ -80,7 +81,7 @@ func TestEndInclusiveRanksMustAgree(t *testing.T) {
 	for r := range 2 {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			s, err := kernel.New(kernel.Config{MaxSimTime: m.end, EndInclusive: r == 0, Seed: 5, Type: kernel.TimeWarp,
+			s, err := dispatch.New(kernel.Config{MaxSimTime: m.end, EndInclusive: r == 0, Seed: 5, Type: kernel.TimeWarp,
 				Transport: trs[r]}, m.build())
 			if err == nil {
 				_, err = s.Run(context.Background())

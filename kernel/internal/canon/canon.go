@@ -1,4 +1,7 @@
-package core
+// Package canon is the result digest's encoding of a model's state: encoding/binary for
+// fixed-size values, and otherwise a canonical walk (every field, maps sorted by key), so
+// that equal states give equal bytes whatever their maps' iteration order.
+package canon
 
 import (
 	"bytes"

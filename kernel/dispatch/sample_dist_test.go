@@ -1,4 +1,4 @@
-package kernel_test
+package dispatch_test
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 )
 
 // TestSamplesAndSeriesAcrossProcesses runs three loopback ranks with engine sampling and
@@ -19,7 +20,7 @@ import (
 // together are the sequential run's.
 func TestSamplesAndSeriesAcrossProcesses(t *testing.T) {
 	const end, ranks = 20, 3
-	seq, err := kernel.New(kernel.Config{MaxSimTime: end, Seed: 5, RecordSeries: true}, recorders(24))
+	seq, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 5, RecordSeries: true}, recorders(24))
 	require.NoError(t, err)
 	want, err := seq.Run(t.Context())
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package kernel_test
+package dispatch_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/phold"
 )
 
@@ -80,7 +81,7 @@ func TestCommitHookRules(t *testing.T) {
 			var log []commitRecord
 			lps := committingPHOLD(t, &log)
 			lps[3].(*committing).sendFromCommit = true
-			s, err := kernel.New(cfg, lps)
+			s, err := dispatch.New(cfg, lps)
 			require.NoError(t, err)
 			_, err = s.Run(context.Background())
 			var p *kernel.ModelPanicError
@@ -223,7 +224,7 @@ func TestTraceTimeWarp(t *testing.T) {
 	}
 	t.Run("compaction", func(t *testing.T) { // compact commits entries from inside the log
 		var tw traced
-		r, err := kernel.RunTimeWarpInternalsLogMax(context.Background(), kernel.Config{MaxSimTime: 200, Seed: 3,
+		r, err := dispatch.RunTimeWarpInternalsLogMax(context.Background(), kernel.Config{MaxSimTime: 200, Seed: 3,
 			TimeWarp: kernel.TimeWarpConfig{Workers: 2, StateSaving: kernel.StateSavingPeriodic}, Trace: tw.trace}, build(0), 64)
 		require.NoError(t, err)
 		require.Positive(t, r.Compactions)

@@ -1,4 +1,4 @@
-package kernel_test
+package dispatch_test
 
 import (
 	"sync"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 )
 
 // TestSampleRowsAddUp checks that the engine samples of a time-warp run add up to its
@@ -92,8 +93,8 @@ func TestSampleRowsAddUp(t *testing.T) {
 
 // TestSampleConfigErrors checks the sampling settings' validation.
 func TestSampleConfigErrors(t *testing.T) {
-	_, err := kernel.New(kernel.Config{MaxSimTime: 5, Type: kernel.TimeWarp, SampleMode: "often"}, pingPong())
+	_, err := dispatch.New(kernel.Config{MaxSimTime: 5, Type: kernel.TimeWarp, SampleMode: "often"}, pingPong())
 	require.ErrorContains(t, err, `unknown sample mode "often" (want gvt or real-time)`)
-	_, err = kernel.New(kernel.Config{MaxSimTime: 5, Type: kernel.TimeWarp, SampleInterval: -1}, pingPong())
+	_, err = dispatch.New(kernel.Config{MaxSimTime: 5, Type: kernel.TimeWarp, SampleInterval: -1}, pingPong())
 	require.ErrorContains(t, err, "sample interval must not be negative")
 }

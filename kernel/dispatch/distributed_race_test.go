@@ -1,6 +1,6 @@
 //go:build race
 
-package kernel_test
+package dispatch_test
 
 // raceEnabled reports whether the race detector is on (it slows runs across many ranks).
 const raceEnabled = true

@@ -1,20 +1,24 @@
-package kernel_test
+package dispatch_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
 )
 
-// swapper keeps one value that each event replaces with a draw: Reverse cannot recompute
-// the old value from the new, so Handle saves it in the event's scratch words (ROSS's
-// saved-in-message value) and Reverse restores it from there.
+// swapper keeps one value that two events in three replace with a draw: Reverse cannot
+// recompute the old value from the new, so Handle saves it in the event's scratch words
+// (ROSS's saved-in-message value) and Reverse restores it from there. The third event
+// uses no scratch words, so an LP's first event (and the first events the time-warp engine
+// logs) have none kept.
 type swapper struct {
 	kernel.Plain[swapState]
 	id, n kernel.LPID
@@ -29,19 +33,22 @@ func (s *swapper) Name() string { return fmt.Sprintf("swap%d", s.id) }
 func (s *swapper) Init(ctx *kernel.Context) { ctx.SendWords(s.id, 1, kernel.Words{}) }
 
 func (s *swapper) Handle(ctx *kernel.Context, _ *kernel.Event) {
-	w := ctx.Scratch()
-	if *w != (kernel.Words{}) {
-		*s.sawDirty = true
+	if s.S.Events%3 != 0 {
+		w := ctx.Scratch()
+		if *w != (kernel.Words{}) {
+			*s.sawDirty = true
+		}
+		w[0] = s.S.Value
+		s.S.Value = uint64(ctx.RNG().Next())
 	}
-	w[0] = s.S.Value
-	s.S.Value = uint64(ctx.RNG().Next())
 	s.S.Events++
 	ctx.SendWords((s.id+1)%s.n, ctx.Now()+1+kernel.Time(ctx.RNG().Exponential(1)), kernel.Words{})
 }
 
 func (s *swapper) Reverse(ctx *kernel.Context, _ *kernel.Event) {
-	s.S.Value = ctx.Scratch()[0]
-	s.S.Events--
+	if s.S.Events--; s.S.Events%3 != 0 {
+		s.S.Value = ctx.Scratch()[0]
+	}
 }
 
 func swappers(n int, dirty *bool) []kernel.LogicalProcess {
@@ -94,7 +101,7 @@ func TestScratchOutsideEvents(t *testing.T) {
 	for _, typ := range []string{kernel.Sequential, kernel.TimeWarp} {
 		t.Run(typ, func(t *testing.T) {
 			lp := &bad{name: "b", init: func(ctx *kernel.Context) { ctx.Scratch() }}
-			s, err := kernel.New(kernel.Config{MaxSimTime: 50, Type: typ}, []kernel.LogicalProcess{lp})
+			s, err := dispatch.New(kernel.Config{MaxSimTime: 50, Type: typ}, []kernel.LogicalProcess{lp})
 			require.NoError(t, err)
 			_, err = s.Run(context.Background())
 			var p *kernel.ModelPanicError
@@ -102,4 +109,60 @@ func TestScratchOutsideEvents(t *testing.T) {
 			require.Contains(t, err.Error(), "Context.Scratch called outside an event")
 		})
 	}
+}
+
+// scratchCommitter is a swapper whose Commit logs the scratch words Handle left: the value
+// it replaced, or zero words for an event that used none.
+type scratchCommitter struct {
+	*swapper
+	mu  *sync.Mutex // time warp may commit different LPs' events at once
+	log map[kernel.LPID][]scratchSeen
+}
+
+type scratchSeen struct {
+	At    kernel.Time
+	Words kernel.Words
+}
+
+func (s *scratchCommitter) Commit(ctx *kernel.Context, _ *kernel.Event) {
+	w := *ctx.Scratch()
+	s.mu.Lock()
+	s.log[ctx.Self()] = append(s.log[ctx.Self()], scratchSeen{ctx.Now(), w})
+	s.mu.Unlock()
+}
+
+func scratchCommitters(n int, dirty *bool, log map[kernel.LPID][]scratchSeen) []kernel.LogicalProcess {
+	lps := swappers(n, dirty)
+	var mu sync.Mutex
+	for i, lp := range lps {
+		lps[i] = &scratchCommitter{swapper: lp.(*swapper), mu: &mu, log: log}
+	}
+	return lps
+}
+
+// TestScratchAtCommit: Commit reads the scratch words the event's Handle left (kept beside
+// the time-warp engine's history log, through rollbacks, fossil collection, the log's
+// compaction and the end of the run), the same words for the same events as the sequential
+// run's, LP by LP.
+func TestScratchAtCommit(t *testing.T) {
+	var dirty bool
+	want := map[kernel.LPID][]scratchSeen{}
+	run(t, kernel.Config{MaxSimTime: 200, Type: kernel.Sequential}, scratchCommitters(16, &dirty, want))
+	for _, c := range commitCases() {
+		t.Run(c.name, func(t *testing.T) {
+			got := map[kernel.LPID][]scratchSeen{}
+			run(t, kernel.Config{MaxSimTime: 200, Type: kernel.TimeWarp, TimeWarp: c.tw}, scratchCommitters(16, &dirty, got))
+			require.Equal(t, want, got)
+		})
+	}
+	t.Run("compacting", func(t *testing.T) {
+		got := map[kernel.LPID][]scratchSeen{}
+		r, err := dispatch.RunTimeWarpInternalsLogMax(context.Background(), kernel.Config{MaxSimTime: 200,
+			TimeWarp: kernel.TimeWarpConfig{Workers: 2, StateSaving: kernel.StateSavingReverse}},
+			scratchCommitters(16, &dirty, got), 64)
+		require.NoError(t, err)
+		require.Positive(t, r.Compactions, "the log must have been compacted")
+		require.Equal(t, want, got)
+	})
+	require.False(t, dirty, "a Handle found its scratch words not zero")
 }

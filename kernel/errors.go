@@ -1,0 +1,88 @@
+package kernel
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// PeerError is the error of a rank whose run was stopped because another rank failed; its
+// text is that rank's error, prefixed by its rank.
+type PeerError struct{ Msg string }
+
+func (e *PeerError) Error() string { return e.Msg }
+
+// MismatchError says that the ranks of a run across processes were configured
+// differently; every rank gets the same one.
+type MismatchError struct {
+	Key          string
+	Mine, Theirs string
+	Rank, Other  int
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("configuration differs between ranks: %s is %q on rank %d but %q on rank %d; "+
+		"start every rank with the same flags and configuration file", e.Key, e.Mine, e.Rank, e.Theirs, e.Other)
+}
+
+// SendError reports a send to an unknown LP, into the past, or at a time that is not a number.
+type SendError struct {
+	From     LPID
+	FromName string
+	Now      Time
+	To       LPID
+	ToName   string
+	At       Time
+	// NumLPs is set when To is not a valid id.
+	NumLPs int
+	// Lookahead is set when At is before Now + Lookahead, the lookahead the LPs declare
+	// (see the Lookahead interface).
+	Lookahead Time
+}
+
+func (e *SendError) Error() string {
+	if e.NumLPs > 0 {
+		return fmt.Sprintf("LP %q (id %d) at time %v sent an event to unknown LP id %d; "+
+			"the simulation has %d LPs (ids 0..%d)", e.FromName, e.From, e.Now, e.To, e.NumLPs, e.NumLPs-1)
+	}
+	if math.IsNaN(e.At) {
+		return fmt.Sprintf("LP %q (id %d) at time %v sent an event to %q (id %d) at time NaN; "+
+			"event times must be numbers", e.FromName, e.From, e.Now, e.ToName, e.To)
+	}
+	if e.Lookahead > 0 && e.At >= e.Now {
+		return fmt.Sprintf("LP %q (id %d) at time %v sent an event to %q (id %d) at time %v, "+
+			"less than the declared lookahead %v later; send to another LP at or after Now()+lookahead, "+
+			"or declare a smaller Lookahead", e.FromName, e.From, e.Now, e.ToName, e.To, e.At, e.Lookahead)
+	}
+	return fmt.Sprintf("LP %q (id %d) at time %v sent an event to %q (id %d) at time %v, "+
+		"which is in its past; send at or after Now()", e.FromName, e.From, e.Now, e.ToName, e.To, e.At)
+}
+
+// ModelPanicError reports a panic in a model's Init or Handle.
+type ModelPanicError struct {
+	LP     LPID
+	LPName string
+	// Time is the receive time of the event being handled (0 in Init).
+	Time  Time
+	Init  bool
+	Value any
+	// Stack is the goroutine stack at the panic.
+	Stack []byte
+}
+
+func (e *ModelPanicError) Error() string {
+	where := fmt.Sprintf("handling an event at time %v", e.Time)
+	if e.Init {
+		where = "in Init"
+	}
+	return fmt.Sprintf("model panic in LP %q (id %d) %s: %v", e.LPName, e.LP, where, e.Value)
+}
+
+// ReportedElsewhere reports whether err, returned by a run on a rank other than 0, is also
+// known to rank 0 (another rank's failure, or a configuration mismatch), so that only rank
+// 0 needs to show it.
+func ReportedElsewhere(err error) bool {
+	var p *PeerError
+	var m *MismatchError
+	return errors.As(err, &p) || errors.As(err, &m)
+}
