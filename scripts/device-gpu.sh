@@ -46,6 +46,7 @@ timeout 120 "$B/gpuwarp.test" -test.run 'PHOLD' -test.v 2>&1 | grep -E '^(--- |o
 echo "== 2. PHOLD, ROSS's configuration (16384 LPs, remote 0.25, mean 1, lookahead 0.1)"
 run "sequential, end 200" 60 phold --simulation-type sequential --max-sim-time 200
 run "time-warp 16 workers, end 1000" 60 phold --simulation-type time-warp --gpu off --max-sim-time 1000
+run "gpu tuned, end 200 (seq digest)" 60 phold --simulation-type gpu --max-sim-time 200
 run "gpu tuned, end 1000" 60 phold --simulation-type gpu --max-sim-time 1000
 run "gpu bound 1, end 1000" 60 phold --simulation-type gpu --max-sim-time 1000 --gpu-bound 1
 run "gpu bound 4 exec 2, end 1000" 60 phold --simulation-type gpu --max-sim-time 1000 --gpu-bound 4 --gpu-executions 2
