@@ -4,7 +4,8 @@
 # with --simulation-type gpu at the configurations of Liu and Andelfinger's paper (up to
 # 2^20 LPs, event densities 1 and 8) and ROSS's, against time warp on every core; a study
 # of many small PHOLD runs on the CPU and with batches merged on the GPU; and issue 25's
-# 16-core scaling table. Everything is printed and written to $OUT/device.txt.
+# 16-core scaling table (SCALING=0 leaves it out). Everything is printed and written to
+# $OUT/device.txt.
 #
 # Build here, then run there (see docs/PERFORMANCE.md, "The whole time warp on the GPU"):
 #   go build -tags mpi -o .device/warped ./cmd/warped
@@ -77,7 +78,7 @@ done
 
 echo "== 5. issue 25's scaling table on 16 cores"
 l=$(left)
-if [ "$l" -gt 60 ]; then
+if [ "${SCALING:-1}" = 1 ] && [ "$l" -gt 60 ]; then
   WARPED=$W WORKERS="1 2 4 8 16" RANKS="4 8" timeout $((l - 5)) scripts/bench-scaling.sh 2
 fi
 echo "== uptime: $(uptime)"
