@@ -103,7 +103,8 @@ func newFlagSet(m *Model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalP
 	fs.IntVar(&o.device.Device, "gpu-device", 0, "CUDA device number for --gpu and --simulation-type gpu")
 	fs.IntVar(&o.device.Slots, "gpu-slots", 0, "simulation type gpu: each LP's event list capacity, a power of two (0: 32)")
 	fs.Float64Var(&o.device.Bound, "gpu-bound", 0, "simulation type gpu: optimism bound, handle events at most this far after GVT (0: tuned while the run proceeds; inf: unbounded)")
-	fs.IntVar(&o.device.Executions, "gpu-executions", 0, "simulation type gpu: event handling passes per iteration (0: 1)")
+	fs.IntVar(&o.device.Executions, "gpu-executions", 0, "simulation type gpu: most event handling passes per iteration, 1 to 16 (0: tuned while the run proceeds)")
+	fs.Float64Var(&o.device.Inactivity, "gpu-inactivity", 0, "simulation type gpu: a pass after the first runs only while the one before kept this share of the LPs busy (0: tuned)")
 	fs.IntVar(&o.device.Buffer, "gpu-buffer", 0, "simulation type gpu: capacity for events in transit (0: sized from the LPs and initial events)")
 	fs.StringVar(&o.partitioning, "partitioning", "model", "LPs to processes and schedule queues: model (the model's own, else blocks), blocks or round-robin")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed for every LP's generator")
@@ -566,7 +567,7 @@ func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) er
 var localFlags = map[string]bool{"config": true, "dump-config": true, "stats-file": true, "progress": true,
 	"time-warp-worker-threads": true, "time-warp-scheduler-count": true, "time-warp-queue-type": true,
 	"time-warp-lock-type": true, "time-warp-state-saving-period": true, "gpu": true, "gpu-batch-size": true,
-	"gpu-device": true, "gpu-slots": true, "gpu-bound": true, "gpu-executions": true, "gpu-buffer": true,
+	"gpu-device": true, "gpu-slots": true, "gpu-bound": true, "gpu-executions": true, "gpu-inactivity": true, "gpu-buffer": true,
 	"sample-file": true, "sample-mode": true, "sample-format": true, "sample-period": true, "report": true,
 	"series-file": true, "max-memory": true}
 
@@ -759,6 +760,13 @@ func totals(simType, offload string, r kernel.Result) [][2]string {
 		if offload != "" {
 			line("Batched events", "%d in %d batches on %s", r.BatchedEvents, r.OffloadBatches, offload)
 		}
+	}
+	if simType == kernel.GPU {
+		line("Device", "%s", r.Device)
+		line("Iterations", "%d", r.DeviceIterations)
+		line("Optimism bound", "%.4g (at the end)", r.DeviceBound)
+		line("Passes per iteration", "at most %d, while a pass keeps %.3g of the LPs busy", r.DeviceExecutions, r.DeviceInactivity)
+		line("Events returned for room", "%d", r.DeviceReturned)
 	}
 	line("Wall time", "%.3f s", r.WallSeconds)
 	line("Committed events/s", "%.4g", r.CommittedEventsPerSecond)

@@ -167,7 +167,7 @@ func TestFold(t *testing.T) {
 	}{
 		{"ties, tuned", true, 64, 3, 12, gpuwarp.Options{}, false},
 		{"ties, unbounded, 3 executions", true, 50, 3, 12, gpuwarp.Options{Bound: math.Inf(1), Executions: 3}, false},
-		{"ties, 1 anti round", true, 50, 3, 12, gpuwarp.Options{Bound: math.Inf(1), CancelRounds: 1, Executions: 2}, false},
+		{"ties, 3 anti rounds", true, 50, 3, 12, gpuwarp.Options{Bound: math.Inf(1), CancelRounds: 3, Executions: 2}, false},
 		{"4 slots, 6 start events", false, 40, 6, 10, gpuwarp.Options{Slots: 4, Bound: math.Inf(1)}, true},
 		{"8 slots, 1 anti round", false, 40, 8, 10, gpuwarp.Options{Slots: 8, Bound: math.Inf(1), CancelRounds: 1, Executions: 2}, true},
 	} {

@@ -99,12 +99,17 @@ type Options struct {
 	// Bound is the optimism bound: an LP handles an event at most Bound after GVT. 0
 	// means tuned at run time (see Tune); +Inf is unbounded.
 	Bound float64
-	// Executions is how many handling passes an iteration makes (default 1).
+	// Executions is the most handling passes an iteration makes, in [1, 16]; 0 means tuned
+	// at run time. A pass after the first runs only while the one before it kept at least
+	// Inactivity of the LPs busy.
 	Executions int
-	// CancelRounds is how many anti-message rounds an iteration makes (default 2).
+	// Inactivity is the inactivity threshold, a share of the LPs in (0, 1); 0 means tuned.
+	Inactivity float64
+	// CancelRounds is how many anti-message rounds an iteration makes (default 1; the
+	// anti-messages a round leaves wait for the next iteration's).
 	CancelRounds int
 	// Buffer is the capacity for events in transit (default: enough for every LP to send
-	// OutSlots events Executions times, plus twice the initial events).
+	// OutSlots events in each of 8 passes, plus twice the initial events).
 	Buffer int
 	// StallIterations is how many iterations GVT may stay put before the run stops with
 	// ErrStalled (default 65536).
@@ -127,14 +132,21 @@ type Result struct {
 	FinalTime float64
 	// Iterations is how many iterations the loop ran.
 	Iterations int
-	// Bound is the optimism bound at the end (the tuned one when Options.Bound was 0).
-	Bound float64
+	// Bound, Executions and Inactivity are the optimism bound, the most passes per
+	// iteration and the inactivity threshold at the end (tuned ones where the options left
+	// them 0).
+	Bound      float64
+	Executions int
+	Inactivity float64
 	// Device names the device.
 	Device string
 }
 
 // Committed is the number of events committed: handled and not rolled back.
 func (r *Result) Committed() uint64 { return r.Processed - r.RolledBack }
+
+// maxPasses is the most execution passes an iteration makes (loop.cu's WTW_MAX_PASSES).
+const maxPasses = 16
 
 // ErrStalled is returned when GVT stops advancing: every LP's list is full of events at
 // one time, so no event can be committed to make room. More Slots fix it.
@@ -145,17 +157,14 @@ func (o Options) withDefaults(m *Model, n, events int) Options {
 	if o.Slots == 0 {
 		o.Slots = 32
 	}
-	if o.Executions == 0 {
-		o.Executions = 1
-	}
 	if o.CancelRounds == 0 {
-		o.CancelRounds = 2
+		o.CancelRounds = 1
 	}
 	if o.StallIterations == 0 {
 		o.StallIterations = 1 << 16
 	}
 	if o.Buffer == 0 {
-		o.Buffer = 2*n*m.OutSlots*o.Executions + 2*events + 1024
+		o.Buffer = n*m.OutSlots*max(o.Executions, 8) + 2*events + 1024
 	}
 	return o
 }
@@ -180,8 +189,10 @@ func validate(m *Model, in *Input, o *Options) error {
 		return fmt.Errorf("gpuwarp: --gpu-slots must be a power of two in [4, 65536], got %d", o.Slots)
 	case !(o.Bound >= 0):
 		return fmt.Errorf("gpuwarp: --gpu-bound must be >= 0 (0: tuned), got %v", o.Bound)
-	case o.Executions < 1 || o.Executions > 64:
-		return fmt.Errorf("gpuwarp: --gpu-executions must be in [1, 64], got %d", o.Executions)
+	case o.Executions < 0 || o.Executions > maxPasses:
+		return fmt.Errorf("gpuwarp: --gpu-executions must be in [0, %d] (0: tuned), got %d", maxPasses, o.Executions)
+	case !(o.Inactivity >= 0 && o.Inactivity < 1):
+		return fmt.Errorf("gpuwarp: --gpu-inactivity must be a share of the LPs in [0, 1) (0: tuned), got %v", o.Inactivity)
 	case o.CancelRounds < 1 || o.CancelRounds > 64:
 		return fmt.Errorf("gpuwarp: anti-message rounds must be in [1, 64], got %d", o.CancelRounds)
 	case o.Buffer < m.OutSlots || o.Buffer >= math.MaxUint32/2:

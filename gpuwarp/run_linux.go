@@ -12,13 +12,13 @@ import (
 	"github.com/warpedgo/warped/rng"
 )
 
-// runArgs mirrors loop.cu's WtwRun (240 bytes): device addresses, then the constants.
+// runArgs mirrors loop.cu's WtwRun (248 bytes): device addresses, then the constants.
 type runArgs struct {
-	head, proc, tail, stail, cancel, want, limit, state, rng, seq, processed, rolled, last, moved uint64
-	recv, send, depth, sender, sseq, words, draws, mark, nout, outTo, outAt                       uint64
-	params, err                                                                                   uint64
-	lps, _                                                                                        uint32
-	end, bound                                                                                    float64
+	head, proc, tail, stail, cancel, want, limit, state, rng, seq, processed, rolled, last, moved, active uint64
+	recv, send, depth, sender, sseq, words, draws, mark, nout, outTo, outAt                               uint64
+	params, err                                                                                           uint64
+	lps, threshold                                                                                        uint32
+	end, bound                                                                                            float64
 }
 
 // bufArgs mirrors loop.cu's WtwBuf (72 bytes).
@@ -28,8 +28,8 @@ type bufArgs struct {
 }
 
 var (
-	_ [240 - unsafe.Sizeof(runArgs{})]byte
-	_ [unsafe.Sizeof(runArgs{}) - 240]byte
+	_ [248 - unsafe.Sizeof(runArgs{})]byte
+	_ [unsafe.Sizeof(runArgs{}) - 248]byte
 	_ [72 - unsafe.Sizeof(bufArgs{})]byte
 	_ [unsafe.Sizeof(bufArgs{}) - 72]byte
 )
@@ -52,6 +52,7 @@ type device struct {
 	anti [2]bufArgs
 	gvt  uint64    // two words
 	gw   [2]uint64 // their addresses, as kernel arguments
+	pass [maxPasses]uint32
 }
 
 // alloc allocates n elements of size bytes and, when src is not nil, uploads them.
@@ -165,7 +166,7 @@ func (d *device) setup(m *Model, in *Input, o *Options) error {
 	}
 	r.rng = up(len(g), 4, ptr(g))
 	r.seq = up(n, 8, ptr(in.Seq))
-	r.processed, r.rolled, r.last, r.moved = u64(n, 0), u64(n, 0), f64(n), u64(n, 0)
+	r.processed, r.rolled, r.last, r.moved, r.active = u64(n, 0), u64(n, 0), f64(n), u64(n, 0), u32(maxPasses)
 	r.recv, r.send, r.depth, r.sender, r.sseq = f64(slots), f64(slots), u32(slots), u32(slots), u64(slots, 0)
 	if m.Words {
 		r.words = u64(4*slots, 0)
@@ -256,7 +257,7 @@ func (d *device) upload(evs []Event, b *bufArgs, words bool) error {
 // buffer ev (the other is the carry), anti-messages from buffer anti, and computes GVT
 // into word w (the other, next, is reset for the iteration after). Iterations alternate
 // between two programs: ev and w flip each iteration, and anti flips CancelRounds times.
-func (d *device) program(n, transit int, o *Options, ev, anti, w int) []gpuoffload.Call {
+func (d *device) program(n, transit, passes int, o *Options, ev, anti, w int) []gpuoffload.Call {
 	p := func(x any) unsafe.Pointer {
 		switch v := x.(type) {
 		case *runArgs:
@@ -273,8 +274,10 @@ func (d *device) program(n, transit int, o *Options, ev, anti, w int) []gpuofflo
 		{Kernel: "wtw_gvt", Threads: max(n, 1024), Args: []unsafe.Pointer{p(run), p(&d.ev[ev]), p(&d.anti[anti]), p(gw)}},
 		{Kernel: "wtw_step", Threads: n, Args: []unsafe.Pointer{p(run), p(&d.ev[ev]), p(gw), p(next)}},
 	}
-	for range o.Executions - 1 {
-		calls = append(calls, gpuoffload.Call{Kernel: "wtw_execute", Threads: n, Args: []unsafe.Pointer{p(run), p(&d.ev[ev]), p(gw)}})
+	for k := 1; k < passes; k++ {
+		d.pass[k] = uint32(k)
+		calls = append(calls, gpuoffload.Call{Kernel: "wtw_execute", Threads: n,
+			Args: []unsafe.Pointer{p(run), p(&d.ev[ev]), p(gw), unsafe.Pointer(&d.pass[k])}})
 	}
 	calls = append(calls,
 		gpuoffload.Call{Kernel: "wtw_deliver", Threads: transit, Args: []unsafe.Pointer{p(run), p(&d.ev[ev]), p(&d.ev[1-ev])}},
@@ -291,12 +294,19 @@ func (d *device) program(n, transit int, o *Options, ev, anti, w int) []gpuofflo
 // loop runs iterations until GVT reaches the end, then downloads the results.
 func (d *device) loop(ctx context.Context, m *Model, in *Input, o *Options) (Result, error) {
 	n := len(in.RNG)
-	transit := min(o.Buffer, max(2*n*m.OutSlots*o.Executions, 1<<16))
+	// Threads for the kernels that walk the buffers in transit (a grid-stride loop): a
+	// grid's worth of a large GPU, fewer for few LPs.
+	transit := min(o.Buffer, max(min(n, 1<<18), 1<<14))
 	d.gw = [2]uint64{d.gvt, d.gvt + 8}
 	flip := o.CancelRounds % 2 // whether the anti-message buffers swap roles each iteration
-	programs := [2][]gpuoffload.Call{d.program(n, transit, o, 0, 0, 0), d.program(n, transit, o, 1, flip, 1)}
-	tune := newTuner(o.Bound, in)
-	d.run.bound = tune.bound
+	tune := newTuner(o, in)
+	var programs [2][]gpuoffload.Call
+	apply := func() {
+		bound, passes, th := tune.settings()
+		d.run.bound, d.run.threshold = bound, uint32(math.Ceil(th*float64(n)))
+		programs = [2][]gpuoffload.Call{d.program(n, transit, passes, o, 0, 0, 0), d.program(n, transit, passes, o, 1, flip, 1)}
+	}
+	apply()
 	lastGVT, stuck := -1.0, 0
 	it := 0
 	for ; ; it++ {
@@ -334,12 +344,17 @@ func (d *device) loop(ctx context.Context, m *Model, in *Input, o *Options) (Res
 		} else {
 			lastGVT, stuck = gvt, 0
 		}
-		d.run.bound = tune.next(gvt)
+		if tune.next(gvt) {
+			apply()
+		}
 	}
 	if err := d.res.Launch("wtw_finish", n, unsafe.Pointer(&d.run)); err != nil {
 		return Result{}, err
 	}
-	return d.results(m, n, it+1, d.run.bound)
+	bound, passes, th := tune.settings()
+	out, err := d.results(m, n, it+1)
+	out.Bound, out.Executions, out.Inactivity = bound, passes, th
+	return out, err
 }
 
 // check turns the device's error bits into an error naming what to raise.
@@ -354,9 +369,9 @@ func (d *device) check(bits uint32, o *Options) error {
 }
 
 // results downloads the final states and the counters.
-func (d *device) results(m *Model, n, iterations int, bound float64) (Result, error) {
+func (d *device) results(m *Model, n, iterations int) (Result, error) {
 	out := Result{State: make([]uint64, n*m.StateWords), RNG: make([]rng.XORWOW, n), Seq: make([]uint64, n),
-		Iterations: iterations, Bound: bound}
+		Iterations: iterations}
 	g := make([]uint32, 6*n)
 	processed, rolled, last, moved := make([]uint64, n), make([]uint64, n), make([]float64, n), make([]uint64, n)
 	for _, c := range []struct {

@@ -410,8 +410,11 @@ type GPUConfig struct {
 	Slots int
 	// Bound is the optimism bound; 0 tunes it while the run proceeds.
 	Bound Time
-	// Executions is how many handling passes an iteration makes.
+	// Executions is the most handling passes an iteration makes; 0 tunes it.
 	Executions int
+	// Inactivity is the share of the LPs a pass must keep busy for the next one to run;
+	// 0 tunes it.
+	Inactivity float64
 	// Buffer is the capacity for events in transit.
 	Buffer int
 }

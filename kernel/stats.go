@@ -57,6 +57,17 @@ type Stats struct {
 	// OffloadNote says why offload was turned off during the run (a backend error with
 	// OffloadAuto), or is empty.
 	OffloadNote string `json:"offload_note,omitempty"`
+	// Device, DeviceIterations, DeviceBound, DeviceExecutions, DeviceInactivity and
+	// DeviceReturned describe a run of simulation type gpu (package gpuwarp): the CUDA
+	// device, the loop's iterations, the optimism bound, the most execution passes per
+	// iteration and the inactivity threshold at the end (tuned unless set), and the events
+	// that full lists put back in transit to make room.
+	Device           string  `json:"device,omitempty"`
+	DeviceIterations uint64  `json:"device_iterations,omitempty"`
+	DeviceBound      float64 `json:"device_bound,omitempty"`
+	DeviceExecutions int     `json:"device_executions,omitempty"`
+	DeviceInactivity float64 `json:"device_inactivity,omitempty"`
+	DeviceReturned   uint64  `json:"device_returned,omitempty"`
 	// StateSaving is the state saving a time-warp run used: periodic or reverse (auto
 	// resolved; see TimeWarpConfig.StateSaving); empty for a sequential run.
 	StateSaving string `json:"state_saving,omitempty"`

@@ -66,14 +66,16 @@ run "2^18 d4 gpu slots 16" 60 phold --lps 262144 --start-events 4 --simulation-t
 run "pcs gpu (expect a one-line error)" 10 pcs --simulation-type gpu
 
 echo "== 4. study of 256 small PHOLD runs (examples/study/bench-phold.yaml)"
-for mode in "cpu:" "merged-gpu:--merge-batches --gpu on"; do
+sed 's/^flags:$/flags:\n  gpu: "on"/' examples/study/bench-phold.yaml >/tmp/bench-phold-gpu.yaml
+for mode in cpu merged-gpu; do
   l=$(left)
-  if [ "$l" -lt 40 ]; then echo "${mode%%:*}: skipped"; continue; fi
-  rm -rf "$OUT/study"
-  s=$(date +%s.%N)
-  timeout $((l > 100 ? 60 : l - 30)) "$W" study examples/study/bench-phold.yaml --out /tmp/study-${mode%%:*} --progress off ${mode#*:} >/tmp/study.log 2>&1
+  if [ "$l" -lt 40 ]; then echo "study $mode: skipped"; continue; fi
+  spec=examples/study/bench-phold.yaml extra=""
+  [ $mode = merged-gpu ] && spec=/tmp/bench-phold-gpu.yaml extra=--merge-batches
+  s=$(date +%s%N)
+  timeout $((l > 100 ? 60 : l - 30)) "$W" study $spec --out /tmp/study-$mode --progress off $extra >/tmp/study.log 2>&1
   rc=$?
-  echo "study ${mode%%:*}: rc=$rc wall=$(echo "$(date +%s.%N) - $s" | bc) s $(tail -1 /tmp/study.log)"
+  echo "study $mode: rc=$rc wall=$(( ($(date +%s%N) - s) / 1000000 )) ms; $(grep -m1 -i 'runs to do' /tmp/study.log) $(tail -1 /tmp/study.log | cut -c1-150)"
 done
 
 echo "== 5. issue 25's scaling table on 16 cores"

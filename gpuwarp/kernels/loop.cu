@@ -37,6 +37,7 @@
 // Times are non-negative doubles, so their bit patterns order as they do.
 
 #define WTW_NONE 0xffffffffu
+#define WTW_MAX_PASSES 16u
 #define WTW_INF_BITS 0x7ff0000000000000ull
 
 // Error bits (WtwRun.err).
@@ -59,6 +60,7 @@ typedef struct {
     warped_u64* rolled;      // events rolled back
     double* last;            // receive time of the LP's last committed event
     warped_u64* moved;       // events put back in transit to make room
+    warped_u32* active;      // events handled by each execution pass of the iteration
     // Per slot (LP * WTW_CAP + position % WTW_CAP).
     double* recv;
     double* send;
@@ -74,7 +76,7 @@ typedef struct {
     const warped_u64* params;
     warped_u32* err;
     warped_u32 lps;
-    warped_u32 pad;
+    warped_u32 threshold;    // a pass runs only if the one before it handled this many events
     double end;
     double bound;
 } WtwRun;
@@ -94,7 +96,7 @@ typedef struct {
 } WtwBuf;
 
 #if defined(__cplusplus) && __cplusplus >= 201103L
-static_assert(sizeof(WtwRun) == 240, "WtwRun must match package gpuwarp's runArgs");
+static_assert(sizeof(WtwRun) == 248, "WtwRun must match package gpuwarp's runArgs");
 static_assert(sizeof(WtwBuf) == 72, "WtwBuf must match package gpuwarp's bufArgs");
 #endif
 
@@ -137,10 +139,38 @@ __device__ __forceinline__ void wtw_slot_copy(WtwRun* r, warped_u64 d, warped_u6
     }
 }
 
-__device__ __forceinline__ void wtw_bits_min(warped_u64* p, double x) {
-    warped_u64 b = warped_f64_bits(x);
-    if (b < *(volatile warped_u64*)p) atomicMin(p, b);
+// Atomics on one word that every thread hits (the GVT minimum, the buffers' counts) are
+// combined per warp first: one atomic per warp instead of one per thread, which would
+// serialize a million threads on one address. The stand-in and the host-C++ backend run
+// threads one at a time, so there each thread is its own warp.
+#ifdef __CUDA_ARCH__
+// wtw_reserve returns the first of k consecutive entries counted by *count for the calling
+// thread; k must be the same for every active thread of the warp.
+__device__ __forceinline__ warped_u32 wtw_reserve(warped_u32* count, warped_u32 k) {
+    const unsigned mask = __activemask();
+    const unsigned lane = threadIdx.x & 31u;
+    const unsigned leader = __ffs(mask) - 1u;
+    const unsigned rank = __popc(mask & ((1u << lane) - 1u));
+    warped_u32 base = 0;
+    if (lane == leader) base = atomicAdd(count, k * (warped_u32)__popc(mask));
+    return __shfl_sync(mask, base, leader) + rank * k;
 }
+
+// wtw_warp_min lowers *p to the least b of the warp; every thread of the warp must call it.
+__device__ __forceinline__ void wtw_warp_min(warped_u64* p, warped_u64 b) {
+    for (int off = 16; off > 0; off >>= 1) {
+        warped_u64 o = __shfl_down_sync(0xffffffffu, b, off);
+        b = o < b ? o : b;
+    }
+    if ((threadIdx.x & 31u) == 0 && b < *(volatile warped_u64*)p) atomicMin(p, b);
+}
+#else
+__device__ __forceinline__ warped_u32 wtw_reserve(warped_u32* count, warped_u32 k) { return atomicAdd(count, k); }
+
+__device__ __forceinline__ void wtw_warp_min(warped_u64* p, warped_u64 b) {
+    if (b < *p) *p = b;
+}
+#endif
 
 __device__ __forceinline__ WarpedXORWOW wtw_rng(const WtwRun* r, warped_u32 lp) {
     const warped_u32* s = r->rng + 6ull * lp;
@@ -157,7 +187,7 @@ __device__ __forceinline__ void wtw_set_rng(WtwRun* r, warped_u32 lp, WarpedXORW
 // wtw_push appends an entry to b and returns its index, or WTW_NONE (and the error bit)
 // when b is full.
 __device__ __forceinline__ warped_u32 wtw_push(WtwBuf* b, warped_u32* err, warped_u32 bit) {
-    warped_u32 i = atomicAdd(b->count, 1u);
+    warped_u32 i = wtw_reserve(b->count, 1u);
     if (i >= b->cap) {
         atomicOr(err, bit);
         return WTW_NONE;
@@ -195,30 +225,40 @@ __device__ void wtw_undo(WtwRun* r, warped_u32 lp, warped_u32 pos, WtwBuf* anti)
     r->rolled[lp]++;
 }
 
-// wtw_gvt: GVT, the least pending receive time, into *gvt (which starts at +inf).
+// wtw_gvt: GVT, the least pending receive time, into *gvt (which starts at +inf). Every
+// thread of the grid takes part in the warps' minimum, those past the LPs too.
 extern "C" __global__ void wtw_gvt(WtwRun r, WtwBuf ev, WtwBuf anti, warped_u64* gvt) {
     warped_u32 i = WARPED_INDEX();
     warped_u32 stride = gridDim.x * blockDim.x;
+    if (i < WTW_MAX_PASSES) r.active[i] = 0;
+    warped_u64 m = WTW_INF_BITS;
     if (i < r.lps) {
         warped_u32 p = r.proc[i];
-        if (p != r.tail[i]) wtw_bits_min(gvt, r.recv[wtw_slot(i, p)]);
+        if (p != r.tail[i]) m = warped_f64_bits(r.recv[wtw_slot(i, p)]);
     }
     warped_u32 n = wtw_minu(*ev.count, ev.cap);
     for (warped_u32 k = i; k < n; k += stride) {
-        if (ev.to[k] != WTW_NONE) wtw_bits_min(gvt, ev.recv[k]);
+        if (ev.to[k] != WTW_NONE) {
+            warped_u64 b = warped_f64_bits(ev.recv[k]);
+            m = b < m ? b : m;
+        }
     }
     n = wtw_minu(*anti.count, anti.cap);
-    for (warped_u32 k = i; k < n; k += stride) wtw_bits_min(gvt, anti.recv[k]);
+    for (warped_u32 k = i; k < n; k += stride) {
+        warped_u64 b = warped_f64_bits(anti.recv[k]);
+        m = b < m ? b : m;
+    }
+    wtw_warp_min(gvt, m);
 }
 
 // wtw_exec handles LP lp's earliest pending event if it lies below the limit.
-__device__ __forceinline__ void wtw_exec(WtwRun* r, warped_u32 lp, double gvt, WtwBuf* ev) {
+__device__ __forceinline__ void wtw_exec(WtwRun* r, warped_u32 lp, double gvt, WtwBuf* ev, warped_u32 pass) {
     warped_u32 p = r->proc[lp];
     if (p == r->tail[lp]) return;
     warped_u64 s = wtw_slot(lp, p);
     double now = r->recv[s];
     if (!(now < r->end && now <= gvt + r->bound)) return;
-    warped_u32 base = atomicAdd(ev->count, (warped_u32)WTW_OUT);
+    warped_u32 base = wtw_reserve(ev->count, (warped_u32)WTW_OUT);
     if (base + WTW_OUT > ev->cap) {
         // No room to send: the event waits for the next iteration (wtw_sort empties ev).
         for (warped_u32 i = base; i < ev->cap; i++) ev->to[i] = WTW_NONE;
@@ -263,6 +303,7 @@ __device__ __forceinline__ void wtw_exec(WtwRun* r, warped_u32 lp, double gvt, W
     r->nout[s] = n;
     r->proc[lp] = p + 1;
     r->processed[lp]++;
+    wtw_reserve(&r->active[pass], 1u);
 }
 
 // wtw_step: fossil collection below GVT, then one execution. It also resets the other GVT
@@ -280,14 +321,15 @@ extern "C" __global__ void wtw_step(WtwRun r, WtwBuf ev, const warped_u64* gvt, 
         r.last[lp] = r.recv[wtw_slot(lp, h - 1)];
         r.head[lp] = h;
     }
-    wtw_exec(&r, lp, g, &ev);
+    wtw_exec(&r, lp, g, &ev, 0);
 }
 
-// wtw_execute: one more execution in the iteration.
-extern "C" __global__ void wtw_execute(WtwRun r, WtwBuf ev, const warped_u64* gvt) {
+// wtw_execute: execution pass number pass (1, 2, ...) of the iteration, run only while
+// the pass before it handled at least r.threshold events (the inactivity threshold).
+extern "C" __global__ void wtw_execute(WtwRun r, WtwBuf ev, const warped_u64* gvt, warped_u32 pass) {
     warped_u32 lp = WARPED_INDEX();
-    if (lp >= r.lps) return;
-    wtw_exec(&r, lp, warped_bits_f64(*gvt), &ev);
+    if (lp >= r.lps || r.active[pass - 1] < r.threshold) return;
+    wtw_exec(&r, lp, warped_bits_f64(*gvt), &ev, pass);
 }
 
 // wtw_move copies entry i of in to entry j of out; words says whether they are event
