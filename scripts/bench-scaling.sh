@@ -55,7 +55,7 @@ rate() {
 }
 
 # record CASE ROUND VALUE
-record() { echo "$1 $2 $3" >>"$tmp/results"; }
+record() { echo "$1 $2 $3" | tee -a "$tmp/results" >&2; }
 
 hog() { (while :; do :; done) >/dev/null 2>&1 & echo $!; }
 

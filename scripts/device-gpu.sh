@@ -34,7 +34,9 @@ run() {
   echo "$out" | awk -v l="$label" -v rc=$rc '
     /Events committed:/ {c=$3} /Committed events\/s:/ {r=$3} /Efficiency:/ {e=$2} /Wall time:/ {w=$3}
     /^digest:/ {d=substr($2,1,12)} /failed|error|Error/ {err=$0}
-    END {printf "%-34s rc=%d committed=%s rate=%s eff=%s wall=%ss digest=%s %s\n", l, rc, c, r, e, w, d, err}'
+    /Iterations:/ {it=" it=" $2} /Optimism bound:/ {b=" bound=" $3} /Passes per iteration:/ {sub(",", "", $6); p=" passes=" $6 " inact=" $11}
+    /Events returned for room:/ {ret=" returned=" $NF}
+    END {printf "%-34s rc=%d committed=%s rate=%s eff=%s wall=%ss digest=%s%s%s%s%s %s\n", l, rc, c, r, e, w, d, it, b, p, ret, err}'
 }
 
 echo "== $(date -u +%FT%TZ) $(uname -n), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
@@ -54,7 +56,7 @@ run "gpu bound 4 exec 2, end 1000" 60 phold --simulation-type gpu --max-sim-time
 
 echo "== 3. PHOLD, the paper's sizes"
 run "2^20 LPs d1 gpu tuned, end 100" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 100
-run "2^20 LPs d1 gpu bound 1, end 100" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 100 --gpu-bound 1
+run "2^20 LPs d1 gpu b0.5 x4 i0.01, end 100" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 100 --gpu-bound 0.5 --gpu-executions 4 --gpu-inactivity 0.01
 run "2^20 LPs d1 gpu bound 0.25, end 100" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 100 --gpu-bound 0.25
 run "2^20 LPs d1 time-warp 16w, end 10" 60 phold --lps 1048576 --simulation-type time-warp --gpu off --max-sim-time 10
 run "2^20 LPs d8 gpu tuned, end 20" 60 phold --lps 1048576 --start-events 8 --simulation-type gpu --max-sim-time 20
@@ -81,6 +83,6 @@ done
 echo "== 5. issue 25's scaling table on 16 cores"
 l=$(left)
 if [ "${SCALING:-1}" = 1 ] && [ "$l" -gt 60 ]; then
-  WARPED=$W WORKERS="1 2 4 8 16" RANKS="4 8" timeout $((l - 5)) scripts/bench-scaling.sh 2
+  WARPED=$W WORKERS="1 2 4 8 16" RANKS="4 8" timeout $((l - 5)) scripts/bench-scaling.sh 3
 fi
 echo "== uptime: $(uptime)"
