@@ -87,6 +87,13 @@ type driverAPI struct {
 	cuFuncGetAttribute        func(v *int32, attr int32, f uintptr) cuResult
 	cuLaunchKernel            func(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, stream uintptr,
 		params *unsafe.Pointer, extra unsafe.Pointer) cuResult
+	// CUDA graphs (optional: Resident replays captured launches with them where present).
+	cuStreamBeginCapture        func(s uintptr, mode int32) cuResult
+	cuStreamEndCapture          func(s uintptr, g *uintptr) cuResult
+	cuGraphInstantiateWithFlags func(e *uintptr, g uintptr, flags uint64) cuResult
+	cuGraphLaunch               func(e, s uintptr) cuResult
+	cuGraphExecDestroy          func(e uintptr) cuResult
+	cuGraphDestroy              func(g uintptr) cuResult
 }
 
 // symbols lists d's functions with their exported names.
@@ -119,6 +126,12 @@ func (d *driverAPI) symbols() []symbol {
 		{"cuModuleGetFunction", &d.cuModuleGetFunction, false},
 		{"cuFuncGetAttribute", &d.cuFuncGetAttribute, false},
 		{"cuLaunchKernel", &d.cuLaunchKernel, false},
+		{"cuStreamBeginCapture_v2", &d.cuStreamBeginCapture, true},
+		{"cuStreamEndCapture", &d.cuStreamEndCapture, true},
+		{"cuGraphInstantiateWithFlags", &d.cuGraphInstantiateWithFlags, true},
+		{"cuGraphLaunch", &d.cuGraphLaunch, true},
+		{"cuGraphExecDestroy", &d.cuGraphExecDestroy, true},
+		{"cuGraphDestroy", &d.cuGraphDestroy, true},
 	}
 }
 

@@ -18,6 +18,13 @@ type Resident struct {
 	stream uintptr
 	allocs []uint64
 	fns    map[string]cudaFunc
+	graphs []*Graph
+}
+
+// Graph is a sequence of launches captured once (a CUDA graph) and replayed by Replay at
+// the cost of one call; the arguments' values are those they had when it was captured.
+type Graph struct {
+	graph, exec uintptr
 }
 
 // OpenResident opens CUDA device number device (0 is the first) for a device-resident
@@ -173,6 +180,73 @@ func (r *Resident) LaunchAll(calls []Call) error {
 	return nil
 }
 
+// Graphs reports whether the driver has CUDA graphs (Capture and Replay).
+func (r *Resident) Graphs() bool {
+	d := r.c.d
+	return d.cuStreamBeginCapture != nil && d.cuStreamEndCapture != nil && d.cuGraphInstantiateWithFlags != nil &&
+		d.cuGraphLaunch != nil && d.cuGraphExecDestroy != nil && d.cuGraphDestroy != nil
+}
+
+// Capture records calls, as LaunchAll would queue them, into a graph that Replay runs;
+// nothing runs now. Close frees it. The driver must have graphs (Graphs).
+func (r *Resident) Capture(calls []Call) (*Graph, error) {
+	if !r.Graphs() {
+		return nil, fmt.Errorf("gpuoffload: %s: the driver has no CUDA graphs", r.c.name)
+	}
+	leave, err := r.c.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	d := r.c.d
+	const relaxed = 2 // CU_STREAM_CAPTURE_MODE_RELAXED
+	if err := d.check("cuStreamBeginCapture_v2", d.cuStreamBeginCapture(r.stream, relaxed)); err != nil {
+		return nil, fmt.Errorf("gpuoffload: %s: %w", r.c.name, err)
+	}
+	g := &Graph{}
+	for _, c := range calls {
+		f, ok := r.fns[c.Kernel]
+		if !ok {
+			err = fmt.Errorf("gpuoffload: kernel %s was not compiled", c.Kernel)
+			break
+		}
+		if c.Threads <= 0 {
+			continue
+		}
+		if err = r.c.launch(f, c.Threads, r.stream, c.Args...); err != nil {
+			err = fmt.Errorf("gpuoffload: capturing kernel %s on %s: %w", c.Kernel, r.c.name, err)
+			break
+		}
+	}
+	if end := d.check("cuStreamEndCapture", d.cuStreamEndCapture(r.stream, &g.graph)); err == nil && end != nil {
+		err = fmt.Errorf("gpuoffload: %s: %w", r.c.name, end)
+	}
+	if err == nil {
+		err = d.check("cuGraphInstantiateWithFlags", d.cuGraphInstantiateWithFlags(&g.exec, g.graph, 0))
+	}
+	if err != nil {
+		if g.graph != 0 {
+			d.cuGraphDestroy(g.graph)
+		}
+		return nil, err
+	}
+	r.graphs = append(r.graphs, g)
+	return g, nil
+}
+
+// Replay queues the launches of g on the stream. It does not wait.
+func (r *Resident) Replay(g *Graph) error {
+	leave, err := r.c.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	if err := r.c.d.check("cuGraphLaunch", r.c.d.cuGraphLaunch(g.exec, r.stream)); err != nil {
+		return fmt.Errorf("gpuoffload: %s: %w", r.c.name, err)
+	}
+	return nil
+}
+
 // Sync waits for everything queued on the stream; a kernel's failure shows here.
 func (r *Resident) Sync() error {
 	leave, err := r.c.enter()
@@ -199,6 +273,15 @@ func (r *Resident) Close() error {
 		if err := r.c.d.check("cuStreamSynchronize", r.c.d.cuStreamSynchronize(r.stream)); err != nil {
 			errs = append(errs, err)
 		}
+		for _, g := range r.graphs {
+			if err := r.c.d.check("cuGraphExecDestroy", r.c.d.cuGraphExecDestroy(g.exec)); err != nil {
+				errs = append(errs, err)
+			}
+			if err := r.c.d.check("cuGraphDestroy", r.c.d.cuGraphDestroy(g.graph)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		r.graphs = nil
 		for _, p := range r.allocs {
 			if err := r.c.d.check("cuMemFree_v2", r.c.d.cuMemFree(p)); err != nil {
 				errs = append(errs, err)

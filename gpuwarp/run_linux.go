@@ -53,6 +53,11 @@ type device struct {
 	gvt  uint64    // two words
 	gw   [2]uint64 // their addresses, as kernel arguments
 	pass [maxPasses]uint32
+	// The device copies of run, ev and anti, which the kernels read (their addresses are
+	// the kernels' arguments); run's is written again when the tuner changes a setting.
+	runDev         uint64
+	evDev, antiDev [2]uint64
+	graphs         map[int]*gpuoffload.Graph // checkEvery iterations for each pass count
 }
 
 // alloc allocates n elements of size bytes and, when src is not nil, uploads them.
@@ -195,7 +200,19 @@ func (d *device) setup(m *Model, in *Input, o *Options) error {
 			return err
 		}
 	}
-	return d.upload(in.Events, &d.ev[0], m.Words)
+	if err := d.upload(in.Events, &d.ev[0], m.Words); err != nil {
+		return err
+	}
+	for i := range d.ev {
+		if d.evDev[i], err = d.alloc(1, int(unsafe.Sizeof(d.ev[i])), unsafe.Pointer(&d.ev[i])); err != nil {
+			return err
+		}
+		if d.antiDev[i], err = d.alloc(1, int(unsafe.Sizeof(d.anti[i])), unsafe.Pointer(&d.anti[i])); err != nil {
+			return err
+		}
+	}
+	d.runDev, err = d.alloc(1, int(unsafe.Sizeof(d.run)), unsafe.Pointer(&d.run))
+	return err
 }
 
 // buffer allocates a buffer of capacity entries.
@@ -258,34 +275,27 @@ func (d *device) upload(evs []Event, b *bufArgs, words bool) error {
 // into word w (the other, next, is reset for the iteration after). Iterations alternate
 // between two programs: ev and w flip each iteration, and anti flips CancelRounds times.
 func (d *device) program(n, transit, passes int, o *Options, ev, anti, w int) []gpuoffload.Call {
-	p := func(x any) unsafe.Pointer {
-		switch v := x.(type) {
-		case *runArgs:
-			return unsafe.Pointer(v)
-		case *bufArgs:
-			return unsafe.Pointer(v)
-		case *uint64:
-			return unsafe.Pointer(v)
-		}
-		panic("gpuwarp: unexpected argument")
-	}
-	run, gw, next := &d.run, &d.gw[w], &d.gw[1-w]
+	// Every argument is a device address (of the run's and the buffers' descriptions, and
+	// of the GVT words) or a constant, so a captured graph replays them unchanged.
+	run, gw, next := unsafe.Pointer(&d.runDev), unsafe.Pointer(&d.gw[w]), unsafe.Pointer(&d.gw[1-w])
+	evs, carry := unsafe.Pointer(&d.evDev[ev]), unsafe.Pointer(&d.evDev[1-ev])
 	calls := []gpuoffload.Call{
-		{Kernel: "wtw_gvt", Threads: max(n, 1024), Args: []unsafe.Pointer{p(run), p(&d.ev[ev]), p(&d.anti[anti]), p(gw)}},
-		{Kernel: "wtw_step", Threads: n, Args: []unsafe.Pointer{p(run), p(&d.ev[ev]), p(gw), p(next)}},
+		{Kernel: "wtw_gvt", Threads: max(n, 1024), Args: []unsafe.Pointer{run, evs, unsafe.Pointer(&d.antiDev[anti]), gw}},
+		{Kernel: "wtw_step", Threads: n, Args: []unsafe.Pointer{run, evs, gw, next}},
 	}
 	for k := 1; k < passes; k++ {
 		d.pass[k] = uint32(k)
 		calls = append(calls, gpuoffload.Call{Kernel: "wtw_execute", Threads: n,
-			Args: []unsafe.Pointer{p(run), p(&d.ev[ev]), p(gw), unsafe.Pointer(&d.pass[k])}})
+			Args: []unsafe.Pointer{run, evs, gw, unsafe.Pointer(&d.pass[k])}})
 	}
 	calls = append(calls,
-		gpuoffload.Call{Kernel: "wtw_deliver", Threads: transit, Args: []unsafe.Pointer{p(run), p(&d.ev[ev]), p(&d.ev[1-ev])}},
-		gpuoffload.Call{Kernel: "wtw_sort", Threads: n, Args: []unsafe.Pointer{p(run), p(&d.ev[ev]), p(&d.ev[1-ev]), p(&d.anti[anti])}})
+		gpuoffload.Call{Kernel: "wtw_deliver", Threads: transit, Args: []unsafe.Pointer{run, evs, carry}},
+		gpuoffload.Call{Kernel: "wtw_sort", Threads: n, Args: []unsafe.Pointer{run, evs, carry, unsafe.Pointer(&d.antiDev[anti])}})
 	for range o.CancelRounds {
+		a, b := unsafe.Pointer(&d.antiDev[anti]), unsafe.Pointer(&d.antiDev[1-anti])
 		calls = append(calls,
-			gpuoffload.Call{Kernel: "wtw_cancel", Threads: transit, Args: []unsafe.Pointer{p(run), p(&d.anti[anti]), p(&d.anti[1-anti])}},
-			gpuoffload.Call{Kernel: "wtw_annul", Threads: n, Args: []unsafe.Pointer{p(run), p(&d.anti[anti]), p(&d.anti[1-anti])}})
+			gpuoffload.Call{Kernel: "wtw_cancel", Threads: transit, Args: []unsafe.Pointer{run, a, b}},
+			gpuoffload.Call{Kernel: "wtw_annul", Threads: n, Args: []unsafe.Pointer{run, a, b}})
 		anti = 1 - anti
 	}
 	return calls
@@ -300,24 +310,51 @@ func (d *device) loop(ctx context.Context, m *Model, in *Input, o *Options) (Res
 	d.gw = [2]uint64{d.gvt, d.gvt + 8}
 	flip := o.CancelRounds % 2 // whether the anti-message buffers swap roles each iteration
 	tune := newTuner(o, in)
-	var programs [2][]gpuoffload.Call
-	apply := func() {
+	// A chunk is checkEvery iterations (even: the two programs alternate), launched as one
+	// graph where the driver has graphs, else call by call.
+	var chunk []gpuoffload.Call
+	var graph *gpuoffload.Graph
+	d.graphs = map[int]*gpuoffload.Graph{}
+	apply := func() error {
 		bound, passes, th := tune.settings()
 		d.run.bound, d.run.threshold = bound, uint32(math.Ceil(th*float64(n)))
-		programs = [2][]gpuoffload.Call{d.program(n, transit, passes, o, 0, 0, 0), d.program(n, transit, passes, o, 1, flip, 1)}
+		if err := d.res.Upload(d.runDev, unsafe.Pointer(&d.run), int(unsafe.Sizeof(d.run))); err != nil {
+			return err
+		}
+		p0, p1 := d.program(n, transit, passes, o, 0, 0, 0), d.program(n, transit, passes, o, 1, flip, 1)
+		chunk = chunk[:0]
+		for range checkEvery / 2 {
+			chunk = append(append(chunk, p0...), p1...)
+		}
+		if !d.res.Graphs() {
+			return nil
+		}
+		if graph = d.graphs[passes]; graph == nil {
+			var err error
+			if graph, err = d.res.Capture(chunk); err != nil {
+				return err
+			}
+			d.graphs[passes] = graph
+		}
+		return nil
 	}
-	apply()
+	if err := apply(); err != nil {
+		return Result{}, err
+	}
 	lastGVT, stuck := -1.0, 0
 	it := 0
-	for ; ; it++ {
-		if err := d.res.LaunchAll(programs[it&1]); err != nil {
+	for ; ; it += checkEvery {
+		var err error
+		if graph != nil {
+			err = d.res.Replay(graph)
+		} else {
+			err = d.res.LaunchAll(chunk)
+		}
+		if err != nil {
 			return Result{}, err
 		}
-		if it%checkEvery != checkEvery-1 {
-			continue
-		}
-		var words [2]uint64 // GVT, then the error word
-		if err := d.res.Download(unsafe.Pointer(&words[0]), d.gw[it&1], 8); err != nil {
+		var words [2]uint64 // the last iteration's GVT, then the error word
+		if err := d.res.Download(unsafe.Pointer(&words[0]), d.gw[1], 8); err != nil {
 			return Result{}, err
 		}
 		if err := d.res.Download(unsafe.Pointer(&words[1]), d.run.err, 4); err != nil {
@@ -345,14 +382,16 @@ func (d *device) loop(ctx context.Context, m *Model, in *Input, o *Options) (Res
 			lastGVT, stuck = gvt, 0
 		}
 		if tune.next(gvt) {
-			apply()
+			if err := apply(); err != nil {
+				return Result{}, err
+			}
 		}
 	}
-	if err := d.res.Launch("wtw_finish", n, unsafe.Pointer(&d.run)); err != nil {
+	if err := d.res.Launch("wtw_finish", n, unsafe.Pointer(&d.runDev)); err != nil {
 		return Result{}, err
 	}
 	bound, passes, th := tune.settings()
-	out, err := d.results(m, n, it+1)
+	out, err := d.results(m, n, it+checkEvery)
 	out.Bound, out.Executions, out.Inactivity = bound, passes, th
 	return out, err
 }

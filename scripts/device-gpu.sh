@@ -64,7 +64,8 @@ run "2^20 LPs d8 time-warp 16w, end 2" 60 phold --lps 1048576 --start-events 8 -
 run "2^16 LPs d1 gpu tuned, end 300" 60 phold --lps 65536 --simulation-type gpu --max-sim-time 300
 echo "-- same digest at scale: 2^18 LPs d4, end 10"
 run "2^18 d4 time-warp 16w" 60 phold --lps 262144 --start-events 4 --simulation-type time-warp --gpu off --max-sim-time 10
-run "2^18 d4 gpu slots 16" 60 phold --lps 262144 --start-events 4 --simulation-type gpu --gpu-slots 16 --max-sim-time 10
+run "2^18 d4 gpu" 60 phold --lps 262144 --start-events 4 --simulation-type gpu --max-sim-time 10
+run "2^18 d4 gpu slots 16 (overflows)" 30 phold --lps 262144 --start-events 4 --simulation-type gpu --gpu-slots 16 --max-sim-time 10
 run "pcs gpu (expect a one-line error)" 10 pcs --simulation-type gpu
 
 echo "== 4. study of 256 small PHOLD runs (examples/study/bench-phold.yaml)"

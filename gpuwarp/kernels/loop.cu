@@ -121,7 +121,7 @@ __device__ __forceinline__ bool wtw_slot_less(const WtwRun* r, warped_u64 a, war
                     r->recv[b], r->send[b], r->depth[b], r->sender[b], r->sseq[b]);
 }
 
-__device__ __forceinline__ void wtw_slot_copy(WtwRun* r, warped_u64 d, warped_u64 s) {
+__device__ __forceinline__ void wtw_slot_copy(const WtwRun* r, warped_u64 d, warped_u64 s) {
     r->recv[d] = r->recv[s];
     r->send[d] = r->send[s];
     r->depth[d] = r->depth[s];
@@ -179,14 +179,14 @@ __device__ __forceinline__ WarpedXORWOW wtw_rng(const WtwRun* r, warped_u32 lp) 
     return g;
 }
 
-__device__ __forceinline__ void wtw_set_rng(WtwRun* r, warped_u32 lp, WarpedXORWOW g) {
+__device__ __forceinline__ void wtw_set_rng(const WtwRun* r, warped_u32 lp, WarpedXORWOW g) {
     warped_u32* s = r->rng + 6ull * lp;
     s[0] = g.d; s[1] = g.v0; s[2] = g.v1; s[3] = g.v2; s[4] = g.v3; s[5] = g.v4;
 }
 
 // wtw_push appends an entry to b and returns its index, or WTW_NONE (and the error bit)
 // when b is full.
-__device__ __forceinline__ warped_u32 wtw_push(WtwBuf* b, warped_u32* err, warped_u32 bit) {
+__device__ __forceinline__ warped_u32 wtw_push(const WtwBuf* b, warped_u32* err, warped_u32 bit) {
     warped_u32 i = wtw_reserve(b->count, 1u);
     if (i >= b->cap) {
         atomicOr(err, bit);
@@ -197,7 +197,7 @@ __device__ __forceinline__ warped_u32 wtw_push(WtwBuf* b, warped_u32* err, warpe
 
 // wtw_undo rolls back the LP's last processed event (slot position proc-1): reverse the
 // state, rewind the generator, and send an anti-message for each event it sent.
-__device__ void wtw_undo(WtwRun* r, warped_u32 lp, warped_u32 pos, WtwBuf* anti) {
+__device__ void wtw_undo(const WtwRun* r, warped_u32 lp, warped_u32 pos, const WtwBuf* anti) {
     warped_u64 s = wtw_slot(lp, pos);
     WarpedXORWOW g = wtw_rng(r, lp);
     warped_rewind(&g, r->draws[s]);
@@ -227,7 +227,10 @@ __device__ void wtw_undo(WtwRun* r, warped_u32 lp, warped_u32 pos, WtwBuf* anti)
 
 // wtw_gvt: GVT, the least pending receive time, into *gvt (which starts at +inf). Every
 // thread of the grid takes part in the warps' minimum, those past the LPs too.
-extern "C" __global__ void wtw_gvt(WtwRun r, WtwBuf ev, WtwBuf anti, warped_u64* gvt) {
+extern "C" __global__ void wtw_gvt(const WtwRun* __restrict__ rp, const WtwBuf* __restrict__ evp, const WtwBuf* __restrict__ antip, warped_u64* gvt) {
+    const WtwRun& r = *rp;
+    const WtwBuf& ev = *evp;
+    const WtwBuf& anti = *antip;
     warped_u32 i = WARPED_INDEX();
     warped_u32 stride = gridDim.x * blockDim.x;
     if (i < WTW_MAX_PASSES) r.active[i] = 0;
@@ -252,7 +255,7 @@ extern "C" __global__ void wtw_gvt(WtwRun r, WtwBuf ev, WtwBuf anti, warped_u64*
 }
 
 // wtw_exec handles LP lp's earliest pending event if it lies below the limit.
-__device__ __forceinline__ void wtw_exec(WtwRun* r, warped_u32 lp, double gvt, WtwBuf* ev, warped_u32 pass) {
+__device__ __forceinline__ void wtw_exec(const WtwRun* r, warped_u32 lp, double gvt, const WtwBuf* ev, warped_u32 pass) {
     warped_u32 p = r->proc[lp];
     if (p == r->tail[lp]) return;
     warped_u64 s = wtw_slot(lp, p);
@@ -308,7 +311,9 @@ __device__ __forceinline__ void wtw_exec(WtwRun* r, warped_u32 lp, double gvt, W
 
 // wtw_step: fossil collection below GVT, then one execution. It also resets the other GVT
 // word for the next iteration.
-extern "C" __global__ void wtw_step(WtwRun r, WtwBuf ev, const warped_u64* gvt, warped_u64* next) {
+extern "C" __global__ void wtw_step(const WtwRun* __restrict__ rp, const WtwBuf* __restrict__ evp, const warped_u64* gvt, warped_u64* next) {
+    const WtwRun& r = *rp;
+    const WtwBuf& ev = *evp;
     warped_u32 lp = WARPED_INDEX();
     if (lp == 0) *next = WTW_INF_BITS;
     if (lp >= r.lps) return;
@@ -326,7 +331,9 @@ extern "C" __global__ void wtw_step(WtwRun r, WtwBuf ev, const warped_u64* gvt, 
 
 // wtw_execute: execution pass number pass (1, 2, ...) of the iteration, run only while
 // the pass before it handled at least r.threshold events (the inactivity threshold).
-extern "C" __global__ void wtw_execute(WtwRun r, WtwBuf ev, const warped_u64* gvt, warped_u32 pass) {
+extern "C" __global__ void wtw_execute(const WtwRun* __restrict__ rp, const WtwBuf* __restrict__ evp, const warped_u64* gvt, warped_u32 pass) {
+    const WtwRun& r = *rp;
+    const WtwBuf& ev = *evp;
     warped_u32 lp = WARPED_INDEX();
     if (lp >= r.lps || r.active[pass - 1] < r.threshold) return;
     wtw_exec(&r, lp, warped_bits_f64(*gvt), &ev, pass);
@@ -334,7 +341,7 @@ extern "C" __global__ void wtw_execute(WtwRun r, WtwBuf ev, const warped_u64* gv
 
 // wtw_move copies entry i of in to entry j of out; words says whether they are event
 // buffers with payload words (anti-message buffers have none).
-__device__ __forceinline__ void wtw_move(const WtwBuf* in, warped_u32 i, WtwBuf* out, warped_u32 j, bool words) {
+__device__ __forceinline__ void wtw_move(const WtwBuf* in, warped_u32 i, const WtwBuf* out, warped_u32 j, bool words) {
     out->to[j] = in->to[i];
     out->recv[j] = in->recv[i];
     out->send[j] = in->send[i];
@@ -350,7 +357,10 @@ __device__ __forceinline__ void wtw_move(const WtwBuf* in, warped_u32 i, WtwBuf*
 
 // wtw_deliver: every event of ev goes into its receiver's list, or into carry when the
 // list is full (raising the receiver's want) or closed above its limit.
-extern "C" __global__ void wtw_deliver(WtwRun r, WtwBuf ev, WtwBuf carry) {
+extern "C" __global__ void wtw_deliver(const WtwRun* __restrict__ rp, const WtwBuf* __restrict__ evp, const WtwBuf* __restrict__ carryp) {
+    const WtwRun& r = *rp;
+    const WtwBuf& ev = *evp;
+    const WtwBuf& carry = *carryp;
     warped_u32 stride = gridDim.x * blockDim.x;
     warped_u32 n = wtw_minu(*ev.count, ev.cap);
     for (warped_u32 i = WARPED_INDEX(); i < n; i += stride) {
@@ -383,7 +393,11 @@ extern "C" __global__ void wtw_deliver(WtwRun r, WtwBuf ev, WtwBuf carry) {
 
 // wtw_sort: each LP sorts the events that arrived, rolls back past the earliest of them,
 // and makes room for an event it refused. It empties ev (which wtw_deliver read).
-extern "C" __global__ void wtw_sort(WtwRun r, WtwBuf ev, WtwBuf carry, WtwBuf anti) {
+extern "C" __global__ void wtw_sort(const WtwRun* __restrict__ rp, const WtwBuf* __restrict__ evp, const WtwBuf* __restrict__ carryp, const WtwBuf* __restrict__ antip) {
+    const WtwRun& r = *rp;
+    const WtwBuf& ev = *evp;
+    const WtwBuf& carry = *carryp;
+    const WtwBuf& anti = *antip;
     warped_u32 lp = WARPED_INDEX();
     if (lp == 0) *ev.count = 0;
     if (lp >= r.lps) return;
@@ -451,7 +465,10 @@ extern "C" __global__ void wtw_sort(WtwRun r, WtwBuf ev, WtwBuf carry, WtwBuf an
 
 // wtw_cancel: each anti-message marks its positive in the receiver's list; one whose
 // positive is not there yet (still in transit) waits in next.
-extern "C" __global__ void wtw_cancel(WtwRun r, WtwBuf anti, WtwBuf next) {
+extern "C" __global__ void wtw_cancel(const WtwRun* __restrict__ rp, const WtwBuf* __restrict__ antip, const WtwBuf* __restrict__ nextp) {
+    const WtwRun& r = *rp;
+    const WtwBuf& anti = *antip;
+    const WtwBuf& next = *nextp;
     warped_u32 stride = gridDim.x * blockDim.x;
     warped_u32 n = wtw_minu(*anti.count, anti.cap);
     for (warped_u32 i = WARPED_INDEX(); i < n; i += stride) {
@@ -475,7 +492,10 @@ extern "C" __global__ void wtw_cancel(WtwRun r, WtwBuf anti, WtwBuf next) {
 // wtw_annul: each LP with marked slots rolls back past the earliest marked processed one
 // and removes the marked ones. It empties anti (which wtw_cancel read); the anti-messages
 // of the roll-back go to next.
-extern "C" __global__ void wtw_annul(WtwRun r, WtwBuf anti, WtwBuf next) {
+extern "C" __global__ void wtw_annul(const WtwRun* __restrict__ rp, const WtwBuf* __restrict__ antip, const WtwBuf* __restrict__ nextp) {
+    const WtwRun& r = *rp;
+    const WtwBuf& anti = *antip;
+    const WtwBuf& next = *nextp;
     warped_u32 lp = WARPED_INDEX();
     if (lp == 0) *anti.count = 0;
     if (lp >= r.lps || !r.cancel[lp]) return;
@@ -507,7 +527,8 @@ extern "C" __global__ void wtw_annul(WtwRun r, WtwBuf anti, WtwBuf next) {
 
 // wtw_finish: fossil collection of everything (after the last iteration, GVT >= end) so
 // that last holds each LP's last event's time.
-extern "C" __global__ void wtw_finish(WtwRun r) {
+extern "C" __global__ void wtw_finish(const WtwRun* __restrict__ rp) {
+    const WtwRun& r = *rp;
     warped_u32 lp = WARPED_INDEX();
     if (lp >= r.lps) return;
     warped_u32 h = r.head[lp], p = r.proc[lp];

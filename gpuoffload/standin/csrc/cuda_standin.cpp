@@ -84,6 +84,8 @@ enum {
     CUDA_ERROR_CONTEXT_IS_DESTROYED = 709,
     CUDA_ERROR_LAUNCH_FAILED = 719,
     CUDA_ERROR_NOT_SUPPORTED = 801,
+    CUDA_ERROR_ILLEGAL_STATE = 401,
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
 };
 
 enum {
@@ -139,6 +141,17 @@ struct Op {
 
 struct Stream {
     std::deque<Op> ops;
+    bool capturing = false;  // cuStreamBeginCapture_v2: queued work is recorded instead
+    std::vector<Op> captured;
+};
+
+// Graph and GraphExec are a captured sequence of operations (kernels and copies), replayed
+// in order on a stream by cuGraphLaunch.
+struct Graph {
+    std::vector<Op> ops;
+};
+struct GraphExec {
+    std::vector<Op> ops;
 };
 
 struct Faults {
@@ -154,6 +167,8 @@ static std::map<uintptr_t, size_t> allocs;    // device allocations: base -> siz
 static std::map<void*, size_t> hostAllocs;     // cuMemAllocHost_v2
 static std::set<Stream*> streams;
 static std::set<Module*> modules;
+static std::set<Graph*> graphs;
+static std::set<GraphExec*> graphExecs;
 static Faults faults;
 static unsigned long long allocated;
 static std::atomic<long long> launches, compiles, cacheHits;
@@ -280,6 +295,14 @@ static void flushAll() {
 
 // destroyAll releases everything the context owns (its last release; mu held).
 static void destroyAll() {
+    for (Graph* g : graphs) {
+        delete g;
+    }
+    graphs.clear();
+    for (GraphExec* e : graphExecs) {
+        delete e;
+    }
+    graphExecs.clear();
     for (auto& a : allocs) {
         free(reinterpret_cast<void*>(a.first));
     }
@@ -624,6 +647,10 @@ static CUresult enqueue(Stream* s, Op&& op) {
         flushAll();
         return runOp(op);
     }
+    if (s->capturing) {
+        s->captured.push_back(std::move(op));
+        return CUDA_SUCCESS;
+    }
     s->ops.push_back(std::move(op));
     return CUDA_SUCCESS;
 }
@@ -715,6 +742,93 @@ EXPORT CUresult cuStreamSynchronize(Stream* s) {
         pendingErr.erase(it);
     }
     return r;
+}
+
+// ---- graphs: stream capture, instantiation and launch ----
+
+EXPORT CUresult cuStreamBeginCapture_v2(Stream* s, int mode) {
+    std::lock_guard<std::mutex> l(mu);
+    if (CUresult r = needCtx()) {
+        return r;
+    }
+    if (s == nullptr) {
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; // the legacy stream cannot be captured
+    }
+    if (!validStream(s)) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (s->capturing || mode < 0 || mode > 2) {
+        return s->capturing ? CUDA_ERROR_ILLEGAL_STATE : CUDA_ERROR_INVALID_VALUE;
+    }
+    s->capturing = true;
+    s->captured.clear();
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamEndCapture(Stream* s, Graph** g) {
+    std::lock_guard<std::mutex> l(mu);
+    if (CUresult r = needCtx()) {
+        return r;
+    }
+    if (!validStream(s) || g == nullptr) {
+        return g == nullptr ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (!s->capturing) {
+        return CUDA_ERROR_ILLEGAL_STATE;
+    }
+    *g = new Graph{std::move(s->captured)};
+    s->captured.clear();
+    s->capturing = false;
+    graphs.insert(*g);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphInstantiateWithFlags(GraphExec** e, Graph* g, unsigned long long flags) {
+    std::lock_guard<std::mutex> l(mu);
+    if (CUresult r = needCtx()) {
+        return r;
+    }
+    if (e == nullptr || graphs.count(g) == 0) {
+        return e == nullptr ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
+    }
+    *e = new GraphExec{g->ops};
+    graphExecs.insert(*e);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphLaunch(GraphExec* e, Stream* s) {
+    std::lock_guard<std::mutex> l(mu);
+    if (CUresult r = needCtx()) {
+        return r;
+    }
+    if (graphExecs.count(e) == 0 || (s != nullptr && !validStream(s))) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    for (const Op& op : e->ops) {
+        Op copy = op;
+        if (CUresult r = enqueue(s, std::move(copy))) {
+            return r;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphExecDestroy(GraphExec* e) {
+    std::lock_guard<std::mutex> l(mu);
+    if (graphExecs.erase(e) == 0) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    delete e;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphDestroy(Graph* g) {
+    std::lock_guard<std::mutex> l(mu);
+    if (graphs.erase(g) == 0) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    delete g;
+    return CUDA_SUCCESS;
 }
 
 // writeLog puts msg in a JIT error log buffer, when the options give one.
