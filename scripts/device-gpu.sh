@@ -4,7 +4,7 @@
 # with --simulation-type gpu at the configurations of Liu and Andelfinger's paper (up to
 # 2^20 LPs, event densities 1 and 8) and ROSS's, against time warp on every core; a study
 # of many small PHOLD runs on the CPU and with batches merged on the GPU; and issue 25's
-# 16-core scaling table (SCALING=0 leaves it out). Everything is printed and written to
+# 16-core scaling table (SCALING=0 leaves it out; CPU=0 leaves out the CPU runs). Everything is printed and written to
 # $OUT/device.txt.
 #
 # Build here, then run there (see docs/PERFORMANCE.md, "The whole time warp on the GPU"):
@@ -39,6 +39,9 @@ run() {
     END {printf "%-34s rc=%d committed=%s rate=%s eff=%s wall=%ss digest=%s%s%s%s%s %s\n", l, rc, c, r, e, w, d, it, b, p, ret, err}'
 }
 
+# cpu LABEL T ARGS...: run, unless CPU=0 (a rerun of the GPU figures alone).
+cpu() { [ "${CPU:-1}" = 1 ] && run "$@"; }
+
 echo "== $(date -u +%FT%TZ) $(uname -n), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
 echo "== uptime: $(uptime)"
@@ -47,8 +50,8 @@ echo "== 1. gpuwarp's digest tests on the GPU"
 timeout 120 "$B/gpuwarp.test" -test.run 'PHOLD' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|committed|Error|expected|actual' | head -40
 
 echo "== 2. PHOLD, ROSS's configuration (16384 LPs, remote 0.25, mean 1, lookahead 0.1)"
-run "sequential, end 200" 60 phold --simulation-type sequential --max-sim-time 200
-run "time-warp 16 workers, end 1000" 60 phold --simulation-type time-warp --gpu off --max-sim-time 1000
+cpu "sequential, end 200" 60 phold --simulation-type sequential --max-sim-time 200
+cpu "time-warp 16 workers, end 1000" 60 phold --simulation-type time-warp --gpu off --max-sim-time 1000
 run "gpu tuned, end 200 (seq digest)" 60 phold --simulation-type gpu --max-sim-time 200
 run "gpu tuned, end 1000" 60 phold --simulation-type gpu --max-sim-time 1000
 run "gpu bound 1, end 1000" 60 phold --simulation-type gpu --max-sim-time 1000 --gpu-bound 1
@@ -58,19 +61,21 @@ echo "== 3. PHOLD, the paper's sizes"
 run "2^20 LPs d1 gpu tuned, end 100" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 100
 run "2^20 LPs d1 gpu b0.5 x4 i0.01, end 100" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 100 --gpu-bound 0.5 --gpu-executions 4 --gpu-inactivity 0.01
 run "2^20 LPs d1 gpu bound 0.25, end 100" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 100 --gpu-bound 0.25
-run "2^20 LPs d1 time-warp 16w, end 10" 60 phold --lps 1048576 --simulation-type time-warp --gpu off --max-sim-time 10
+cpu "2^20 LPs d1 time-warp 16w, end 10" 60 phold --lps 1048576 --simulation-type time-warp --gpu off --max-sim-time 10
 run "2^20 LPs d8 gpu tuned, end 20" 60 phold --lps 1048576 --start-events 8 --simulation-type gpu --max-sim-time 20
-run "2^20 LPs d8 time-warp 16w, end 2" 60 phold --lps 1048576 --start-events 8 --simulation-type time-warp --gpu off --max-sim-time 2
+cpu "2^20 LPs d8 time-warp 16w, end 2" 60 phold --lps 1048576 --start-events 8 --simulation-type time-warp --gpu off --max-sim-time 2
 run "2^16 LPs d1 gpu tuned, end 300" 60 phold --lps 65536 --simulation-type gpu --max-sim-time 300
 echo "-- same digest at scale: 2^18 LPs d4, end 10"
-run "2^18 d4 time-warp 16w" 60 phold --lps 262144 --start-events 4 --simulation-type time-warp --gpu off --max-sim-time 10
+cpu "2^18 d4 time-warp 16w" 60 phold --lps 262144 --start-events 4 --simulation-type time-warp --gpu off --max-sim-time 10
 run "2^18 d4 gpu" 60 phold --lps 262144 --start-events 4 --simulation-type gpu --max-sim-time 10
 run "2^18 d4 gpu slots 16 (overflows)" 30 phold --lps 262144 --start-events 4 --simulation-type gpu --gpu-slots 16 --max-sim-time 10
 run "pcs gpu (expect a one-line error)" 10 pcs --simulation-type gpu
 
 echo "== 4. study of 256 small PHOLD runs (examples/study/bench-phold.yaml)"
 sed 's/^flags:$/flags:\n  gpu: "on"/' examples/study/bench-phold.yaml >/tmp/bench-phold-gpu.yaml
-for mode in cpu merged-gpu; do
+modes="cpu merged-gpu"
+[ "${CPU:-1}" = 1 ] || modes=merged-gpu
+for mode in $modes; do
   l=$(left)
   if [ "$l" -lt 40 ]; then echo "study $mode: skipped"; continue; fi
   spec=examples/study/bench-phold.yaml extra=""
