@@ -47,6 +47,7 @@ type options struct {
 	gpu                         string
 	gpuBatchSize                int
 	device                      kernel.GPUConfig // --gpu-device, --gpu-slots, ... (simulation type gpu)
+	gpuProfile                  bool
 	sample                      sampleOptions
 	report                      string
 	trace                       traceOptions
@@ -105,6 +106,7 @@ func newFlagSet(m *Model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalP
 	fs.Float64Var(&o.device.Bound, "gpu-bound", 0, "simulation type gpu: optimism bound, handle events at most this far after GVT (0: tuned while the run proceeds; inf: unbounded)")
 	fs.IntVar(&o.device.Executions, "gpu-executions", 0, "simulation type gpu: most event handling passes per iteration, 1 to 16 (0: tuned while the run proceeds)")
 	fs.Float64Var(&o.device.Inactivity, "gpu-inactivity", 0, "simulation type gpu: a pass after the first runs only while the one before kept this share of the LPs busy (0: tuned)")
+	fs.BoolVar(&o.gpuProfile, "gpu-profile", false, "simulation type gpu: time each device kernel (waiting for each launch, so slower) and print the times on stderr")
 	fs.IntVar(&o.device.Buffer, "gpu-buffer", 0, "simulation type gpu: capacity for events in transit (0: sized from the LPs and initial events)")
 	fs.StringVar(&o.partitioning, "partitioning", "model", "LPs to processes and schedule queues: model (the model's own, else blocks), blocks or round-robin")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed for every LP's generator")
@@ -426,6 +428,10 @@ func (inv *invocation) config(part partition.Partitioner) kernel.Config {
 	if inv.fs.Changed("time-warp-state-saving-period") {
 		period = o.period
 	}
+	gpu := o.device
+	if o.gpuProfile {
+		gpu.Profile = inv.stderr
+	}
 	var payloads *kernel.Registry
 	if inv.m.Payloads != nil {
 		payloads = inv.m.Payloads()
@@ -440,7 +446,7 @@ func (inv *invocation) config(part partition.Partitioner) kernel.Config {
 			Cancellation: o.cancellation, CheckRollbacks: o.checkRollbacks,
 			OptimismWindow: o.window, GVTPeriod: time.Duration(o.gvtPeriodMS * float64(time.Millisecond)),
 			GVTMethod: o.gvtMethod, MaxAggregate: o.maxAggregate, NoRemoteSafe: !o.remoteSafe},
-		GPU: o.device}
+		GPU: gpu}
 }
 
 // openOffload opens the offload backend that --gpu asks for (time warp only) as inv.be
@@ -567,7 +573,7 @@ func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) er
 var localFlags = map[string]bool{"config": true, "dump-config": true, "stats-file": true, "progress": true,
 	"time-warp-worker-threads": true, "time-warp-scheduler-count": true, "time-warp-queue-type": true,
 	"time-warp-lock-type": true, "time-warp-state-saving-period": true, "gpu": true, "gpu-batch-size": true,
-	"gpu-device": true, "gpu-slots": true, "gpu-bound": true, "gpu-executions": true, "gpu-inactivity": true, "gpu-buffer": true,
+	"gpu-device": true, "gpu-slots": true, "gpu-bound": true, "gpu-executions": true, "gpu-inactivity": true, "gpu-profile": true, "gpu-buffer": true,
 	"sample-file": true, "sample-mode": true, "sample-format": true, "sample-period": true, "report": true,
 	"series-file": true, "max-memory": true}
 
@@ -764,6 +770,9 @@ func totals(simType, offload string, r kernel.Result) [][2]string {
 	if simType == kernel.GPU {
 		line("Device", "%s", r.Device)
 		line("Iterations", "%d", r.DeviceIterations)
+		if r.DeviceLoopSeconds > 0 {
+			line("Device loop", "%.3f s, %.4g committed events/s", r.DeviceLoopSeconds, float64(r.EventsCommitted)/r.DeviceLoopSeconds)
+		}
 		line("Optimism bound", "%.4g (at the end)", r.DeviceBound)
 		line("Passes per iteration", "at most %d, while a pass keeps %.3g of the LPs busy", r.DeviceExecutions, r.DeviceInactivity)
 		line("Events returned for room", "%d", r.DeviceReturned)

@@ -87,6 +87,7 @@ type driverAPI struct {
 	cuFuncGetAttribute        func(v *int32, attr int32, f uintptr) cuResult
 	cuLaunchKernel            func(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, stream uintptr,
 		params *unsafe.Pointer, extra unsafe.Pointer) cuResult
+	cuMemsetD32Async func(dst uint64, v uint32, n uintptr, stream uintptr) cuResult
 	// CUDA graphs (optional: Resident replays captured launches with them where present).
 	cuStreamBeginCapture        func(s uintptr, mode int32) cuResult
 	cuStreamEndCapture          func(s uintptr, g *uintptr) cuResult
@@ -126,6 +127,7 @@ func (d *driverAPI) symbols() []symbol {
 		{"cuModuleGetFunction", &d.cuModuleGetFunction, false},
 		{"cuFuncGetAttribute", &d.cuFuncGetAttribute, false},
 		{"cuLaunchKernel", &d.cuLaunchKernel, false},
+		{"cuMemsetD32Async", &d.cuMemsetD32Async, false},
 		{"cuStreamBeginCapture_v2", &d.cuStreamBeginCapture, true},
 		{"cuStreamEndCapture", &d.cuStreamEndCapture, true},
 		{"cuGraphInstantiateWithFlags", &d.cuGraphInstantiateWithFlags, true},

@@ -108,6 +108,22 @@ func (r *Resident) Upload(dst uint64, src unsafe.Pointer, size int) error {
 	return r.sync()
 }
 
+// Fill32 sets n 32-bit words at device address dst to v and waits.
+func (r *Resident) Fill32(dst uint64, v uint32, n int) error {
+	if n == 0 {
+		return nil
+	}
+	leave, err := r.c.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	if err := r.c.d.check("cuMemsetD32Async", r.c.d.cuMemsetD32Async(dst, v, uintptr(n), r.stream)); err != nil {
+		return fmt.Errorf("gpuoffload: %s: %w", r.c.name, err)
+	}
+	return r.sync()
+}
+
 // Download copies size bytes at device address src to dst, after the work queued before
 // it, and waits for the copy.
 func (r *Resident) Download(dst unsafe.Pointer, src uint64, size int) error {

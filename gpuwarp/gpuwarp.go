@@ -35,6 +35,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 
@@ -114,6 +115,9 @@ type Options struct {
 	// StallIterations is how many iterations GVT may stay put before the run stops with
 	// ErrStalled (default 65536).
 	StallIterations int
+	// Profile, if set, receives each kernel's launches and time at the end; the loop then
+	// waits for every launch (slower), to time it.
+	Profile io.Writer
 	// Progress, if set, is called with GVT each time the host reads it.
 	Progress func(gvt float64)
 }
@@ -130,6 +134,10 @@ type Result struct {
 	Returned uint64
 	// FinalTime is the receive time of the last event handled.
 	FinalTime float64
+	// LoopSeconds is the wall time of the iterations alone: from the first launch to the
+	// host's read of a GVT at the end, without compiling, allocating, copying the
+	// initial and final states and the host's Init.
+	LoopSeconds float64
 	// Iterations is how many iterations the loop ran.
 	Iterations int
 	// Bound, Executions and Inactivity are the optimism bound, the most passes per

@@ -5,7 +5,9 @@ package gpuwarp
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
+	"time"
 	"unsafe"
 
 	"github.com/warpedgo/warped/gpuoffload"
@@ -72,15 +74,22 @@ func (d *device) alloc(n, size int, src unsafe.Pointer) (uint64, error) {
 	return p, err
 }
 
-// fill allocates n copies of v (4 or 8 bytes).
+// fill allocates n copies of v (4 or 8 bytes), set on the device where v is zero or a
+// 32-bit word (no host copy to make and upload).
 func fill[T uint32 | uint64 | float64](d *device, n int, v T) (uint64, error) {
-	s := make([]T, n)
-	if v != 0 {
-		for i := range s {
-			s[i] = v
+	size := int(unsafe.Sizeof(v))
+	if v == 0 || size == 4 {
+		p, err := d.alloc(n, size, nil)
+		if err == nil {
+			err = d.res.Fill32(p, *(*uint32)(unsafe.Pointer(&v)), n*size/4)
 		}
+		return p, err
 	}
-	return d.alloc(n, int(unsafe.Sizeof(v)), unsafe.Pointer(&s[0]))
+	s := make([]T, n)
+	for i := range s {
+		s[i] = v
+	}
+	return d.alloc(n, size, unsafe.Pointer(&s[0]))
 }
 
 func ptr[T any](s []T) unsafe.Pointer {
@@ -227,7 +236,10 @@ func (d *device) buffer(capacity int, words bool) (bufArgs, error) {
 		if f.p == &b.count {
 			k = 1
 		}
-		if *f.p, err = d.alloc(k, f.size, ptr(make([]byte, k*f.size))); err != nil {
+		if *f.p, err = d.alloc(k, f.size, nil); err == nil {
+			err = d.res.Fill32(*f.p, 0, k*f.size/4)
+		}
+		if err != nil {
 			return b, err
 		}
 	}
@@ -342,12 +354,21 @@ func (d *device) loop(ctx context.Context, m *Model, in *Input, o *Options) (Res
 		return Result{}, err
 	}
 	lastGVT, stuck := -1.0, 0
+	var prof *profile
+	if o.Profile != nil {
+		prof = &profile{}
+		defer prof.write(o.Profile)
+	}
+	start := time.Now()
 	it := 0
 	for ; ; it += checkEvery {
 		var err error
-		if graph != nil {
+		switch {
+		case prof != nil:
+			err = prof.run(d.res, chunk)
+		case graph != nil:
 			err = d.res.Replay(graph)
-		} else {
+		default:
 			err = d.res.LaunchAll(chunk)
 		}
 		if err != nil {
@@ -387,12 +408,14 @@ func (d *device) loop(ctx context.Context, m *Model, in *Input, o *Options) (Res
 			}
 		}
 	}
+	loop := time.Since(start)
 	if err := d.res.Launch("wtw_finish", n, unsafe.Pointer(&d.runDev)); err != nil {
 		return Result{}, err
 	}
 	bound, passes, th := tune.settings()
 	out, err := d.results(m, n, it+checkEvery)
 	out.Bound, out.Executions, out.Inactivity = bound, passes, th
+	out.LoopSeconds = loop.Seconds()
 	return out, err
 }
 
@@ -432,4 +455,42 @@ func (d *device) results(m *Model, n, iterations int) (Result, error) {
 		out.Returned += moved[i]
 	}
 	return out, nil
+}
+
+// profile times each kernel of the loop, waiting for each launch (Options.Profile).
+type profile struct {
+	names []string
+	calls map[string]int
+	total map[string]time.Duration
+}
+
+// run launches calls one at a time, waiting for each, and adds up their times.
+func (p *profile) run(res *gpuoffload.Resident, calls []gpuoffload.Call) error {
+	if p.calls == nil {
+		p.calls, p.total = map[string]int{}, map[string]time.Duration{}
+	}
+	for _, c := range calls {
+		t := time.Now()
+		if err := res.LaunchAll([]gpuoffload.Call{c}); err != nil {
+			return err
+		}
+		if err := res.Sync(); err != nil {
+			return err
+		}
+		if p.calls[c.Kernel] == 0 {
+			p.names = append(p.names, c.Kernel)
+		}
+		p.calls[c.Kernel]++
+		p.total[c.Kernel] += time.Since(t)
+	}
+	return nil
+}
+
+// write prints the kernels' launches, total time and time per launch.
+func (p *profile) write(w io.Writer) {
+	fmt.Fprintf(w, "%-12s %8s %10s %10s\n", "kernel", "launches", "total ms", "us/launch")
+	for _, k := range p.names {
+		fmt.Fprintf(w, "%-12s %8d %10.1f %10.1f\n", k, p.calls[k], float64(p.total[k].Microseconds())/1000,
+			float64(p.total[k].Microseconds())/float64(p.calls[k]))
+	}
 }

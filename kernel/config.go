@@ -3,6 +3,7 @@ package kernel
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
 	"slices"
@@ -417,4 +418,7 @@ type GPUConfig struct {
 	Inactivity float64
 	// Buffer is the capacity for events in transit.
 	Buffer int
+	// Profile, if set, receives the time of each device kernel at the end (the loop waits
+	// for each launch to time it, so the run is slower).
+	Profile io.Writer
 }

@@ -68,6 +68,10 @@ type Stats struct {
 	DeviceExecutions int     `json:"device_executions,omitempty"`
 	DeviceInactivity float64 `json:"device_inactivity,omitempty"`
 	DeviceReturned   uint64  `json:"device_returned,omitempty"`
+	// DeviceLoopSeconds is the wall time of the device loop's iterations alone (without
+	// compiling, allocating, the host's Init and the copies of the initial and final
+	// states), so EventsCommitted / DeviceLoopSeconds is the loop's event rate.
+	DeviceLoopSeconds float64 `json:"device_loop_seconds,omitempty"`
 	// StateSaving is the state saving a time-warp run used: periodic or reverse (auto
 	// resolved; see TimeWarpConfig.StateSaving); empty for a sequential run.
 	StateSaving string `json:"state_saving,omitempty"`

@@ -35,7 +35,7 @@ run() {
     /Events committed:/ {c=$3} /Committed events\/s:/ {r=$3} /Efficiency:/ {e=$2} /Wall time:/ {w=$3}
     /^digest:/ {d=substr($2,1,12)} /failed|error|Error/ {err=$0}
     /Iterations:/ {it=" it=" $2} /Optimism bound:/ {b=" bound=" $3} /Passes per iteration:/ {sub(",", "", $6); p=" passes=" $6 " inact=" $11}
-    /Events returned for room:/ {ret=" returned=" $NF}
+    /Events returned for room:/ {ret=" returned=" $NF} /Device loop:/ {ret=ret " loop=" $3 "s looprate=" $5}
     END {printf "%-34s rc=%d committed=%s rate=%s eff=%s wall=%ss digest=%s%s%s%s%s %s\n", l, rc, c, r, e, w, d, it, b, p, ret, err}'
 }
 
@@ -70,6 +70,10 @@ cpu "2^18 d4 time-warp 16w" 60 phold --lps 262144 --start-events 4 --simulation-
 run "2^18 d4 gpu" 60 phold --lps 262144 --start-events 4 --simulation-type gpu --max-sim-time 10
 run "2^18 d4 gpu slots 16 (overflows)" 30 phold --lps 262144 --start-events 4 --simulation-type gpu --gpu-slots 16 --max-sim-time 10
 run "pcs gpu (expect a one-line error)" 10 pcs --simulation-type gpu
+echo "-- each kernel's time (--gpu-profile waits for every launch)"
+for cfg in "--max-sim-time 200" "--lps 1048576 --max-sim-time 20"; do
+  [ "$(left)" -gt 40 ] && timeout 30 "$W" phold --simulation-type gpu $cfg --gpu-profile --progress=off 2>&1 | grep -A9 '^kernel' | sed "s/^/  [$cfg] /"
+done
 
 echo "== 4. study of 256 small PHOLD runs (examples/study/bench-phold.yaml)"
 sed 's/^flags:$/flags:\n  gpu: "on"/' examples/study/bench-phold.yaml >/tmp/bench-phold-gpu.yaml

@@ -130,7 +130,8 @@ struct Module {
 };
 
 struct Op {
-    enum Kind { HtoD, DtoH, Launch } kind;
+    enum Kind { HtoD, DtoH, Launch, Memset32 } kind;
+    unsigned int value; // Memset32's value, written n times
     void* dst;
     const void* src;
     size_t n;
@@ -245,6 +246,13 @@ static bool validStream(Stream* s) { return streams.count(s) != 0; }
 // runOp runs one queued operation; it returns the operation's error (mu held).
 static CUresult runOp(Op& op) {
     switch (op.kind) {
+    case Op::Memset32: {
+        unsigned int* d = static_cast<unsigned int*>(op.dst);
+        for (size_t i = 0; i < op.n; i++) {
+            d[i] = op.value;
+        }
+        return CUDA_SUCCESS;
+    }
     case Op::HtoD:
     case Op::DtoH:
         memcpy(op.dst, op.src, op.n);
@@ -653,6 +661,25 @@ static CUresult enqueue(Stream* s, Op&& op) {
     }
     s->ops.push_back(std::move(op));
     return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n, Stream* s) {
+    std::lock_guard<std::mutex> l(mu);
+    if (CUresult r = needCtx()) {
+        return r;
+    }
+    if ((s != nullptr && !validStream(s))) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (dst % 4 != 0 || !inAlloc(dst, 4 * n)) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    Op op{};
+    op.kind = Op::Memset32;
+    op.dst = reinterpret_cast<void*>(dst);
+    op.value = value;
+    op.n = n;
+    return enqueue(s, std::move(op));
 }
 
 EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, Stream* s) {

@@ -43,7 +43,7 @@ func Run(ctx context.Context, s *core.Sim) (core.Stats, error) {
 	}
 	start := time.Now()
 	opts := gpuwarp.Options{Device: s.Cfg.GPU.Device, Slots: s.Cfg.GPU.Slots, Bound: s.Cfg.GPU.Bound,
-		Executions: s.Cfg.GPU.Executions, Inactivity: s.Cfg.GPU.Inactivity, Buffer: s.Cfg.GPU.Buffer}
+		Executions: s.Cfg.GPU.Executions, Inactivity: s.Cfg.GPU.Inactivity, Buffer: s.Cfg.GPU.Buffer, Profile: s.Cfg.GPU.Profile}
 	if p := s.Cfg.Progress; p != nil {
 		last := start
 		opts.Progress = func(gvt float64) {
@@ -68,6 +68,7 @@ func Run(ctx context.Context, s *core.Sim) (core.Stats, error) {
 	st.FinalTime = out.FinalTime
 	st.Device, st.DeviceIterations, st.DeviceReturned = out.Device, uint64(out.Iterations), out.Returned
 	st.DeviceBound, st.DeviceExecutions, st.DeviceInactivity = out.Bound, out.Executions, out.Inactivity
+	st.DeviceLoopSeconds = out.LoopSeconds
 	return st, nil
 }
 
