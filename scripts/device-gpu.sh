@@ -35,8 +35,8 @@ run() {
     /Events committed:/ {c=$3} /Committed events\/s:/ {r=$3} /Efficiency:/ {e=$2} /Wall time:/ {w=$3}
     /^digest:/ {d=substr($2,1,12)} /failed|error|Error/ {err=$0}
     /Iterations:/ {it=" it=" $2} /Optimism bound:/ {b=" bound=" $3} /Passes per iteration:/ {sub(",", "", $6); p=" passes=" $6 " inact=" $11}
-    /Events returned for room:/ {ret=" returned=" $NF} /Device loop:/ {ret=ret " loop=" $3 "s looprate=" $5}
-    END {printf "%-34s rc=%d committed=%s rate=%s eff=%s wall=%ss digest=%s%s%s%s%s %s\n", l, rc, c, r, e, w, d, it, b, p, ret, err}'
+    /Events returned for room:/ {ret=" returned=" $NF} /Device loop:/ {lr=" loop=" $3 "s looprate=" $5}
+    END {printf "%-34s rc=%d committed=%s rate=%s eff=%s wall=%ss digest=%s%s%s%s%s%s %s\n", l, rc, c, r, e, w, d, it, b, p, ret, lr, err}'
 }
 
 # cpu LABEL T ARGS...: run, unless CPU=0 (a rerun of the GPU figures alone).
