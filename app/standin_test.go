@@ -151,9 +151,10 @@ func TestStandinFaults(t *testing.T) {
 		{"launch", `batch on ` + backend + `: cuStreamSynchronize failed: CUDA_ERROR_LAUNCH_FAILED ` +
 			`\(unspecified launch failure\)`},
 		// The launch that destroys the context fails, and so may another worker's next call
-		// (it makes the context current first, or allocates its own slot's buffers):
-		// whichever the run meets first is the note.
-		{"context", `(kernel warped_phold_handle on ` + backend + `: (cuLaunchKernel|cuMemAlloc_v2|cuMemAllocHost_v2)|` +
+		// (it makes the context current first, allocates its own slot's buffers, or copies
+		// its batch in, when its context was made current before the loss): whichever the
+		// run meets first is the note.
+		{"context", `(kernel warped_phold_handle on ` + backend + `: (cuLaunchKernel|cuMemAlloc_v2|cuMemAllocHost_v2|cuMemcpyHtoDAsync_v2)|` +
 			backend + `: cuCtxSetCurrent) failed: CUDA_ERROR_CONTEXT_IS_DESTROYED \(context is destroyed\)` +
 			`(: allocating [0-9]+ MiB of (device|pinned host) memory)?`},
 	} {
