@@ -320,7 +320,7 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 			clk.Idle()
 		}
 		switch {
-		case idle < 64:
+		case idle < 64 || m.urgent():
 			runtime.Gosched()
 		default:
 			time.Sleep(time.Duration(min(idle-63, 50)) * 10 * time.Microsecond)
@@ -618,6 +618,15 @@ func (m *Driver) stepGVT(now time.Time) {
 	if err := m.send(next, msg); err != nil {
 		m.failComm(fmt.Errorf("send GVT token to rank %d: %w", next, err))
 	}
+}
+
+// urgent reports whether GVT waits on this manager, so that its idle back-off must not
+// sleep: it holds the token (its local reading is due), a round it started is in flight
+// (rank 0 forwards the token when it returns), or its workers asked for GVT (they stopped
+// at the optimism bound). A sleep of up to 500 microseconds at each hop made the token's
+// round trip, not the workers, set the pace of a run across processes.
+func (m *Driver) urgent() bool {
+	return m.tok != nil || m.gvtRunning || m.tqLocal != 0 || m.e.GVTWanted()
 }
 
 // tqFlatRanks is the most ranks that report to rank 0 directly under TQ-GVT; above it the
