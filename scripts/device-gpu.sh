@@ -69,7 +69,13 @@ echo "-- same digest at scale: 2^18 LPs d4, end 10"
 cpu "2^18 d4 time-warp 16w" 60 phold --lps 262144 --start-events 4 --simulation-type time-warp --gpu off --max-sim-time 10
 run "2^18 d4 gpu" 60 phold --lps 262144 --start-events 4 --simulation-type gpu --max-sim-time 10
 run "2^18 d4 gpu slots 16 (overflows)" 30 phold --lps 262144 --start-events 4 --simulation-type gpu --gpu-slots 16 --max-sim-time 10
-run "pcs gpu (expect a one-line error)" 10 pcs --simulation-type gpu
+cpu "pcs sequential" 60 pcs --simulation-type sequential
+cpu "pcs time-warp 16w" 60 pcs --simulation-type time-warp --gpu off
+run "pcs gpu" 60 pcs --simulation-type gpu
+run "pcs 200x200 gpu, end 400" 60 pcs --num-cells-x 200 --num-cells-y 200 --max-sim-time 400 --simulation-type gpu
+cpu "pcs 200x200 time-warp 16w, end 400" 60 pcs --num-cells-x 200 --num-cells-y 200 --max-sim-time 400 --simulation-type time-warp --gpu off
+echo "-- longer runs: setup amortized"
+run "2^20 LPs d1 gpu tuned, end 1000" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 1000
 echo "-- each kernel's time (--gpu-profile waits for every launch)"
 for cfg in "--max-sim-time 200" "--lps 1048576 --max-sim-time 20"; do
   [ "$(left)" -gt 40 ] && timeout 30 "$W" phold --simulation-type gpu $cfg --gpu-profile --progress=off 2>&1 | grep -A9 '^kernel' | sed "s/^/  [$cfg] /"
@@ -77,18 +83,33 @@ done
 
 echo "== 4. study of 256 small PHOLD runs (examples/study/bench-phold.yaml)"
 sed 's/^flags:$/flags:\n  gpu: "on"/' examples/study/bench-phold.yaml >/tmp/bench-phold-gpu.yaml
-modes="cpu merged-gpu"
-[ "${CPU:-1}" = 1 ] || modes=merged-gpu
+modes="cpu merged-gpu device-loop"
+[ "${CPU:-1}" = 1 ] || modes="merged-gpu device-loop"
 for mode in $modes; do
   l=$(left)
   if [ "$l" -lt 40 ]; then echo "study $mode: skipped"; continue; fi
   spec=examples/study/bench-phold.yaml extra=""
   [ $mode = merged-gpu ] && spec=/tmp/bench-phold-gpu.yaml extra=--merge-batches
+  [ $mode = device-loop ] && extra="--simulation-type gpu --jobs 4"
   s=$(date +%s%N)
   timeout $((l > 100 ? 60 : l - 30)) "$W" study $spec --out /tmp/study-$mode --progress off $extra >/tmp/study.log 2>&1
   rc=$?
   echo "study $mode: rc=$rc wall=$(( ($(date +%s%N) - s) / 1000000 )) ms; $(grep -m1 -i 'runs to do' /tmp/study.log) $(tail -1 /tmp/study.log | cut -c1-150)"
 done
+
+if [ -n "${OLD:-}" ]; then
+  echo "== 5a. across processes, the small PHOLD, \$OLD against this build, interleaved"
+  small="phold --lps 2048 --remote 0.5 --max-sim-time 2000 --time-warp-worker-threads 1"
+  for round in 1 2; do
+    for np in 2 4 8; do
+      for b in "$OLD" "$W"; do
+        [ "$(left)" -gt 30 ] || continue
+        r=$(timeout 25 mpirun --oversubscribe --allow-run-as-root --bind-to none -np $np "$b" $small --progress=off 2>&1 | awk '/Committed events\/s:/ {print $3}')
+        echo "np$np $(basename "$b") round $round: ${r:-timeout} events/s"
+      done
+    done
+  done
+fi
 
 echo "== 5. issue 25's scaling table on 16 cores"
 l=$(left)
