@@ -779,7 +779,9 @@ func totals(simType, offload string, r kernel.Result) [][2]string {
 	}
 	line("Wall time", "%.3f s", r.WallSeconds)
 	line("Committed events/s", "%.4g", r.CommittedEventsPerSecond)
-	line("Peak pending events", "%d", r.PeakPendingEvents)
+	if simType != kernel.GPU { // the device loop does not count them
+		line("Peak pending events", "%d", r.PeakPendingEvents)
+	}
 	line("Peak memory", "%.1f MiB", float64(r.PeakMemoryBytes)/(1<<20))
 	return out
 }
