@@ -107,24 +107,45 @@ func Run(ctx context.Context, m *Model, in Input, o Options) (Result, error) {
 	if err := validate(m, &in, &o); err != nil {
 		return Result{}, err
 	}
+	var phases []phase // with Options.Profile: the host's steps and their times
+	mark := func(name string, since time.Time) { phases = append(phases, phase{name, time.Since(since)}) }
+	t := time.Now()
 	res, err := gpuoffload.OpenResident(o.Device)
 	if err != nil {
 		return Result{}, fmt.Errorf("gpuwarp: the device loop needs a CUDA device: %w", err)
 	}
 	defer res.Close()
+	mark("open the device", t)
 	d := &device{res: res}
+	t = time.Now()
 	if err := res.Compile(m.Name+"-gpuwarp.cu", source(m, &o), kernelNames...); err != nil {
 		return Result{}, fmt.Errorf("gpuwarp: model %s: %w", m.Name, err)
 	}
+	mark("compile (or load from the cache)", t)
+	t = time.Now()
 	if err := d.setup(m, &in, &o); err != nil {
 		return Result{}, fmt.Errorf("gpuwarp: model %s on %s: %w", m.Name, res.Name(), err)
 	}
+	mark("allocate, set and upload", t)
+	t = time.Now()
 	out, err := d.loop(ctx, m, &in, &o)
 	if err != nil {
 		return Result{}, err
 	}
+	mark("loop and download", t)
+	if o.Profile != nil {
+		for _, p := range phases {
+			fmt.Fprintf(o.Profile, "host: %-34s %8.1f ms\n", p.name, float64(p.d.Microseconds())/1000)
+		}
+	}
 	out.Device = res.Name()
 	return out, nil
+}
+
+// phase is a host step of Run and its time (Options.Profile).
+type phase struct {
+	name string
+	d    time.Duration
 }
 
 // setup allocates the device memory once and uploads the initial states and events.

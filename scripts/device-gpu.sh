@@ -78,7 +78,7 @@ echo "-- longer runs: setup amortized"
 run "2^20 LPs d1 gpu tuned, end 1000" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 1000
 echo "-- each kernel's time (--gpu-profile waits for every launch)"
 for cfg in "--max-sim-time 200" "--lps 1048576 --max-sim-time 20"; do
-  [ "$(left)" -gt 40 ] && timeout 30 "$W" phold --simulation-type gpu $cfg --gpu-profile --progress=off 2>&1 | grep -A9 '^kernel' | sed "s/^/  [$cfg] /"
+  [ "$(left)" -gt 40 ] && timeout 30 "$W" phold --simulation-type gpu $cfg --gpu-profile --progress=off 2>&1 | grep -E '^(kernel|wtw_|host:)|Device loop|Wall time' | sed "s/^/  [$cfg] /"
 done
 
 echo "== 4. study of 256 small PHOLD runs (examples/study/bench-phold.yaml)"
