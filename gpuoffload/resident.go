@@ -94,6 +94,14 @@ func (r *Resident) Alloc(size int) (uint64, error) {
 
 // Upload copies size bytes at src to device address dst and waits for the copy.
 func (r *Resident) Upload(dst uint64, src unsafe.Pointer, size int) error {
+	return r.queue(size, "cuMemcpyHtoDAsync_v2", func() cuResult {
+		return r.c.d.cuMemcpyHtoDAsync(dst, src, uintptr(size), r.stream)
+	})
+}
+
+// queue runs op (a call that queues work of size units on the stream; none when size is
+// 0) on the device and waits for the stream.
+func (r *Resident) queue(size int, call string, op func() cuResult) error {
 	if size == 0 {
 		return nil
 	}
@@ -102,7 +110,7 @@ func (r *Resident) Upload(dst uint64, src unsafe.Pointer, size int) error {
 		return err
 	}
 	defer leave()
-	if err := r.c.d.check("cuMemcpyHtoDAsync_v2", r.c.d.cuMemcpyHtoDAsync(dst, src, uintptr(size), r.stream)); err != nil {
+	if err := r.c.d.check(call, op()); err != nil {
 		return fmt.Errorf("gpuoffload: %s: %w", r.c.name, err)
 	}
 	return r.sync()
@@ -110,35 +118,17 @@ func (r *Resident) Upload(dst uint64, src unsafe.Pointer, size int) error {
 
 // Fill32 sets n 32-bit words at device address dst to v and waits.
 func (r *Resident) Fill32(dst uint64, v uint32, n int) error {
-	if n == 0 {
-		return nil
-	}
-	leave, err := r.c.enter()
-	if err != nil {
-		return err
-	}
-	defer leave()
-	if err := r.c.d.check("cuMemsetD32Async", r.c.d.cuMemsetD32Async(dst, v, uintptr(n), r.stream)); err != nil {
-		return fmt.Errorf("gpuoffload: %s: %w", r.c.name, err)
-	}
-	return r.sync()
+	return r.queue(n, "cuMemsetD32Async", func() cuResult {
+		return r.c.d.cuMemsetD32Async(dst, v, uintptr(n), r.stream)
+	})
 }
 
 // Download copies size bytes at device address src to dst, after the work queued before
 // it, and waits for the copy.
 func (r *Resident) Download(dst unsafe.Pointer, src uint64, size int) error {
-	if size == 0 {
-		return nil
-	}
-	leave, err := r.c.enter()
-	if err != nil {
-		return err
-	}
-	defer leave()
-	if err := r.c.d.check("cuMemcpyDtoHAsync_v2", r.c.d.cuMemcpyDtoHAsync(dst, src, uintptr(size), r.stream)); err != nil {
-		return fmt.Errorf("gpuoffload: %s: %w", r.c.name, err)
-	}
-	return r.sync()
+	return r.queue(size, "cuMemcpyDtoHAsync_v2", func() cuResult {
+		return r.c.d.cuMemcpyDtoHAsync(dst, src, uintptr(size), r.stream)
+	})
 }
 
 // Launch queues kernel (compiled by Compile) over threads threads on the stream; args

@@ -355,6 +355,32 @@ __device__ __forceinline__ void wtw_move(const WtwBuf* in, warped_u32 i, const W
 #endif
 }
 
+// wtw_take writes event i of buffer b into slot s, unmarked.
+__device__ __forceinline__ void wtw_take(const WtwRun* r, warped_u64 s, const WtwBuf* b, warped_u32 i) {
+    r->recv[s] = b->recv[i];
+    r->send[s] = b->send[i];
+    r->depth[s] = b->depth[i];
+    r->sender[s] = b->sender[i];
+    r->sseq[s] = b->seq[i];
+    r->mark[s] = 0;
+#if WTW_WORDS
+    for (int k = 0; k < 4; k++) r->words[4 * s + k] = b->words[4ull * i + k];
+#endif
+}
+
+// wtw_put writes the event in slot s of LP to into entry j of buffer b (wtw_take's inverse).
+__device__ __forceinline__ void wtw_put(const WtwBuf* b, warped_u32 j, const WtwRun* r, warped_u64 s, warped_u32 to) {
+    b->to[j] = to;
+    b->recv[j] = r->recv[s];
+    b->send[j] = r->send[s];
+    b->depth[j] = r->depth[s];
+    b->sender[j] = r->sender[s];
+    b->seq[j] = r->sseq[s];
+#if WTW_WORDS
+    for (int k = 0; k < 4; k++) b->words[4ull * j + k] = r->words[4 * s + k];
+#endif
+}
+
 // wtw_deliver: every event of ev goes into its receiver's list, or into carry when the
 // list is full (raising the receiver's want) or closed above its limit.
 extern "C" __global__ void wtw_deliver(const WtwRun* __restrict__ rp, const WtwBuf* __restrict__ evp, const WtwBuf* __restrict__ carryp) {
@@ -371,16 +397,7 @@ extern "C" __global__ void wtw_deliver(const WtwRun* __restrict__ rp, const WtwB
         if (ok) {
             warped_u32 pos = atomicAdd(&r.tail[to], 1u);
             if (pos - r.head[to] < WTW_CAP - 1u) { // one slot stays free for wtw_sort
-                warped_u64 s = wtw_slot(to, pos);
-                r.recv[s] = ev.recv[i];
-                r.send[s] = ev.send[i];
-                r.depth[s] = ev.depth[i];
-                r.sender[s] = ev.sender[i];
-                r.sseq[s] = ev.seq[i];
-                r.mark[s] = 0;
-#if WTW_WORDS
-                for (int k = 0; k < 4; k++) r.words[4 * s + k] = ev.words[4ull * i + k];
-#endif
+                wtw_take(&r, wtw_slot(to, pos), &ev, i);
                 continue;
             }
             atomicSub(&r.tail[to], 1u);
@@ -437,19 +454,8 @@ extern "C" __global__ void wtw_sort(const WtwRun* __restrict__ rp, const WtwBuf*
             p--;
         }
         while (t != p && r.recv[wtw_slot(lp, t - 1)] > w) {
-            warped_u64 s = wtw_slot(lp, t - 1);
             warped_u32 j = wtw_push(&carry, r.err, WTW_ERR_EVENTS);
-            if (j != WTW_NONE) {
-                carry.to[j] = lp;
-                carry.recv[j] = r.recv[s];
-                carry.send[j] = r.send[s];
-                carry.depth[j] = r.depth[s];
-                carry.sender[j] = r.sender[s];
-                carry.seq[j] = r.sseq[s];
-#if WTW_WORDS
-                for (int k = 0; k < 4; k++) carry.words[4ull * j + k] = r.words[4 * s + k];
-#endif
-            }
+            if (j != WTW_NONE) wtw_put(&carry, j, &r, wtw_slot(lp, t - 1), lp);
             t--;
             r.moved[lp]++;
         }
