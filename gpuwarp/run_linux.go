@@ -14,10 +14,10 @@ import (
 	"github.com/warpedgo/warped/rng"
 )
 
-// runArgs mirrors loop.cu's WtwRun (248 bytes): device addresses, then the constants.
+// runArgs mirrors loop.cu's WtwRun (256 bytes): device addresses, then the constants.
 type runArgs struct {
 	head, proc, tail, stail, cancel, want, limit, state, rng, seq, processed, rolled, last, moved, active uint64
-	recv, send, depth, sender, sseq, words, draws, mark, nout, outTo, outAt                               uint64
+	recv, send, depth, sender, sseq, words, draws, mark, nout, outTo, outAt, outWords                     uint64
 	params, err                                                                                           uint64
 	lps, threshold                                                                                        uint32
 	end, bound                                                                                            float64
@@ -30,8 +30,8 @@ type bufArgs struct {
 }
 
 var (
-	_ [248 - unsafe.Sizeof(runArgs{})]byte
-	_ [unsafe.Sizeof(runArgs{}) - 248]byte
+	_ [256 - unsafe.Sizeof(runArgs{})]byte
+	_ [unsafe.Sizeof(runArgs{}) - 256]byte
 	_ [72 - unsafe.Sizeof(bufArgs{})]byte
 	_ [unsafe.Sizeof(bufArgs{}) - 72]byte
 )
@@ -208,6 +208,9 @@ func (d *device) setup(m *Model, in *Input, o *Options) error {
 	}
 	r.draws, r.mark, r.nout = u32(slots), u32(slots), u32(slots)
 	r.outTo, r.outAt = u32(slots*m.OutSlots), f64(slots*m.OutSlots)
+	if m.Words {
+		r.outWords = u64(4*slots*m.OutSlots, 0)
+	}
 	params := append(append([]uint64(nil), m.Params...), 0) // never empty
 	r.params = up(len(params), 8, ptr(params))
 	r.err = u32(1)
@@ -225,7 +228,7 @@ func (d *device) setup(m *Model, in *Input, o *Options) error {
 		if err != nil {
 			return err
 		}
-		d.anti[i], err = d.buffer(capacity, false)
+		d.anti[i], err = d.buffer(capacity, m.Words)
 		if err != nil {
 			return err
 		}

@@ -28,6 +28,12 @@
 //   wtw_cancel, wtw_annul (rounds)  each anti-message marks its positive; each LP rolls
 //                 back past a marked processed event and removes the marked ones.
 //
+// Anti-messages match their positive by key and, when events carry words, by words too: a
+// rolled-back handling's re-execution reuses its sequence numbers, so it may send an
+// event of its cancelled one's key with other words, and when both wait in transit the
+// anti-message may meet the new one first. Events of one key and the same words are the
+// same event, so whichever it marks is right.
+//
 // Room: an event refused by a full list raises its receiver's "want"; wtw_sort then
 // rolls back and puts back in transit every event after it, and admits nothing later than
 // it until the list has room, so the earliest event always gets in. Buffers that cannot
@@ -73,6 +79,7 @@ typedef struct {
     warped_u32* nout;        // events it sent
     warped_u32* out_to;      // WTW_OUT per slot
     double* out_at;          // WTW_OUT per slot
+    warped_u64* out_words;   // 4 * WTW_OUT per slot when WTW_WORDS
     const warped_u64* params;
     warped_u32* err;
     warped_u32 lps;
@@ -90,13 +97,13 @@ typedef struct {
     warped_u32* depth;
     warped_u32* sender;
     warped_u64* seq;
-    warped_u64* words;       // 4 per entry (events only, when WTW_WORDS)
+    warped_u64* words;       // 4 per entry when WTW_WORDS
     warped_u32 cap;
     warped_u32 pad;
 } WtwBuf;
 
 #if defined(__cplusplus) && __cplusplus >= 201103L
-static_assert(sizeof(WtwRun) == 248, "WtwRun must match package gpuwarp's runArgs");
+static_assert(sizeof(WtwRun) == 256, "WtwRun must match package gpuwarp's runArgs");
 static_assert(sizeof(WtwBuf) == 72, "WtwBuf must match package gpuwarp's bufArgs");
 #endif
 
@@ -137,6 +144,11 @@ __device__ __forceinline__ void wtw_slot_copy(const WtwRun* r, warped_u64 d, war
         r->out_to[(warped_u64)WTW_OUT * d + k] = r->out_to[(warped_u64)WTW_OUT * s + k];
         r->out_at[(warped_u64)WTW_OUT * d + k] = r->out_at[(warped_u64)WTW_OUT * s + k];
     }
+#if WTW_WORDS
+    for (int k = 0; k < 4 * WTW_OUT; k++) {
+        r->out_words[4ull * WTW_OUT * d + k] = r->out_words[4ull * WTW_OUT * s + k];
+    }
+#endif
 }
 
 // Atomics on one word that every thread hits (the GVT minimum, the buffers' counts) are
@@ -221,6 +233,9 @@ __device__ void wtw_undo(const WtwRun* r, warped_u32 lp, warped_u32 pos, const W
         anti->depth[i] = at == r->recv[s] ? r->depth[s] + 1u : 0u;
         anti->sender[i] = lp;
         anti->seq[i] = q + k;
+#if WTW_WORDS
+        for (int j = 0; j < 4; j++) anti->words[4ull * i + j] = r->out_words[4ull * (WTW_OUT * s + k) + j];
+#endif
     }
     r->rolled[lp]++;
 }
@@ -301,6 +316,9 @@ __device__ __forceinline__ void wtw_exec(const WtwRun* r, warped_u32 lp, double 
 #endif
         r->out_to[(warped_u64)WTW_OUT * s + k] = to[k];
         r->out_at[(warped_u64)WTW_OUT * s + k] = at[k];
+#if WTW_WORDS
+        for (int j = 0; j < 4; j++) r->out_words[4ull * (WTW_OUT * s + k) + j] = ow[4 * k + j];
+#endif
     }
     r->seq[lp] = q + n;
     r->nout[s] = n;
@@ -339,8 +357,7 @@ extern "C" __global__ void wtw_execute(const WtwRun* __restrict__ rp, const WtwB
     wtw_exec(&r, lp, warped_bits_f64(*gvt), &ev, pass);
 }
 
-// wtw_move copies entry i of in to entry j of out; words says whether they are event
-// buffers with payload words (anti-message buffers have none).
+// wtw_move copies entry i of in to entry j of out, with its words when words is set.
 __device__ __forceinline__ void wtw_move(const WtwBuf* in, warped_u32 i, const WtwBuf* out, warped_u32 j, bool words) {
     out->to[j] = in->to[i];
     out->recv[j] = in->recv[i];
@@ -469,6 +486,17 @@ extern "C" __global__ void wtw_sort(const WtwRun* __restrict__ rp, const WtwBuf*
     r.stail[lp] = t;
 }
 
+// wtw_same_words reports whether slot s carries the words of anti-message i of anti
+// (always, without words).
+__device__ __forceinline__ bool wtw_same_words(const WtwRun* r, warped_u64 s, const WtwBuf* anti, warped_u32 i) {
+#if WTW_WORDS
+    for (int k = 0; k < 4; k++) {
+        if (r->words[4 * s + k] != anti->words[4ull * i + k]) return false;
+    }
+#endif
+    return true;
+}
+
 // wtw_cancel: each anti-message marks its positive in the receiver's list; one whose
 // positive is not there yet (still in transit) waits in next.
 extern "C" __global__ void wtw_cancel(const WtwRun* __restrict__ rp, const WtwBuf* __restrict__ antip, const WtwBuf* __restrict__ nextp) {
@@ -484,14 +512,15 @@ extern "C" __global__ void wtw_cancel(const WtwRun* __restrict__ rp, const WtwBu
         for (warped_u32 k = h; k != t && !found; k++) {
             warped_u64 s = wtw_slot(to, k);
             if (r.recv[s] == anti.recv[i] && r.sseq[s] == anti.seq[i] && r.sender[s] == anti.sender[i] &&
-                r.send[s] == anti.send[i] && r.depth[s] == anti.depth[i] && atomicCAS(&r.mark[s], 0u, 1u) == 0u) {
+                r.send[s] == anti.send[i] && r.depth[s] == anti.depth[i] && wtw_same_words(&r, s, &anti, i) &&
+                atomicCAS(&r.mark[s], 0u, 1u) == 0u) {
                 found = true;
                 r.cancel[to] = 1u;
             }
         }
         if (found) continue;
         warped_u32 j = wtw_push(&next, r.err, WTW_ERR_ANTIS);
-        if (j != WTW_NONE) wtw_move(&anti, i, &next, j, false);
+        if (j != WTW_NONE) wtw_move(&anti, i, &next, j, true);
     }
 }
 
