@@ -10,6 +10,7 @@
 # Build here, then run there (see docs/PERFORMANCE.md, "The whole time warp on the GPU"):
 #   go build -tags mpi -o .device/warped ./cmd/warped
 #   CGO_ENABLED=0 go test -c -o .device/gpuwarp.test ./gpuwarp
+#   CGO_ENABLED=0 go test -c -o .device/pcs.test ./models/pcs
 #   (on the GPU machine) scripts/device-gpu.sh
 set -u
 cd "$(dirname "$0")/.."
@@ -47,7 +48,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 echo "== uptime: $(uptime)"
 
 echo "== 1. gpuwarp's digest tests on the GPU"
-timeout 120 "$B/gpuwarp.test" -test.run 'PHOLD' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|committed|Error|expected|actual' | head -40
+timeout 120 "$B/gpuwarp.test" -test.run 'PHOLD|Fold' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|committed|Error|expected|actual' | head -40
+[ -x "$B/pcs.test" ] && timeout 120 "$B/pcs.test" -test.run 'Device' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|Error|expected|actual' | head -30
 
 echo "== 2. PHOLD, ROSS's configuration (16384 LPs, remote 0.25, mean 1, lookahead 0.1)"
 cpu "sequential, end 200" 60 phold --simulation-type sequential --max-sim-time 200
@@ -72,7 +74,8 @@ run "2^18 d4 gpu slots 16 (overflows)" 30 phold --lps 262144 --start-events 4 --
 cpu "pcs sequential" 60 pcs --simulation-type sequential
 cpu "pcs time-warp 16w" 60 pcs --simulation-type time-warp --gpu off
 run "pcs gpu" 60 pcs --simulation-type gpu
-run "pcs 200x200 gpu, end 400" 60 pcs --num-cells-x 200 --num-cells-y 200 --max-sim-time 400 --simulation-type gpu
+run "pcs gpu slots 128" 60 pcs --simulation-type gpu --gpu-slots 128
+run "pcs 200x200 gpu slots 128, end 400" 60 pcs --num-cells-x 200 --num-cells-y 200 --max-sim-time 400 --simulation-type gpu --gpu-slots 128
 cpu "pcs 200x200 time-warp 16w, end 400" 60 pcs --num-cells-x 200 --num-cells-y 200 --max-sim-time 400 --simulation-type time-warp --gpu off
 echo "-- longer runs: setup amortized"
 run "2^20 LPs d1 gpu tuned, end 1000" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 1000

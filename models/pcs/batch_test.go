@@ -562,7 +562,12 @@ func TestBatchKernelsParams(t *testing.T) {
 		require.Equal(t, 1, k.OutSlots, "every PCS event sends exactly one event")
 		require.Equal(t, want, k.Params)
 		require.Equal(t, math.Float64bits(7), k.Params[paramCallDuration])
-		require.Contains(t, batchSource, fmt.Sprintf("b.params[%d], &g)", paramMaxHops), "the CUDA text reads MaxHops where kernels puts it")
+		require.Contains(t, batchSource, fmt.Sprintf("params[%d], g)", paramMaxHops), "the CUDA text reads MaxHops where kernels puts it")
+		for _, off := range []int{paramCallInterval, paramCallDuration, paramMoveInterval} {
+			require.Contains(t, stepSource, fmt.Sprintf("= params + %d;", off), "the CUDA text reads the samplers where kernels puts them")
+		}
+		require.Contains(t, deviceSource, fmt.Sprintf("one_draw(params + %d,", paramCallInterval))
+		require.Contains(t, deviceSource, fmt.Sprintf("one_draw(params + %d,", paramMoveInterval))
 		require.Contains(t, gpuoffload.Source(k), "extern \"C\" __global__ void "+k.Name+"(WarpedBatch b)")
 		names[k.Name] = true
 	}

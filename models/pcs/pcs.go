@@ -49,12 +49,15 @@
 // Cells implement kernel.Batcher (see batch.go): each of the four event kinds has its own
 // batch kernel, CUDA C and a Go twin that shares Handle's code, so that on an offload backend
 // the events are handled in batches grouped by kind, with results identical to Handle's.
+// They implement kernel.DeviceModeler too (see device.go): one device handler for all four
+// kinds and its reverse run the whole time warp on a CUDA device (--simulation-type gpu).
 package pcs
 
 import (
 	"fmt"
 
 	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/gpuwarp"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/models/internal/grid"
 	"github.com/warpedgo/warped/partition"
@@ -146,12 +149,13 @@ type State struct {
 	HandoffBlocks uint64
 }
 
-// shared is what all cells of one model read: the configuration, the delay samplers and
-// the batch kernels (built once, see BatchKernels).
+// shared is what all cells of one model read: the configuration, the delay samplers, the
+// batch kernels and the device model (built once, see BatchKernels and DeviceModel).
 type shared struct {
 	Config
 	callInterval, callDuration, moveInterval kernel.Poisson
 	batch                                    []*gpuoffload.Kernel
+	device                                   *gpuwarp.Model
 }
 
 // newShared returns the shared part of a model of configuration c, without batch kernels.
@@ -175,6 +179,7 @@ func New(c Config) ([]kernel.LogicalProcess, error) {
 	}
 	cfg := newShared(c)
 	cfg.batch = cfg.kernels()
+	cfg.device = cfg.deviceModel()
 	n := c.CellsX * c.CellsY
 	cells := make([]Cell, n)
 	lps := make([]kernel.LogicalProcess, n)
