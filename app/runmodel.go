@@ -102,7 +102,7 @@ func newFlagSet(m *Model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalP
 	fs.StringVar(&o.gpu, "gpu", gpuoffload.ModeAuto, "time warp: batched event handling on an offload backend: off, on (CUDA, or fail), auto (CUDA if it opens, and while batching pays) or cpu (the CPU backend)")
 	fs.IntVar(&o.gpuBatchSize, "gpu-batch-size", 0, "time warp with --gpu: most events per batch (0: tuned while the run proceeds)")
 	fs.IntVar(&o.device.Device, "gpu-device", 0, "CUDA device number for --gpu and --simulation-type gpu")
-	fs.IntVar(&o.device.Slots, "gpu-slots", 0, "simulation type gpu: each LP's event list capacity, a power of two (0: 32)")
+	fs.IntVar(&o.device.Slots, "gpu-slots", 0, "simulation type gpu: each LP's event list capacity, a power of two (0: twice the most initial events of one LP, at least 32)")
 	fs.Float64Var(&o.device.Bound, "gpu-bound", 0, "simulation type gpu: optimism bound, handle events at most this far after GVT (0: tuned while the run proceeds; inf: unbounded)")
 	fs.IntVar(&o.device.Executions, "gpu-executions", 0, "simulation type gpu: most event handling passes per iteration, 1 to 16 (0: tuned while the run proceeds)")
 	fs.Float64Var(&o.device.Inactivity, "gpu-inactivity", 0, "simulation type gpu: a pass after the first runs only while the one before kept this share of the LPs busy (0: tuned)")

@@ -161,9 +161,10 @@ const maxPasses = 16
 var ErrStalled = errors.New("gpuwarp: GVT stopped advancing")
 
 // withDefaults fills o's zero fields for n LPs and events initial events of m.
-func (o Options) withDefaults(m *Model, n, events int) Options {
+func (o Options) withDefaults(m *Model, n int, in *Input) Options {
+	events := len(in.Events)
 	if o.Slots == 0 {
-		o.Slots = 32
+		o.Slots = defaultSlots(n, in)
 	}
 	if o.CancelRounds == 0 {
 		o.CancelRounds = 1
@@ -175,6 +176,26 @@ func (o Options) withDefaults(m *Model, n, events int) Options {
 		o.Buffer = n*m.OutSlots*max(o.Executions, 8) + 2*events + 1024
 	}
 	return o
+}
+
+// defaultSlots sizes the lists from the initial events: twice the most one LP starts
+// with (room for as many processed and not yet committed), rounded up to a power of two,
+// at least 32 and at most 4096. A PCS cell starts with its portables' events (50), which
+// 32 slots could not hold without putting events back in transit all the time.
+func defaultSlots(n int, in *Input) int {
+	per := make([]int32, n)
+	most := 0
+	for _, e := range in.Events {
+		if int(e.To) < n { // validate reports the others
+			per[e.To]++
+			most = max(most, int(per[e.To]))
+		}
+	}
+	s := 32
+	for s < 2*most && s < 4096 {
+		s *= 2
+	}
+	return s
 }
 
 // validate reports the first thing wrong with m, in and o (defaults filled).

@@ -103,7 +103,7 @@ func ptr[T any](s []T) unsafe.Pointer {
 // every LP's final state. Cancelling ctx stops it with ctx's error.
 func Run(ctx context.Context, m *Model, in Input, o Options) (Result, error) {
 	n := len(in.RNG)
-	o = o.withDefaults(m, n, len(in.Events))
+	o = o.withDefaults(m, n, &in)
 	if err := validate(m, &in, &o); err != nil {
 		return Result{}, err
 	}

@@ -70,8 +70,8 @@ func runType(t *testing.T, c Config, end float64, typ string, g kernel.GPUConfig
 }
 
 // TestDeviceDigest checks that the device loop gives the sequential digest and results:
-// with the defaults on a small torus (50 portables a cell, more than the 32 slots of a
-// list, so lists overflow from the start), longer moves, few channels (many blocked calls
+// with the defaults on a small torus (lists sized from the 50 portables a cell), with 32
+// slots (fewer than a cell's portables, so lists overflow from the start), longer moves, few channels (many blocked calls
 // and hand-offs, whose reversal is the subtle one) with unbounded optimism, tuned, tight
 // and unbounded bounds, 1 and 3 executions, and lists of 8 slots.
 func TestDeviceDigest(t *testing.T) {
@@ -83,18 +83,19 @@ func TestDeviceDigest(t *testing.T) {
 		gpu      kernel.GPUConfig
 		overflow bool // lists must have put events back in transit
 	}{
-		{"defaults", 200, nil, kernel.GPUConfig{}, true},
-		{"max hops 3", 150, func(c *Config) { c.MaxHops = 3 }, kernel.GPUConfig{}, true},
+		{"sized slots", 200, nil, kernel.GPUConfig{}, false},
+		{"32 slots", 200, nil, kernel.GPUConfig{Slots: 32}, true},
+		{"max hops 3, 32 slots", 150, func(c *Config) { c.MaxHops = 3 }, kernel.GPUConfig{Slots: 32}, true},
 		// At LP 90, an event sent at 86 to itself for 173 is rolled back while it waits in
 		// transit (the list is closed above an earlier refused event), and the re-execution
 		// sends an event of the same key (receive time, send time, depth, sender, sequence)
 		// with other words; the anti-message must mark the stale one, not the new one.
-		{"max hops 3, same-key resend", 200, func(c *Config) { c.MaxHops = 3 }, kernel.GPUConfig{Bound: 1}, true},
+		{"max hops 3, same-key resend", 200, func(c *Config) { c.MaxHops = 3 }, kernel.GPUConfig{Bound: 1, Slots: 32}, true},
 		{"short intervals, max hops 3, same-key resends", 250,
 			func(c *Config) {
 				c.MaxHops, c.Channels, c.Portables, c.CallInterval, c.CallDuration, c.MoveInterval = 3, 3, 20, 60, 30, 40
 			},
-			kernel.GPUConfig{}, true},
+			kernel.GPUConfig{Slots: 32}, true},
 		{"2 channels, unbounded", 150, func(c *Config) { c.Channels, c.Portables = 2, 12 },
 			kernel.GPUConfig{Bound: math.Inf(1)}, false},
 		{"1 channel, short calls, unbounded, 3 executions", 150,
