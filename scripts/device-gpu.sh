@@ -74,8 +74,8 @@ run "2^18 d4 gpu slots 16 (overflows)" 30 phold --lps 262144 --start-events 4 --
 cpu "pcs sequential" 60 pcs --simulation-type sequential
 cpu "pcs time-warp 16w" 60 pcs --simulation-type time-warp --gpu off
 run "pcs gpu" 60 pcs --simulation-type gpu
-run "pcs gpu slots 128" 60 pcs --simulation-type gpu --gpu-slots 128
-run "pcs 200x200 gpu slots 128, end 400" 60 pcs --num-cells-x 200 --num-cells-y 200 --max-sim-time 400 --simulation-type gpu --gpu-slots 128
+run "pcs gpu slots 32" 60 pcs --simulation-type gpu --gpu-slots 32
+run "pcs 200x200 gpu, end 400" 60 pcs --num-cells-x 200 --num-cells-y 200 --max-sim-time 400 --simulation-type gpu
 cpu "pcs 200x200 time-warp 16w, end 400" 60 pcs --num-cells-x 200 --num-cells-y 200 --max-sim-time 400 --simulation-type time-warp --gpu off
 echo "-- longer runs: setup amortized"
 run "2^20 LPs d1 gpu tuned, end 1000" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 1000
