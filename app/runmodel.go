@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -297,6 +298,7 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 		return err
 	}
 	inv.note(offloadNote) // once the configuration is known to be good
+	inv.note(bindingNote(inv.tr, runtime.GOMAXPROCS(0)))
 	res, err := inv.simulate(ctx, sim, cfg.Progress != nil)
 	if err != nil {
 		return err
@@ -506,6 +508,18 @@ func outputError(flag string, err error) error {
 		return fmt.Errorf("cannot write --%s %s: %w", flag, oe.Path, oe.Err)
 	}
 	return fmt.Errorf("--%s: %w", flag, err)
+}
+
+// bindingNote says, for a run across processes whose rank may use one CPU alone (Open
+// MPI binds each rank to a core by default for up to two ranks), that the rank's workers
+// and its manager take turns on it: on 16 cores, PHOLD's small configuration at -np 2
+// committed 0.35 M events/s bound and 2.5 M with --bind-to none (docs/PERFORMANCE.md).
+func bindingNote(tr comm.Transport, procs int) string {
+	if tr == nil || tr.Size() < 2 || procs > 1 {
+		return ""
+	}
+	return "this rank may use 1 CPU (mpirun binds ranks to cores), so its workers and its manager take turns on it; " +
+		"mpirun --bind-to none (or --map-by slot:PE=N) lets them run at once"
 }
 
 // note prints a note about the run on stderr (on rank 0 only); empty notes are skipped.

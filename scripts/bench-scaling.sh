@@ -26,7 +26,7 @@ tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 mpi="" tags=""
 if command -v mpirun >/dev/null 2>&1; then
-  mpi="mpirun --oversubscribe --allow-run-as-root"
+  mpi="mpirun --oversubscribe --allow-run-as-root --bind-to none" # bound to one core, a rank's manager waits for its worker
   if pkg-config --exists ompi-c 2>/dev/null; then tags=mpi; else tags=mpi,mpich; fi
 fi
 bin=${WARPED:-}
