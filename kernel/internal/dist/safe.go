@@ -15,7 +15,8 @@ import (
 // Safe events across processes (the argument is in docs/DECISIONS.md, "Safe events across
 // processes").
 //
-// In one process a worker's safe bound comes from the commit horizon's rounds (updateSafe).
+// In one process a worker's safe bound comes from the commit horizon's rounds (package
+// timewarp's updateSafe).
 // Across processes each rank instead keeps, for every other rank x, a bound from[x] below
 // every event x can still send it, and with one worker in the rank nothing else can arrive
 // at that worker: an event it takes below the least of those bounds (or GVT, when later) is
@@ -184,7 +185,7 @@ func (rs *RemoteSafe) Publish(low Time, n []uint64, b []Time) {
 	rs.mu.Unlock()
 }
 
-// remoteBound returns the remote bound (see remoteSafe.bound).
+// remoteBound returns the remote bound (see the bound field).
 func (rs *RemoteSafe) remoteBound() Time { return math.Float64frombits(rs.bound.Load()) }
 
 // fromRank returns this rank's bound on what rank x can still send it.
@@ -260,7 +261,7 @@ func (m *Driver) promise(now time.Time) {
 }
 
 // promised handles promise p from rank x: it raises the bound on what x can still send
-// (see remoteSafe).
+// (see RemoteSafe and the argument at the top of safe.go).
 func (m *Driver) promised(x int, p *comm.Promise) error {
 	rs := m.rs
 	if rs == nil {

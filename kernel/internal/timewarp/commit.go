@@ -38,7 +38,7 @@ func (w *worker) commitHeadHooks(hk event.Key) {
 }
 
 // commitEntryHooks calls the commit hooks for one history entry, committed out of a bulk
-// (compact, commitRest); s is its scratch words (History.Scratch).
+// (compact, commitRest); s is its scratch words ([statemgr.History.Scratch]).
 func (w *worker) commitEntryHooks(h *statemgr.Entry, s *event.Words) {
 	d := w.d
 	if d.sim.Cfg.Trace != nil {
@@ -50,7 +50,7 @@ func (w *worker) commitEntryHooks(h *statemgr.Entry, s *event.Words) {
 
 // commitHook calls the trace (under the caller's d.traceMu) and the Commit hook of the LP
 // of history entry h, with the worker's frame set to the event's LP and time, as the
-// sequential dispatcher does; s is the entry's scratch words (History.Scratch).
+// sequential dispatcher does; s is the entry's scratch words ([statemgr.History.Scratch]).
 func (w *worker) commitHook(h *statemgr.Entry, s *event.Words) {
 	d := w.d
 	ev := &h.Ev

@@ -172,7 +172,7 @@ func (w *worker) stretch(n int, b Time) (int, bool) {
 	start := q.ahead
 	for stop := start + n; q.ahead < stop; {
 		// The calendar's own copy, valid until the next Pop: copying it out right after Pop
-		// wrote it field by field stalled on store forwarding (1-2% of a run).
+		// wrote it field by field would stall on store forwarding.
 		var ev *event.Event
 		if p := &q.pend; p.other == nil { // the calendar, called directly (see pending)
 			ev = p.cal.PopBefore(b)

@@ -440,7 +440,7 @@ func (o *offloader) size(d *timeWarpDispatcher) int {
 const tuneClockEvery = 16
 
 // tick lets the tuner end its measurement window, feeding it the worker's net event count
-// (events processed less events rolled back; see gpuoffload.Tuner.Observe).
+// (events processed less events rolled back; see [gpuoffload.Tuner.Observe]).
 func (o *offloader) tick(w *worker) {
 	if !o.tuning {
 		return
