@@ -22,7 +22,7 @@ import (
 // at that worker: an event it takes below the least of those bounds (or GVT, when later) is
 // safe, committed as it is processed, unlogged.
 //
-// The bounds come from promises (comm.Promise), which each rank sends every other now and
+// The bounds come from promises ([comm.Promise]), which each rank sends every other now and
 // then. A promise carries a snapshot of its sender: the least time of its worker's pending
 // events (and held outputs' causes), taken after the worker took in every event counted
 // in the snapshot's received counts, and its own bounds at that instant. The receiver of a

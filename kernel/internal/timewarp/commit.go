@@ -6,14 +6,14 @@ import (
 	"github.com/warpedgo/warped/statemgr"
 )
 
-// The commit hooks (core.Sim.Committers and Config.Trace) are called as the engine commits
-// an event: as fossil collection or compaction drops its history entry below the commit
-// horizon (collectFossils, compact), or at the end of the run for the entries still logged
-// (commitRest). A worker's log holds each of its LPs' live entries in timestamp order, and
-// drops them oldest first, so each LP's events reach the hooks in timestamp order; a
-// rolled-back (dead) entry never does. With hooks, no event is processed safe (unlogged):
-// a safe event would commit as it is processed, before that LP's older logged events,
-// which commit only at the next fossil collection (d.hooks gates the safe bounds).
+// The commit hooks ([core.Sim.Committers] and Config.Trace) are called as the engine
+// commits an event: as fossil collection or compaction drops its history entry below the
+// commit horizon (collectFossils, compact), or at the end of the run for the entries still
+// logged (commitRest). A worker's log holds each of its LPs' live entries in timestamp
+// order, and drops them oldest first, so each LP's events reach the hooks in timestamp
+// order; a rolled-back (dead) entry never does. With hooks, no event is processed safe
+// (unlogged): a safe event would commit as it is processed, before that LP's older logged
+// events, which commit only at the next fossil collection (d.hooks gates the safe bounds).
 
 // commitHeadHooks calls the commit hooks for the history log's head entries that
 // collectFossils is about to drop below the commit horizon hk, before commitEntry clears

@@ -16,10 +16,10 @@ import (
 // events outright, the way the sequential dispatcher does:
 //
 //   - Each worker's pending events, of all its LPs, are in one schedule queue (pending,
-//     an ltsf.Events of the kind QueueType names: by default a calendar queue,
-//     eventset.Calendar, of the events by value), taken least first. An event whose key is below the key
-//     of its LP's last processed event is a straggler: the LP is rolled back and the event
-//     put back, and the worker takes the least event again.
+//     an [ltsf.Events] of the kind QueueType names: by default a calendar queue,
+//     [eventset.Calendar], of the events by value), taken least first. An event whose key
+//     is below the key of its LP's last processed event is a straggler: the LP is rolled
+//     back and the event put back, and the worker takes the least event again.
 //   - What a worker processes goes to its own history log, appended in processing order:
 //     the event by value, the index of the LP's previous entry (each LP's entries are
 //     chained, newest first, for rollback), the range of its outputs in the worker's output
@@ -57,16 +57,17 @@ import (
 // base. So the log holds what lies above the horizon and no more, whatever the period.
 //
 // Lazy cancellation: a rollback holds the outputs of the undone events (but the twin's that
-// an anti-message drops) in the LP's outputmgr.Lazy instead of sending their anti-messages
-// (holdOutputs; the output log, an outputmgr.Log, keeps each send's contents beside it for
-// the comparison). A send while processing an event consumes an identical held output of the
-// same cause (suppressed: the original is still live) or clashes with a held output of the
-// same key and receiver (its anti-message goes first; a re-send to the worker's own LPs then
-// waits behind it in antis, so that the calendar stamps tell the cancelled twin from it). A
-// worker takes its events in key order, so a held output whose cause sorts below its least
-// pending event will not be regenerated: before each event and each GVT report, expireHeld
-// sends the anti-messages of those. Every other held output has its cause pending, at or
-// below its receive time, so the GVT and safety reports cover its anti-message.
+// an anti-message drops) in the LP's [outputmgr.Lazy] instead of sending their
+// anti-messages (holdOutputs; the output log, an [outputmgr.Log], keeps each send's
+// contents beside it for the comparison). A send while processing an event consumes an
+// identical held output of the same cause (suppressed: the original is still live) or
+// clashes with a held output of the same key and receiver (its anti-message goes first; a
+// re-send to the worker's own LPs then waits behind it in antis, so that the calendar
+// stamps tell the cancelled twin from it). A worker takes its events in key order, so a
+// held output whose cause sorts below its least pending event will not be regenerated:
+// before each event and each GVT report, expireHeld sends the anti-messages of those. Every
+// other held output has its cause pending, at or below its receive time, so the GVT and
+// safety reports cover its anti-message.
 //
 // CheckRollbacks keeps the digests of the LP's state and sends after each logged event in a
 // ring beside the history log (queue.checks), and per LP the digest of the state
@@ -280,7 +281,7 @@ const compactShare = 16
 const flushEvents = 32
 
 // histMin is the initial size of the CheckRollbacks digests beside the history log (a
-// power of two, that of statemgr.History).
+// power of two, that of [statemgr.History]).
 const histMin = 1024
 
 // initQueues sets up the engine: sched[j] is the worker of LP d.local[j].

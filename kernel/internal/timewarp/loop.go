@@ -161,7 +161,7 @@ func (w *worker) run(n int) (int, turnState) {
 // event put back; one that its anti-message cancelled is dropped. Before that, the worker
 // asks the processor for what the next one will touch, so that the misses overlap this
 // one's handling: the coming events' calendar records, LP records and model state, with
-// the lpState record of the LP whose records it asks for (core.PrefetchNext), and the
+// the lpState record of the LP whose records it asks for ([core.PrefetchNext]), and the
 // history log slot the next entry goes to, unless the event before was safe (the next one
 // most likely is too, and is not logged). Both steps are written out in the loop rather
 // than called: each call costs the loop its spilled registers (docs/PERFORMANCE.md, "Never

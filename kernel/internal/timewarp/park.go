@@ -17,7 +17,7 @@ import (
 //
 // What a parked worker waits for, and who wakes it:
 //   - a GVT round starts (it must report in it) or ends (GVT, the commit horizon and the
-//     ahead bound move): gvt.Fujimoto's OnChange hook (onGVTChange), called by whoever
+//     ahead bound move): the [gvt.Fujimoto.OnChange] hook (onGVTChange), called by whoever
 //     started or ended the round, wakes every parked worker (wakeAll);
 //   - events handed over to its queue's inbound: the worker that handed them over wakes
 //     the queue's workers (handOver, flushOutboxes);
@@ -31,7 +31,7 @@ import (
 // wake (buffered: a wake-up sent before the worker sleeps is kept). A spurious wake-up
 // costs one turn of the loop.
 
-// parkAfter is how long a worker spins (runtime.Gosched each turn) before it parks.
+// parkAfter is how long a worker spins ([runtime.Gosched] each turn) before it parks.
 // Most waits are for a peer's report, which comes within microseconds on an idle machine
 // and within the operating system's time slice (a few milliseconds) on a busy one. A
 // parked thread that is woken waits for a core behind whatever runs there, up to that
@@ -42,7 +42,7 @@ import (
 const parkAfter = 5 * time.Millisecond
 
 // yieldAfter is the number of idle turns in a row after which a worker also gives its
-// thread's core away (sched_yield) at each turn, besides runtime.Gosched. A worker waits
+// thread's core away (sched_yield) at each turn, besides [runtime.Gosched]. A worker waits
 // mostly at the ahead bound (aheadEvents), for a GVT round that needs another worker's
 // report; on a loaded machine that worker's thread is often off its core, and spinning on
 // Gosched keeps the core from it (most of a loaded 2-worker run's CPU samples fall in
