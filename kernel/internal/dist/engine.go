@@ -21,7 +21,7 @@ type Engine interface {
 	// Deliver hands e, an event or anti-message from another rank for one of this rank's
 	// LPs, to the worker that runs the LP; the driver may reuse *e afterwards.
 	Deliver(e *event.Event)
-	// Recycle takes back the record of an event that a worker posted (Driver.Post), once
+	// Recycle takes back the record of an event that a worker posted ([Driver.Post]), once
 	// it is aggregated.
 	Recycle(e *event.Event)
 	// TakeLocal returns the least time of what the manager made visible (delivered) since

@@ -15,13 +15,14 @@ import (
 // Safe events across processes (the argument is in docs/DECISIONS.md, "Safe events across
 // processes").
 //
-// In one process a worker's safe bound comes from the commit horizon's rounds (updateSafe).
+// In one process a worker's safe bound comes from the commit horizon's rounds (package
+// timewarp's updateSafe).
 // Across processes each rank instead keeps, for every other rank x, a bound from[x] below
 // every event x can still send it, and with one worker in the rank nothing else can arrive
 // at that worker: an event it takes below the least of those bounds (or GVT, when later) is
 // safe, committed as it is processed, unlogged.
 //
-// The bounds come from promises (comm.Promise), which each rank sends every other now and
+// The bounds come from promises ([comm.Promise]), which each rank sends every other now and
 // then. A promise carries a snapshot of its sender: the least time of its worker's pending
 // events (and held outputs' causes), taken after the worker took in every event counted
 // in the snapshot's received counts, and its own bounds at that instant. The receiver of a
@@ -184,7 +185,7 @@ func (rs *RemoteSafe) Publish(low Time, n []uint64, b []Time) {
 	rs.mu.Unlock()
 }
 
-// remoteBound returns the remote bound (see remoteSafe.bound).
+// remoteBound returns the remote bound (see the bound field).
 func (rs *RemoteSafe) remoteBound() Time { return math.Float64frombits(rs.bound.Load()) }
 
 // fromRank returns this rank's bound on what rank x can still send it.
@@ -260,7 +261,7 @@ func (m *Driver) promise(now time.Time) {
 }
 
 // promised handles promise p from rank x: it raises the bound on what x can still send
-// (see remoteSafe).
+// (see RemoteSafe and the argument at the top of safe.go).
 func (m *Driver) promised(x int, p *comm.Promise) error {
 	rs := m.rs
 	if rs == nil {

@@ -47,7 +47,7 @@ func (d *sequentialDispatcher) Send(to, from event.LPID, depth uint32, seq uint6
 
 // enter prepares the context for running LP id at time now.
 func (d *sequentialDispatcher) enter(id event.LPID, now event.Time, depth uint32) {
-	f := core.FrameOf(&d.ctx) // not core.Enter, which costs an instruction an event more
+	f := core.FrameOf(&d.ctx) // not core.Enter, which costs more instructions an event
 	f.Now, f.Depth, f.Self, f.LP = now, depth, id, &d.sim.LPs[id].LPState
 }
 
@@ -105,8 +105,8 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err erro
 		id := e.Receiver
 		d.enter(id, e.RecvTime, e.Depth)
 		s.LPs[id].Model.Handle(&d.ctx, e)
-		// FrameOf at each use, not a local pointer to the frame, which costs an
-		// instruction an event.
+		// FrameOf at each use, not a local pointer to the frame, which costs more
+		// instructions per event (docs/PERFORMANCE.md).
 		if err := core.FrameOf(&d.ctx).Err; err != nil {
 			return st, err
 		}

@@ -7,11 +7,12 @@ import (
 )
 
 // cancelled is a pending event cancelled by its anti-message, in its LP's list
-// (lpState.cancels): its key, and the calendar's stamp when the anti-message came. The event stays in the calendar until it
-// is taken, and is then dropped instead of processed. Removing it at once would mean
-// searching its calendar bucket, which in a model with many events at one time holds
-// thousands (PCS: 6% of a two-worker run went to those scans). Until it is taken it still
-// counts as pending for GVT and the commit horizon, which is only conservative.
+// (lpState.cancels): its key, and the calendar's stamp when the anti-message came. The
+// event stays in the calendar until it is taken, and is then dropped instead of processed.
+// Removing it at once would mean searching its calendar bucket, which in a model with many
+// events at one time holds thousands: those scans are a measurable share of a PCS run with
+// two workers (docs/PERFORMANCE.md). Until it is taken it still counts as pending for GVT
+// and the commit horizon, which is only conservative.
 //
 // The sender's re-execution often sends an event with the same key again (its sequence
 // number was rewound), perhaps with other contents, and it may arrive before the cancelled
@@ -19,7 +20,7 @@ import (
 // its twin there) is the one cancelled, which the stamps tell.
 type cancelled struct {
 	k      event.Key
-	before uint64 // Calendar.Stamp() when the anti-message came
+	before uint64 // the queue's stamp (pending.Stamp) when the anti-message came
 	next   uint32 // 1 + the index of the LP's next entry (or the next unused one), or 0
 }
 

@@ -6,14 +6,14 @@ import (
 	"github.com/warpedgo/warped/statemgr"
 )
 
-// The commit hooks (core.Sim.Committers and Config.Trace) are called as the engine commits
-// an event: as fossil collection or compaction drops its history entry below the commit
-// horizon (collectFossils, compact), or at the end of the run for the entries still logged
-// (commitRest). A worker's log holds each of its LPs' live entries in timestamp order, and
-// drops them oldest first, so each LP's events reach the hooks in timestamp order; a
-// rolled-back (dead) entry never does. With hooks, no event is processed safe (unlogged):
-// a safe event would commit as it is processed, before that LP's older logged events,
-// which commit only at the next fossil collection (d.hooks gates the safe bounds).
+// The commit hooks ([core.Sim.Committers] and Config.Trace) are called as the engine
+// commits an event: as fossil collection or compaction drops its history entry below the
+// commit horizon (collectFossils, compact), or at the end of the run for the entries still
+// logged (commitRest). A worker's log holds each of its LPs' live entries in timestamp
+// order, and drops them oldest first, so each LP's events reach the hooks in timestamp
+// order; a rolled-back (dead) entry never does. With hooks, no event is processed safe
+// (unlogged): a safe event would commit as it is processed, before that LP's older logged
+// events, which commit only at the next fossil collection (d.hooks gates the safe bounds).
 
 // commitHeadHooks calls the commit hooks for the history log's head entries that
 // collectFossils is about to drop below the commit horizon hk, before commitEntry clears
@@ -38,7 +38,7 @@ func (w *worker) commitHeadHooks(hk event.Key) {
 }
 
 // commitEntryHooks calls the commit hooks for one history entry, committed out of a bulk
-// (compact, commitRest); s is its scratch words (History.Scratch).
+// (compact, commitRest); s is its scratch words ([statemgr.History.Scratch]).
 func (w *worker) commitEntryHooks(h *statemgr.Entry, s *event.Words) {
 	d := w.d
 	if d.sim.Cfg.Trace != nil {
@@ -50,7 +50,7 @@ func (w *worker) commitEntryHooks(h *statemgr.Entry, s *event.Words) {
 
 // commitHook calls the trace (under the caller's d.traceMu) and the Commit hook of the LP
 // of history entry h, with the worker's frame set to the event's LP and time, as the
-// sequential dispatcher does; s is the entry's scratch words (History.Scratch).
+// sequential dispatcher does; s is the entry's scratch words ([statemgr.History.Scratch]).
 func (w *worker) commitHook(h *statemgr.Entry, s *event.Words) {
 	d := w.d
 	ev := &h.Ev

@@ -28,8 +28,8 @@
 //   - offload.go: batched event handling on an offload backend (processBatch in a
 //     worker's own loop; a group runs its staged batches on the backend outside its lock,
 //     group.go's stageBatches).
-//   - driver.go: runs across processes, which package dist drives (dist.Driver): the
-//     engine as dist.Engine sees it, the manager's worker (mw) that delivers the events
+//   - driver.go: runs across processes, which package dist drives ([dist.Driver]): the
+//     engine as [dist.Engine] sees it, the manager's worker (mw) that delivers the events
 //     arriving from other ranks without a part of its own. remotesafe.go: the worker's
 //     part of safe events across processes.
 //   - sample.go: engine sampling (Config.Sample). inspect.go: hooks for package kernel's

@@ -61,7 +61,7 @@ func (e *driverEngine) Phases() dist.Phases {
 	return (*managerPhases)(e.sp.manager())
 }
 
-// managerPhases is the manager's phaseClock as dist.Phases.
+// managerPhases is the manager's phaseClock as [dist.Phases].
 type managerPhases phaseClock
 
 // Comm starts communication.

@@ -16,10 +16,10 @@ import (
 // events outright, the way the sequential dispatcher does:
 //
 //   - Each worker's pending events, of all its LPs, are in one schedule queue (pending,
-//     an ltsf.Events of the kind QueueType names: by default a calendar queue,
-//     eventset.Calendar, of the events by value), taken least first. An event whose key is below the key
-//     of its LP's last processed event is a straggler: the LP is rolled back and the event
-//     put back, and the worker takes the least event again.
+//     an [ltsf.Events] of the kind QueueType names: by default a calendar queue,
+//     [eventset.Calendar], of the events by value), taken least first. An event whose key
+//     is below the key of its LP's last processed event is a straggler: the LP is rolled
+//     back and the event put back, and the worker takes the least event again.
 //   - What a worker processes goes to its own history log, appended in processing order:
 //     the event by value, the index of the LP's previous entry (each LP's entries are
 //     chained, newest first, for rollback), the range of its outputs in the worker's output
@@ -35,7 +35,7 @@ import (
 //     and when idle. Anti-messages for the worker's own LPs wait in a list handled before
 //     the next event; an anti-message whose twin was processed rolls its LP back (dropping
 //     the twin), and one whose twin is pending marks it cancelled, to be dropped when taken
-//     (see cancelled; Calendar.Cancel, which searches the twin's bucket, cost PCS 6%).
+//     (see cancelled, which says why it is not searched for in its calendar bucket).
 //     Per-pair order keeps an anti-message behind its positive twin, and calendar stamps
 //     tell the twin from a re-send with the same key that arrives after the anti-message.
 //   - GVT is Fujimoto's algorithm (package gvt): a worker drains its inbound and
@@ -57,16 +57,17 @@ import (
 // base. So the log holds what lies above the horizon and no more, whatever the period.
 //
 // Lazy cancellation: a rollback holds the outputs of the undone events (but the twin's that
-// an anti-message drops) in the LP's outputmgr.Lazy instead of sending their anti-messages
-// (holdOutputs; the output log, an outputmgr.Log, keeps each send's contents beside it for
-// the comparison). A send while processing an event consumes an identical held output of the
-// same cause (suppressed: the original is still live) or clashes with a held output of the
-// same key and receiver (its anti-message goes first; a re-send to the worker's own LPs then
-// waits behind it in antis, so that the calendar stamps tell the cancelled twin from it). A
-// worker takes its events in key order, so a held output whose cause sorts below its least
-// pending event will not be regenerated: before each event and each GVT report, expireHeld
-// sends the anti-messages of those. Every other held output has its cause pending, at or
-// below its receive time, so the GVT and safety reports cover its anti-message.
+// an anti-message drops) in the LP's [outputmgr.Lazy] instead of sending their
+// anti-messages (holdOutputs; the output log, an [outputmgr.Log], keeps each send's
+// contents beside it for the comparison). A send while processing an event consumes an
+// identical held output of the same cause (suppressed: the original is still live) or
+// clashes with a held output of the same key and receiver (its anti-message goes first; a
+// re-send to the worker's own LPs then waits behind it in antis, so that the calendar
+// stamps tell the cancelled twin from it). A worker takes its events in key order, so a
+// held output whose cause sorts below its least pending event will not be regenerated:
+// before each event and each GVT report, expireHeld sends the anti-messages of those. Every
+// other held output has its cause pending, at or below its receive time, so the GVT and
+// safety reports cover its anti-message.
 //
 // CheckRollbacks keeps the digests of the LP's state and sends after each logged event in a
 // ring beside the history log (queue.checks), and per LP the digest of the state
@@ -98,10 +99,10 @@ type lpState struct {
 	// or 0 for none, in its low 30 bits (firstCancel). Its top bit (heldBit) says whether
 	// the LP has an event in a worker's batch (batched offload's, or a group's: held),
 	// which the taking of an event checks: here, on the line the take reads anyway, rather
-	// than in an array of flags of its own, whose lines the workers of a group wrote in
-	// turn (10% of PHOLD's run with two workers on one queue went to those misses). The
-	// next bit (seenBit) marks the LP while a group's bulk take looks for LPs it took two
-	// events of (takeBuckets).
+	// than in an array of flags of its own, whose lines the workers of a group would write
+	// in turn, each take then missing on a line the other core wrote (docs/PERFORMANCE.md).
+	// The next bit (seenBit) marks the LP while a group's bulk take looks for LPs it took
+	// two events of (takeBuckets).
 	cancels uint32
 }
 
@@ -216,10 +217,10 @@ type queue struct {
 // gvtEvents is the number of events a worker of the engine processes
 // between GVT rounds it starts itself in a run in one process. The history log holds what
 // lies between GVT and the workers' clocks, so frequent rounds keep it in the caches (a
-// round costs each worker one report); rounds every 8192 events left a quarter of the
-// run in cache misses writing the log. Each round also refreshes the workers' safe bounds
-// (updateSafe): rounds every 2048 events left 13% of PHOLD's events safe, every 512 37%
-// (without its lookahead), and every 256 events ran 3% faster than every 512.
+// round costs each worker one report); with rounds thousands of events apart, writing the
+// log misses the caches. Each round also refreshes the workers' safe bounds (updateSafe),
+// so the more frequent the rounds, the more events are safe (committed unlogged); 256
+// events measured faster than 512 and 2048 (docs/PERFORMANCE.md).
 const gvtEvents = 256 // a power of two, as is slowGVTEvents
 
 // slowGVTEvents is gvtEvents where there are no safe bounds: with periodic state
@@ -232,17 +233,16 @@ const slowGVTEvents = 2048
 // round needs every worker's report, so while the workers run side by side rounds end
 // every few thousand events and the bound is never reached; when one is descheduled (a
 // busy machine), the others would otherwise run on alone and lose most of that work to
-// rollbacks (measured: efficiency down to 39% and 1.5 GiB of history on PHOLD on a loaded
-// 2-core machine). The count restarts when a round ends, not when GVT advances: a model
-// with many events at one time (PCS's times are integers) keeps GVT at that time for
-// thousands of events while both workers run, and counting from its advances left PCS's
-// workers waiting 15% of the run. Across processes GVT rounds follow Mattern's token, once
-// per GVT period, not the work done, so the bound caps each worker at that many events per
-// round there; it is kept, because without it ranks that share cores run far ahead of each
-// other: on mpirun -np 2 on 2 cores, a bound of 32768 took PHOLD from 3.5 to 0.9 M events/s
-// (58% efficiency, GVT rounds 40 ms apart as the managers lost their cores to the
-// workers). Beside it, a window in virtual time that follows the worker's own rollbacks
-// bounds how far beyond GVT it goes (throttle.go).
+// rollbacks, and their history logs would grow with it. The count restarts when a round
+// ends, not when GVT advances: a model with many events at one time (PCS's times are
+// integers) keeps GVT at that time for thousands of events while both workers run, and
+// counting from its advances would keep PCS's workers waiting at the bound. Across
+// processes GVT rounds follow Mattern's token, once per GVT period, not the work done, so
+// the bound caps each worker at that many events per round there; it is kept, because
+// without it ranks that share cores run far ahead of each other, and the workers take the
+// cores from the managers that carry the token, so that rounds come far apart and
+// rollbacks grow (docs/PERFORMANCE.md). Beside it, a window in virtual time that follows
+// the worker's own rollbacks bounds how far beyond GVT it goes (throttle.go).
 const aheadEvents = 4096
 
 // logMaxDefault bounds a worker's run ahead of GVT by the length of its history log: with that
@@ -250,39 +250,38 @@ const aheadEvents = 4096
 // takes only events at GVT until fossil collection makes room. aheadEvents alone does
 // not bound the log, because GVT may advance by little while the worker runs far ahead of
 // it (the other worker starved of its core, as when test packages share the machine). It
-// is never reached when the workers keep pace: PHOLD's log holds about 3000 entries on
-// average.
+// is never reached when the workers keep pace: the log then holds a fraction of it.
 //
 // Events at GVT are still taken at the bound, since they are what advances GVT. Fossil
 // collection alone would then let the log grow: it drops only the log's head, and after a
 // rollback the head may be an entry above GVT with committed and rolled-back entries behind
-// it (seen under CI's load: 65536 slots and a 57 MiB peak against 22 MiB). So a full log is
-// compacted (compact) every logMaxDefault/compactShare events, which holds it to about
-// logMaxDefault + logMaxDefault/compactShare entries: the ring stays at 16384 slots. Events at GVT
-// itself are the exception: nothing at GVT can be dropped, so a model with many events at
-// one time (PCS's times are integers) fills the log past the bound with them; compaction
-// then backs off (see compactShare).
+// it (as seen under CI's load). So a full log is compacted (compact) every
+// logMaxDefault/compactShare events, which holds it to about logMaxDefault +
+// logMaxDefault/compactShare entries: the ring stays at 16384 slots. Events at GVT itself
+// are the exception: nothing at GVT can be dropped, so a model with many events at one time
+// (PCS's times are integers) fills the log past the bound with them; compaction then backs
+// off (see compactShare).
 const logMaxDefault = 1<<14 - 1024
 
 // compactShare sets how often a full history log is compacted: every logMaxDefault/compactShare
 // events processed, an amortized cost of compactShare entry moves per event at most, paid
 // only while the log is full. A compaction that drops less than a compactShare-th of the
 // log doubles the interval before the next one (up to logMaxDefault events), so that a log
-// full of entries that cannot be dropped yet is not scanned again and again (PCS: 5% of a
-// run).
+// full of entries that cannot be dropped yet (PCS's events at GVT) is not scanned again
+// and again.
 const compactShare = 16
 
 // flushEvents is the number of events a worker of the engine takes between two
 // hand-overs of the events it buffered for other workers (it also hands them over before
 // it reports to a GVT round and when it goes idle). Each hand-over takes the destination's
 // lock, whose cache line then crosses between cores; a batch delays an event by a few dozen
-// events of its sender, far less than the lookahead of typical models. Measured on PHOLD
-// with 2 workers, medians of 7 interleaved runs: 3.79 M events/s handing over after every
-// event, 4.39 every 32 events; 128 was no better than 32.
+// events of its sender, far less than the lookahead of typical models. On PHOLD with 2
+// workers, handing over every 32 events is faster than after every event, and larger
+// batches gain nothing more (docs/PERFORMANCE.md).
 const flushEvents = 32
 
 // histMin is the initial size of the CheckRollbacks digests beside the history log (a
-// power of two, that of statemgr.History).
+// power of two, that of [statemgr.History]).
 const histMin = 1024
 
 // initQueues sets up the engine: sched[j] is the worker of LP d.local[j].
@@ -361,7 +360,7 @@ func (d *timeWarpDispatcher) initQueues(sched []int, lockType string) error {
 }
 
 // initEach runs the LPs' Init in parallel, each worker its own LPs (a model with many
-// initial events spends a noticeable part of the run there: a tenth of PCS's). Initial
+// initial events, such as PCS, spends a noticeable part of the run there). Initial
 // events for a worker's own LPs go into its calendar; those for another worker's LPs are
 // handed over to its inbound and moved into its calendar once every worker is done.
 func (d *timeWarpDispatcher) initEach() error {

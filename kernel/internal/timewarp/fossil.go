@@ -107,8 +107,8 @@ func (w *worker) commitEntry(h *statemgr.Entry, i int64, g Time) {
 
 // compact drops from anywhere in the history log what fossil collection drops from its
 // head only: rolled-back entries and committed ones (below the commit horizon hk, as of the
-// last fossil collection), with their outputs (statemgr.History.Compact and
-// outputmgr.Log.Keep do the moving and renumbering): an index that still refers to a
+// last fossil collection), with their outputs ([statemgr.History.Compact] and
+// [outputmgr.Log.Keep] do the moving and renumbering): an index that still refers to a
 // dropped entry (an LP's last or anchor entry, committed) is then below the log's base,
 // which every walk along an LP's entries reads as none, as it does after fossil collection. An LP's
 // committed entries all precede its entries above the horizon in the log, so they are

@@ -53,9 +53,8 @@ import (
 // groupBatch is the number of events a worker of a group takes under its group's lock at
 // once, and groupSafeBatch the number where the group commits events unlogged
 // (queue.groupSafe). Larger batches hand the lock over less often, but set more
-// events aside (their LPs are held): on the 2-vCPU machine of docs/PERFORMANCE.md, PHOLD
-// with 2 workers on a queue ran 5 – 6% faster with 128 than with 32 (nearly every event
-// safe), PCS (none) 18% slower.
+// events aside (their LPs are held): 128 is faster than 32 where nearly every event is
+// safe (PHOLD), slower where none is (PCS) (docs/PERFORMANCE.md).
 const (
 	groupBatch     = 32
 	groupSafeBatch = 128
@@ -74,7 +73,7 @@ type staged struct {
 }
 
 // stagedSend is a send kept aside while a worker of a group handles an event without the
-// lock: the arguments of sink.send but the sender and its time, which are the staged
+// lock: the arguments of sink.Send but the sender and its time, which are the staged
 // event's receiver and receive time.
 type stagedSend struct {
 	to      LPID
@@ -123,17 +122,14 @@ type stage struct {
 // newLock returns a new lock of the given kind (LockType) for a queue's inbound or a
 // shared queue: a mutex that polls before it parks while every worker can have a
 // processor, one that parks at once where they outnumber GOMAXPROCS (see
-// spinlock.Mutex). A group's worker holds its queue's lock for a whole batch's commit and
-// take, some microseconds; a worker holds an inbound's for an append. PHOLD, 2 workers
-// sharing a queue on the 2-vCPU machine (medians of interleaved runs against the
-// sequential dispatcher): the ticket lock 0.97 – 1.05, the mutex 0.95 – 1.05 on an idle
-// machine; with one other busy thread, the ticket lock 0.34 – 0.42 and the mutex 0.60 –
-// 0.65. A FIFO hand-over waits for a waiter whose thread the operating system has
-// descheduled (or, with more workers than GOMAXPROCS, whose goroutine is not running);
-// the mutex lets whoever runs take it. As the inbound lock, on PHOLD with 4 workers on
-// the 2 cores, the ticket lock committed 1.3 – 1.7 M events/s and the mutex 4.0 – 4.8 M.
-// (sync.Mutex alone, which parks its waiter at once and wakes it at every hand-over,
-// read 0.53 – 0.66 of sequential as a shared queue's lock on the idle machine.)
+// [spinlock.Mutex]). A group's worker holds its queue's lock for a whole batch's commit
+// and take, some microseconds; a worker holds an inbound's for an append. On an idle
+// machine the ticket lock and the mutex are alike; on a loaded one, or as the inbound
+// lock with more workers than cores, the mutex is much faster: a FIFO hand-over waits for
+// a waiter whose thread the operating system has descheduled (or, with more workers than
+// GOMAXPROCS, whose goroutine is not running), while the mutex lets whoever runs take it.
+// ([sync.Mutex] alone, which parks its waiter at once and wakes it at every hand-over, is
+// slower than both as a shared queue's lock.) The figures: docs/PERFORMANCE.md.
 func (d *timeWarpDispatcher) newLock(kind string) (sync.Locker, error) {
 	if kind == spinlock.KindMutex {
 		return spinlock.NewMutex(d.cfg.Workers <= runtime.GOMAXPROCS(0)), nil
@@ -277,8 +273,8 @@ func (w *worker) admit(x *lpState, id LPID, ev *event.Event) bool {
 func (w *worker) hold(x *lpState, ev *event.Event) {
 	st := &w.stage
 	x.setHeld(true)
-	// Not append(…, staged{ev: *ev}): that builds the element on the stack and copies it
-	// (5% of a group's run). handleStaged sets the generators and sends.
+	// Not append(…, staged{ev: *ev}): that builds the element on the stack and copies it,
+	// for every event taken. handleStaged sets the generators and sends.
 	n := len(st.held)
 	if n < cap(st.held) {
 		st.held = st.held[:n+1]
@@ -295,17 +291,18 @@ func (w *worker) hold(x *lpState, ev *event.Event) {
 const bucketMost = 1024
 
 // takeBuckets is takeGroup's take where the group commits unlogged and cancels
-// aggressively: whole calendar buckets at a time, unsorted (eventset.Calendar.TakeBucket),
-// as a batch is handled and committed out of key order anyway; the bucket sort that Pop's
-// take costs was a third of the group's time under its lock. Each event goes through what
-// takeGroup checks event by event, the end (or window) and the ahead bound included (an
-// event past them is put back), so the batch is what the ordered take could have taken,
-// with one more rule: of an LP the batch holds only its least pending event, as the
-// ordered take would (a later one is set aside). Without it a later event of an LP could
-// be committed unlogged before an earlier one is processed. A bucket that holds two
-// events of one LP is therefore sorted first (rare: seenBit finds it). A straggler ends
-// the take, the rest of its bucket put back. It reports whether the calendar gave it
-// nothing (TakeBucket declined: takeGroup then takes in order).
+// aggressively: whole calendar buckets at a time, unsorted
+// ([eventset.Calendar.TakeBucket]), as a batch is handled and committed out of key order
+// anyway; the bucket sort that Pop's take costs is a large share of the group's time under
+// its lock (docs/PERFORMANCE.md). Each event goes through what takeGroup checks event by
+// event, the end (or window) and the ahead bound included (an event past them is put back),
+// so the batch is what the ordered take could have taken, with one more rule: of an LP the
+// batch holds only its least pending event, as the ordered take would (a later one is set
+// aside). Without it a later event of an LP could be committed unlogged before an earlier
+// one is processed. A bucket that holds two events of one LP is therefore sorted first
+// (rare: seenBit finds it). A straggler ends the take, the rest of its bucket put back. It
+// reports whether the calendar gave it nothing (TakeBucket declined: takeGroup then takes
+// in order).
 func (w *worker) takeBuckets(lim, g Time) bool {
 	d, q, st := w.d, w.q, &w.stage
 	for first := true; len(st.held) < st.take; first = false {
@@ -383,7 +380,7 @@ func (w *worker) sortBulk() {
 // prefetchTake asks the processor for what takeGroup touches next, so that the misses
 // overlap the takes before: the calendar record of the event takeAhead places on, and the
 // lpState record of the one half as far (its record asked for that many takes before). A
-// take costs a few tens of nanoseconds under the group's lock, a miss about a hundred.
+// miss costs several takes, and would be paid under the group's lock.
 func (w *worker) prefetchTake() {
 	q := w.q
 	q.pend.cal.PrefetchUpcoming(takeAhead) // the hints: see pending
@@ -556,8 +553,8 @@ func (w *worker) commitStaged() bool {
 // the pushes of the sends of the events after it will write in the calendar: the bucket
 // records of those of event i+commitAhead, and the record slots of those of event
 // i+commitAhead/2 (their buckets' records asked for before), so that their misses
-// overlap the commits before (the pushes were a fifth of a group's run, most of it
-// waiting for those lines: PHOLD, 2 workers on one queue).
+// overlap the commits before (without it the pushes, under the lock, mostly wait for those
+// lines: PHOLD, 2 workers on one queue; docs/PERFORMANCE.md).
 func (w *worker) prefetchPushes(i int) {
 	st, cal := &w.stage, &w.q.pend.cal // the hints: see pending
 	from, to := i+commitAhead, i+commitAhead+1

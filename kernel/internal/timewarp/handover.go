@@ -84,8 +84,8 @@ func (w *worker) drainInbound() {
 	in := q.in
 	if len(in) > 0 {
 		// Active before inN reads 0: the manager's passivity check reads inN without the
-		// lock, then the wake count (see termination.Workers); the other order let it see
-		// neither the events nor the wake, and end the run while they were in hand.
+		// lock, then the wake count (see termination.Workers); in the other order it could
+		// see neither the events nor the wake, and end the run while they are in hand.
 		w.setIdle(false)
 	}
 	q.in = q.spare[:0]

@@ -10,7 +10,7 @@ import (
 )
 
 // horizon is the engine's commit horizon in a run in one process: with each GVT
-// round, the workers report, beside the least time, the least key (event.KeyOf) of the
+// round, the workers report, beside the least time, the least key ([event.KeyOf]) of the
 // events they hold or handed over since their last report, and the worker that completes
 // the round publishes the least of those keys. Fujimoto's argument holds for keys as for
 // times (an event's sends, its rollback's re-sends and anti-messages all sort after it), so
@@ -101,8 +101,8 @@ func maxKey() event.Key {
 //     may have reached their receivers after their reports in round r), before and after
 //     this call (lowerSafe).
 //
-// With a lookahead L (see Lookahead), an event that a pending event at time t causes at
-// another LP is at or after t+L, so the pending events' part of a safety report is the
+// With a lookahead L (kernel.Lookahead), an event that a pending event at time t causes
+// at another LP is at or after t+L, so the pending events' part of a safety report is the
 // least key at time t+L, and so is that of an event this worker handed over at time t.
 //
 // The round's result may be read late: its last reporter publishes it after the round ended,
@@ -155,8 +155,9 @@ func (q *queue) lowerSafe(e *event.Event, la Time) {
 	}
 }
 
-// report reports to running GVT round r, which the worker has not reported in yet: it hands over its
-// buffered events and takes in what was handed to it first (see the package comment).
+// report reports to running GVT round r, which the worker has not reported in yet: it hands
+// over its buffered events and takes in what was handed to it first (see engine.go's
+// comment on GVT).
 func (w *worker) report(r uint64) {
 	d, q := w.d, w.q
 	w.takeInbound()

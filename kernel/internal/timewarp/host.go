@@ -14,8 +14,8 @@ import (
 //
 // Go runs at most GOMAXPROCS goroutines at once and switches among the others only when one
 // yields or after a 10 ms time slice. A GVT round needs a report from every worker, so with
-// a goroutine per worker, rounds waited for workers that were not running; the running ones
-// ran far ahead in virtual time and were rolled back when the others caught up
+// a goroutine per worker, rounds wait for workers that are not running; the running ones
+// run far ahead in virtual time and are rolled back when the others catch up
 // (docs/DECISIONS.md, "Never waits, first part"). The same happens one level down when
 // other processes take the machine's cores: a worker whose thread is off its core holds up
 // every round.

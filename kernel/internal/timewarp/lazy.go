@@ -61,7 +61,7 @@ func (w *worker) lazyHandled(to, from LPID, depth uint32, seq uint64, at, now Ti
 // with key w.cause by an LP that holds outputs: it sends the anti-messages of the held
 // outputs that e clashes with (clashed), and reports whether e is to be suppressed (an
 // identical held output of the same cause is still live at the receiver; see
-// outputmgr.Lazy.Regenerated).
+// [outputmgr.Lazy.Regenerated]).
 func (w *worker) regenerated(e *event.Event) (suppress, clashed bool) {
 	w.cancels, suppress = w.d.lazies[e.Sender].Regenerated(w.cause, e, w.cancels[:0])
 	clashed = len(w.cancels) > 0

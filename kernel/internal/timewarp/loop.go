@@ -161,7 +161,7 @@ func (w *worker) run(n int) (int, turnState) {
 // event put back; one that its anti-message cancelled is dropped. Before that, the worker
 // asks the processor for what the next one will touch, so that the misses overlap this
 // one's handling: the coming events' calendar records, LP records and model state, with
-// the lpState record of the LP whose records it asks for (core.PrefetchNext), and the
+// the lpState record of the LP whose records it asks for ([core.PrefetchNext]), and the
 // history log slot the next entry goes to, unless the event before was safe (the next one
 // most likely is too, and is not logged). Both steps are written out in the loop rather
 // than called: each call costs the loop its spilled registers (docs/PERFORMANCE.md, "Never
@@ -172,7 +172,7 @@ func (w *worker) stretch(n int, b Time) (int, bool) {
 	start := q.ahead
 	for stop := start + n; q.ahead < stop; {
 		// The calendar's own copy, valid until the next Pop: copying it out right after Pop
-		// wrote it field by field stalled on store forwarding (1-2% of a run).
+		// wrote it field by field would stall on store forwarding.
 		var ev *event.Event
 		if p := &q.pend; p.other == nil { // the calendar, called directly (see pending)
 			ev = p.cal.PopBefore(b)

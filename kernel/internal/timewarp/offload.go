@@ -22,7 +22,7 @@ import (
 // group.go), of distinct LPs, rolling a straggler's LP back as the loop does. An event
 // whose LP implements Batcher and has a kernel for it is held; any other is processed at
 // once with Handle (in a group, handled with Handle outside the lock). The held events are
-// packed into one gpuoffload.Batch per kernel (LP id, time, payload words, the LP's
+// packed into one [gpuoffload.Batch] per kernel (LP id, time, payload words, the LP's
 // generator and PackState's words), submitted to the backend, and waited for; each result
 // is then committed in the order taken through process, with applyBatched in Handle's
 // place (generator, UnpackState, and the outputs sent through the Context like Handle's
@@ -34,15 +34,16 @@ import (
 // coast forward always use Handle (the kernel is Handle's twin, see Batcher).
 //
 // A batch is complete before the worker reports to a GVT round, so no held event escapes
-// a report. The backend accepts gpuoffload.MaxInFlight batches at once for each worker's
-// lane (gpuoffload.Options.Lanes); a worker that finds them taken waits for its own
+// a report. The backend accepts [gpuoffload.MaxInFlight] batches at once for each worker's
+// lane ([gpuoffload.Options.Lanes]); a worker that finds them taken waits for its own
 // batches and then runs the batch synchronously (it never blocks for a slot while holding
 // one, so the workers cannot deadlock).
 //
-// The batch size is fixed (BatchSize) or tuned by each worker on its own (gpuoffload.Tuner), and
-// with OffloadAuto the tuner may turn batching off while it does not pay. A backend error
-// fails the run, or with OffloadAuto turns offload off for every worker (the batches
-// concerned are processed with Handle) and leaves a note in Stats.OffloadNote.
+// The batch size is fixed (BatchSize) or tuned by each worker on its own
+// ([gpuoffload.Tuner]), and with OffloadAuto the tuner may turn batching off while it does
+// not pay. A backend error fails the run, or with OffloadAuto turns offload off for every
+// worker (the batches concerned are processed with Handle) and leaves a note in
+// Stats.OffloadNote.
 
 // offloadShared is what the workers' offloaders share.
 type offloadShared struct {
@@ -440,7 +441,7 @@ func (o *offloader) size(d *timeWarpDispatcher) int {
 const tuneClockEvery = 16
 
 // tick lets the tuner end its measurement window, feeding it the worker's net event count
-// (events processed less events rolled back; see gpuoffload.Tuner.Observe).
+// (events processed less events rolled back; see [gpuoffload.Tuner.Observe]).
 func (o *offloader) tick(w *worker) {
 	if !o.tuning {
 		return

@@ -17,7 +17,7 @@ import (
 //
 // What a parked worker waits for, and who wakes it:
 //   - a GVT round starts (it must report in it) or ends (GVT, the commit horizon and the
-//     ahead bound move): gvt.Fujimoto's OnChange hook (onGVTChange), called by whoever
+//     ahead bound move): the [gvt.Fujimoto.OnChange] hook (onGVTChange), called by whoever
 //     started or ended the round, wakes every parked worker (wakeAll);
 //   - events handed over to its queue's inbound: the worker that handed them over wakes
 //     the queue's workers (handOver, flushOutboxes);
@@ -31,24 +31,24 @@ import (
 // wake (buffered: a wake-up sent before the worker sleeps is kept). A spurious wake-up
 // costs one turn of the loop.
 
-// parkAfter is how long a worker spins (runtime.Gosched each turn) before it parks.
+// parkAfter is how long a worker spins ([runtime.Gosched] each turn) before it parks.
 // Most waits are for a peer's report, which comes within microseconds on an idle machine
 // and within the operating system's time slice (a few milliseconds) on a busy one. A
 // parked thread that is woken waits for a core behind whatever runs there, up to that
-// time slice again: on the 2-core machine with one other CPU-bound process, parking after
-// 64 idle turns committed PHOLD with 2 workers at 1.75 – 2.0 M events/s, spinning
-// 2.4 – 3.1 M. So a worker parks only when the wait is long (nothing to do until a
-// remote event or the end), where spinning would only burn a core.
+// time slice again, so on a loaded machine a worker that parks after a short wait is
+// slower than one that spins (docs/PERFORMANCE.md). So a worker parks only when the wait
+// is long (nothing to do until a remote event or the end), where spinning would only burn
+// a core.
 const parkAfter = 5 * time.Millisecond
 
 // yieldAfter is the number of idle turns in a row after which a worker also gives its
-// thread's core away (sched_yield) at each turn, besides runtime.Gosched. A worker waits
+// thread's core away (sched_yield) at each turn, besides [runtime.Gosched]. A worker waits
 // mostly at the ahead bound (aheadEvents), for a GVT round that needs another worker's
 // report; on a loaded machine that worker's thread is often off its core, and spinning on
-// Gosched keeps the core from it (55-60% of a loaded 2-worker run's CPU samples were in
-// that spin). Yielding on every idle turn cost a model with short waits (the epidemic) 7%;
-// after 64 turns, interleaved rounds under load measured 1.15 to 1.86 times the rate
-// without (docs/PERFORMANCE.md).
+// Gosched keeps the core from it (most of a loaded 2-worker run's CPU samples fall in
+// that spin). Yielding on every idle turn costs a model with short waits (the epidemic);
+// after 64 turns it raises the rate under load on every model measured
+// (docs/PERFORMANCE.md).
 const yieldAfter = 64
 
 // parkCheck is the number of idle turns between two looks at the clock.

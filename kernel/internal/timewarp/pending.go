@@ -6,17 +6,17 @@ import (
 	"github.com/warpedgo/warped/ltsf"
 )
 
-// pending is a schedule queue's pending events, of the type TimeWarpConfig.QueueType
-// names: the calendar (the default), held by value and called directly, or another
-// ltsf.Events (other, nil for the calendar). Each method tests other and calls one or the
-// other: the test is a load and a branch that always goes one way, where calling the
-// calendar through the interface would stop the compiler from seeing that pointers
-// handed to it do not escape, and would put every event's push and pop behind an
-// indirect call. The methods, each holding an interface call, are beyond the inliner's
-// budget, so the two calls every event makes (stretch's PopBefore, sink's PushSend) write
-// the test out instead, and pending has no method for them. The prefetch hints
-// (core.PrefetchNext, Calendar.PrefetchUpcoming and the like) are asked of cal directly,
-// whatever the type: with another type cal stays empty, and they find nothing to ask for.
+// pending is a schedule queue's pending events, of the type TimeWarpConfig.QueueType names:
+// the calendar (the default), held by value and called directly, or another [ltsf.Events]
+// (other, nil for the calendar). Each method tests other and calls one or the other: the
+// test is a load and a branch that always goes one way, where calling the calendar through
+// the interface would stop the compiler from seeing that pointers handed to it do not
+// escape, and would put every event's push and pop behind an indirect call. The methods,
+// each holding an interface call, are beyond the inliner's budget, so the two calls every
+// event makes (stretch's PopBefore, sink's PushSend) write the test out instead, and
+// pending has no method for them. The prefetch hints ([core.PrefetchNext],
+// [eventset.Calendar.PrefetchUpcoming] and the like) are asked of cal directly, whatever
+// the type: with another type cal stays empty, and they find nothing to ask for.
 type pending struct {
 	cal   eventset.Calendar
 	other ltsf.Events
@@ -59,7 +59,7 @@ func (p *pending) Min() (event.Time, bool) {
 	return p.cal.Min()
 }
 
-// MinKey returns the key of the least event held (see ltsf.Events), or false.
+// MinKey returns the key of the least event held (see [ltsf.Events]), or false.
 func (p *pending) MinKey() (event.Key, bool) {
 	if p.other != nil {
 		return p.other.MinKey()
@@ -67,7 +67,7 @@ func (p *pending) MinKey() (event.Key, bool) {
 	return p.cal.MinKey()
 }
 
-// TakeBucket moves out some of the least events, unsorted (see ltsf.Events).
+// TakeBucket moves out some of the least events, unsorted (see [ltsf.Events]).
 func (p *pending) TakeBucket(dst []event.Event, stamps []uint64, most int, until float64) ([]event.Event, []uint64) {
 	if p.other != nil {
 		return p.other.TakeBucket(dst, stamps, most, until)

@@ -16,7 +16,7 @@ import (
 func (w *worker) process(x *lpState, id LPID, ev *event.Event) {
 	d, q := w.d, w.q
 	r := &d.sim.LPs[id]
-	f := w.frame() // not core.Enter, which costs PHOLD 2 instructions an event more
+	f := w.frame() // not core.Enter, which costs more instructions an event
 	f.Now, f.Depth, f.Self, f.LP = ev.RecvTime, ev.Depth, id, &r.LPState
 	if d.perSend {
 		w.cause = event.KeyOf(ev) // lazy cancellation: the cause of the sends to come
@@ -56,9 +56,10 @@ func (w *worker) processLogged(x *lpState, r *core.LPRecord, ev *event.Event) {
 	d, q := w.d, w.q
 	d0 := r.RNG.D // the Weyl counter alone counts the draws (rng.Draws)
 	outFrom := q.outs.Next()
-	// The handler: the model's Handle, or, while processBatch commits a batch, the results of
-	// the batch's element (see applyBatched). Written out, here and for a safe event in
-	// process: as a function it was not inlined (17 instructions an event).
+	// The handler: the model's Handle, or, while processBatch commits a batch, the results
+	// of the batch's element (see applyBatched). Written out, here and for a safe event in
+	// process: as a function it is not inlined, and its call would cost instructions on
+	// every event.
 	if w.batch == nil {
 		r.Model.Handle(&w.ctx, ev)
 	} else {
@@ -102,8 +103,8 @@ func (q *queue) save(r *core.LPRecord) *statemgr.Saved {
 }
 
 // sink is a worker of the engine as the sink of its Context (initQueues
-// sets it): its send is the engine's, without worker.Send's dispatch, a call that passed
-// a send's eleven words of arguments on once more (30 instructions an event).
+// sets it): its send is the engine's, without worker.Send's dispatch, a call that would
+// pass a send's eleven words of arguments on once more, on every send.
 type sink worker
 
 // Send is the engine's sink (see worker.Send).
@@ -115,14 +116,14 @@ func (s *sink) Send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Wo
 	d := w.d
 	if !w.initSend {
 		if !w.unlogged {
-			o := w.q.outs.Push() // field by field: see process
+			o := w.q.outs.Push() // field by field: see processLogged
 			o.RecvTime, o.SendTime, o.Seq, o.Depth, o.Sender, o.Receiver = at, now, seq, depth, from, to
 		}
 		if to == from || int(d.owner[to]) == w.g && (d.dist == nil || d.dist.IsLocal(to)) {
 			// The common case, into the worker's own calendar, without building the
 			// event first (deliver's case for it). A send to self needs no lookup:
-			// the owner table's line is cold more often than not (the load was 4% of a
-			// PHOLD run, where three sends in four go to self).
+			// the owner table's line is cold more often than not, and on PHOLD three
+			// sends in four go to self.
 			w.tracker.Made(at)
 			if p := &w.q.pend; p.other == nil { // the calendar, called directly (see pending)
 				p.cal.PushSend(at, now, seq, depth, from, to, ws, payload)

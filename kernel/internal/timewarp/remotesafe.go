@@ -7,7 +7,7 @@ import (
 )
 
 // Safe events across processes: the worker's part. The manager's part, and the argument,
-// are in package dist (safe.go): dist.RemoteSafe.
+// are in package dist (safe.go): [dist.RemoteSafe].
 
 // remoteLowEvery is the number of loop turns after which a worker takes a snapshot again
 // though its safe bound did not change.
@@ -23,10 +23,10 @@ type safeWorker struct {
 	b     []Time
 }
 
-// remoteSafe is the worker's part of safe events across processes, called at the top of
-// its loop (host.solo): when the remote bound rose, it takes in what arrived before it and
-// raises its safe bound to it; then, and every remoteLowEvery turns, it takes a snapshot
-// (dist.RemoteSafe.Publish) for the manager's promises.
+// remoteSafe is the worker's part of safe events across processes, called by housekeep
+// before the worker takes events: when the remote bound rose, it takes in what arrived
+// before it and raises its safe bound to it; then, and every remoteLowEvery turns, it takes
+// a snapshot ([dist.RemoteSafe.Publish]) for the manager's promises.
 func (w *worker) remoteSafe() {
 	rs := w.d.dist.Safe()
 	if rs == nil {

@@ -23,9 +23,9 @@ import (
 // each such part enters its phase and goes back to processing at its end. No mark sits on
 // the path of an event that the loop takes with nothing else to do, and a mark tests the
 // worker's cell, which is nil when sampling is off (set once before the workers start).
-// The clock is read only when the phase changes. (A first version that kept the clock in a
-// local variable of the loop and marked processing before every event cost 0.3% of PHOLD's
-// instructions with sampling off; see docs/PERFORMANCE.md.)
+// The clock is read only when the phase changes. A mark before every event, even one that
+// tests a local of the loop, would cost every event instructions with sampling off
+// (docs/PERFORMANCE.md).
 
 // sampleCell is what a worker publishes for the sampler at each GVT report, alone on its
 // cache lines.

@@ -16,9 +16,9 @@ import "math"
 // held back before it processed adjustEvents events (the rounds are slow) widens it at the
 // round's end if it lost less than growBelow of what it did process. It never shrinks below
 // twice GVT's average advance per round: a narrower window would make every step wait for
-// a round (a conservative run paced by the round's latency; PCS's integer times across
-// processes took minutes instead of seconds with a first form that shrank to the model's
-// time scale). Events at GVT are always taken, so the worker holding the least event goes
+// a round (a conservative run paced by the round's latency: a window shrunk below PCS's
+// integer time step across processes slows it many times over; docs/DECISIONS.md). Events
+// at GVT are always taken, so the worker holding the least event goes
 // on, and GVT with it. Under memory pressure (Config.MemoryPressure) the window halves at
 // each round's end instead, with the same floor, and widens no more until it ends.
 

@@ -306,8 +306,9 @@ func (d *timeWarpDispatcher) changed() {
 	}
 }
 
-// onGVTChange is gvt.Fujimoto's OnChange hook: a round started or ended, or GVT was set.
-// Running workers see it through their queues' changes, parked ones are woken (park.go).
+// onGVTChange is the [gvt.Fujimoto.OnChange] hook: a round started or ended, or GVT was
+// set. Running workers see it through their queues' changes, parked ones are woken
+// (park.go).
 func (d *timeWarpDispatcher) onGVTChange() {
 	d.changed()
 	d.wakeAll()
@@ -375,8 +376,8 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 	}
 	for i, l := range d.lazies {
 		if l != nil && l.Len() > 0 {
-			// Cannot happen (see the package comment): an LP holding outputs keeps GVT
-			// below the end time.
+			// Cannot happen (see engine.go's comment on lazy cancellation): an LP holding
+			// outputs keeps GVT below the end time.
 			return st, fmt.Errorf("kernel: LP %d still holds %d outputs at the end of the run (lazy cancellation bug)", i, l.Len())
 		}
 	}
@@ -588,7 +589,8 @@ func (d *timeWarpDispatcher) reverseError(id LPID, k event.Key) error {
 		d.sim.NameOf(id), id, k.RecvTime, k.Sender, k.SeqSign>>1)
 }
 
-// restoreErrorAt is restoreError for the restored state described by at.
+// restoreErrorAt describes an LP whose state differs after restoring the saved state that
+// at describes.
 func (d *timeWarpDispatcher) restoreErrorAt(id LPID, at string) error {
 	return fmt.Errorf("time-warp check: LP %q (id %d) differs after restoring %s: its Snapshot "+
 		"and Restore do not reproduce the state (do they copy all of it, sharing no memory "+

@@ -12,5 +12,5 @@ type (
 	Words = event.Words
 )
 
-// frame returns the dispatcher's side of the worker's Context (see core.Frame).
+// frame returns the dispatcher's side of the worker's Context (see [core.Frame]).
 func (w *worker) frame() *core.Frame { return core.FrameOf(&w.ctx) }
