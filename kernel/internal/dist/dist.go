@@ -623,8 +623,8 @@ func (m *Driver) stepGVT(now time.Time) {
 // urgent reports whether GVT waits on this manager, so that its idle back-off must not
 // sleep: it holds the token (its local reading is due), a round it started is in flight
 // (rank 0 forwards the token when it returns), or its workers asked for GVT (they stopped
-// at the optimism bound). A sleep of up to 500 microseconds at each hop made the token's
-// round trip, not the workers, set the pace of a run across processes.
+// at the optimism bound). A back-off sleep at each hop would add up over the ring, so that
+// the token's round trip, not the workers, set the pace of a run across processes.
 func (m *Driver) urgent() bool {
 	return m.tok != nil || m.gvtRunning || m.tqLocal != 0 || m.e.GVTWanted()
 }
