@@ -2,12 +2,14 @@ package app
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -41,7 +43,9 @@ together.
 
 Given --stats-file outputs instead (one run each, or a JSON array of such objects), it
 compares the runs side by side in bar charts: committed event rate, efficiency, events
-rolled back, peak memory and wall time.
+rolled back, peak memory and wall time, each bar with its value. The runs are named by
+the settings in which they differ (one setting: its values under the bars and its name on
+the axis), else by file name.
 
 Input it cannot draw is refused (exit 2): over 128 MiB in all, no rows, samples of more
 than 256 workers, more than 64 series.
@@ -163,32 +167,35 @@ func plotCharts(files []string, m *Model) ([]chart.Chart, error) {
 			return nil, fmt.Errorf("the input is over %d MiB (at %s): too much to draw; take fewer samples (a longer --sample-period) or plot fewer files", maxPlotBytes>>20, path)
 		}
 	}
-	runs, err := readStatsFiles(files)
+	runs, xLabel, err := readStatsFiles(files)
 	switch {
 	case err != nil:
 		return nil, err
 	case runs != nil:
-		return chart.Compare(runs)
+		return chart.Compare(runs, xLabel)
 	}
 	return plotFiles(files, m)
 }
 
 // readStatsFiles reads files as --stats-file outputs (each one object, or an array of
-// them) and returns one run each, labelled by file name (and index in an array). It returns
-// nil, nil when the first file is not one (a sample file), and an error when only some are.
-func readStatsFiles(files []string) ([]chart.Run, error) {
+// them) and returns one run each, labelled by the settings in which the runs differ, else
+// by file name (and index in an array), and the label's name for the chart's axis. It
+// returns nil when the first file is not one (a sample file), and an error when only some
+// are.
+func readStatsFiles(files []string) ([]chart.Run, string, error) {
 	var runs []chart.Run
+	var settings []map[string]string
 	for i, path := range files {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
+			return nil, "", fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
 		}
 		objs, ok := statsObjects(data)
 		if !ok {
 			if i == 0 {
-				return nil, nil
+				return nil, "", nil
 			}
-			return nil, fmt.Errorf("%s is not a --stats-file output, unlike %s: give one sample file, or stats files only", path, files[0])
+			return nil, "", fmt.Errorf("%s is not a --stats-file output, unlike %s: give one sample file, or stats files only", path, files[0])
 		}
 		label := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 		for j, o := range objs {
@@ -196,6 +203,7 @@ func readStatsFiles(files []string) ([]chart.Run, error) {
 			if len(objs) > 1 {
 				r.Label = fmt.Sprintf("%s[%d]", label, j)
 			}
+			settings = append(settings, runSettings(o))
 			results, _ := o["results"].(map[string]any) // the model's (no kernel key clashes)
 			for _, kv := range []map[string]any{o, results} {
 				for k, v := range kv {
@@ -207,7 +215,79 @@ func readStatsFiles(files []string) ([]chart.Run, error) {
 			runs = append(runs, r)
 		}
 	}
-	return runs, nil
+	return runs, labelByDifferences(runs, settings), nil
+}
+
+// runSettings are what a stats object says about how its run was made: its flags
+// (config), its dispatcher and its workers (provenance), as text.
+func runSettings(o map[string]any) map[string]string {
+	s := map[string]string{}
+	if c, ok := o["config"].(map[string]any); ok {
+		for k, v := range c {
+			if !outputFlags[k] {
+				s["--"+k] = fmt.Sprint(v)
+			}
+		}
+	}
+	if p, ok := o["provenance"].(map[string]any); ok {
+		if v, ok := p["dispatcher"]; ok {
+			s["dispatcher"] = fmt.Sprint(v)
+		}
+	}
+	return s
+}
+
+// labelByDifferences names each run by the settings in which the runs differ, not by
+// its file's name, where they differ in any, and returns the axis label: with one setting
+// differing, the setting's name, and each run's label is its value (a flag a run did not
+// set is "default"); with several, "run", and each label lists them, one a line.
+func labelByDifferences(runs []chart.Run, settings []map[string]string) string {
+	if len(runs) < 2 || len(settings) != len(runs) {
+		return ""
+	}
+	keys := map[string]bool{}
+	for _, s := range settings {
+		for k := range s {
+			keys[k] = true
+		}
+	}
+	var differ []string
+	for k := range keys {
+		v, ok := settings[0][k]
+		for _, s := range settings[1:] {
+			if w, has := s[k]; has != ok || w != v {
+				differ = append(differ, k)
+				break
+			}
+		}
+	}
+	if len(differ) == 0 {
+		return ""
+	}
+	slices.Sort(differ)
+	if len(differ) == 1 {
+		k := differ[0]
+		for i := range runs {
+			runs[i].Label = cmp.Or(settings[i][k], "default")
+		}
+		return strings.TrimPrefix(k, "--")
+	}
+	for i := range runs {
+		var parts []string
+		for _, k := range differ {
+			v, ok := settings[i][k]
+			switch {
+			case !ok:
+				parts = append(parts, strings.TrimPrefix(k, "--")+" default")
+			case k == "dispatcher":
+				parts = append(parts, v)
+			default:
+				parts = append(parts, strings.TrimPrefix(k, "--")+" "+v)
+			}
+		}
+		runs[i].Label = strings.Join(parts, "\n") // one setting a line under the bar
+	}
+	return "run"
 }
 
 // statsObjects decodes data as one stats object or an array of them (each with

@@ -76,7 +76,7 @@ func TestCompare(t *testing.T) {
 	charts, err := Compare([]Run{
 		{"a", map[string]float64{"committed_events_per_second": 1e6, "efficiency": 0.9, "peak_memory_bytes": 1 << 24}},
 		{"b", map[string]float64{"committed_events_per_second": 2e6, "efficiency": 0.8}},
-	})
+	}, "")
 	require.NoError(t, err)
 	var names []string
 	for _, c := range charts {
@@ -85,9 +85,9 @@ func TestCompare(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Equal(t, []string{"compare-rate", "compare-efficiency", "compare-memory"}, names)
-	_, err = Compare([]Run{{"a", map[string]float64{"x": 1}}})
+	_, err = Compare([]Run{{"a", map[string]float64{"x": 1}}}, "")
 	require.ErrorContains(t, err, "none of the compared values")
-	_, err = Compare(nil)
+	_, err = Compare(nil, "")
 	require.EqualError(t, err, "no runs to compare")
 }
 

@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
@@ -17,8 +18,9 @@ type Run struct {
 }
 
 // Compare returns bar charts that compare runs side by side: committed event rate,
-// efficiency, events rolled back, peak memory and wall time (those the runs have).
-func Compare(runs []Run) ([]Chart, error) {
+// efficiency, events rolled back, peak memory and wall time (those the runs have), each
+// bar with its value. xLabel names what the runs' labels are ("run" when empty).
+func Compare(runs []Run, xLabel string) ([]Chart, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("no runs to compare")
 	}
@@ -59,14 +61,36 @@ func Compare(runs []Run) ([]Chart, error) {
 		}
 		bars.Color = color.RGBA{R: 0x4a, G: 0x7e, B: 0xbb, A: 0xff}
 		p.Add(bars)
+		// Each bar's value above it, so a reader need not estimate it from the grid.
+		top := 0.0
+		xys := make(plotter.XYs, len(vals))
+		texts := make([]string, len(vals))
+		for i, v := range vals {
+			top = max(top, v)
+			xys[i] = plotter.XY{X: float64(i), Y: v}
+			texts[i] = SI(v)
+		}
+		values, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: %w", sp.name, err)
+		}
+		values.Offset = vg.Point{Y: vg.Points(2)} // clear of the bar's edge
+		p.Add(values)
 		p.NominalX(labels...)
+		p.X.Label.Text = cmp.Or(xLabel, "run")
 		p.X.Min, p.X.Max = -0.6, float64(len(runs))-0.4 // the outer bars whole
 		p.Y.Min = 0
+		p.Y.Max = top * 1.15 // room for the values above the highest bar
 		if sp.key == "efficiency" {
 			p.Y.Max = max(p.Y.Max, 100)
 		}
 		p.Y.Tick.Marker = SITicks{}
 		Style(p)
+		for i := range values.TextStyle {
+			values.TextStyle[i].Font = p.Y.Tick.Label.Font // the axes' face
+			values.TextStyle[i].XAlign = -0.5              // centred on the bar
+			values.TextStyle[i].YAlign = 0                 // above its top
+		}
 		out = append(out, Chart{Name: sp.name, Plot: p})
 	}
 	if len(out) == 0 {
