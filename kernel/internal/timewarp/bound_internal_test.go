@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// TestTakeBound checks that takeBound stands for pastLimit exactly: an event at t may be
-// taken (t below the bound) when, and only when, pastLimit says it is not past the limit,
-// at and about GVT, the window's edge and the limit, with the worker ahead or not.
+// TestTakeBound checks takeBound against its rule, written out: an event at t may be
+// taken (t below the bound) when, and only when, it is below the limit and not past GVT,
+// or past GVT by at most the window while the worker is not ahead; at and about GVT, the
+// window's edge and the limit, with the worker ahead or not.
 func TestTakeBound(t *testing.T) {
 	d := &timeWarpDispatcher{logMax: 1 << 20}
 	w := &worker{d: d, q: &queue{th: newThrottle()}}
@@ -27,7 +28,8 @@ func TestTakeBound(t *testing.T) {
 					continue
 				}
 				b := w.takeBound(g, lim)
-				if take, past := ti < b, w.pastLimit(ti, lim, g); take == past {
+				past := ti >= lim || ti > g && (w.aheadFull() || ti > g+w.q.th.win)
+				if take := ti < b; take == past || w.pastLimit(ti, lim, g) != past {
 					t.Fatalf("t %v, GVT %v, window %v, limit %v, ahead %d: below the bound %v is %v, past the limit is %v",
 						ti, g, w.q.th.win, lim, w.q.ahead, b, take, past)
 				}

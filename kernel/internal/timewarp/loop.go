@@ -226,7 +226,8 @@ func (w *worker) stretchMax() int {
 }
 
 // takeBound returns the time below which the worker may take an event now, with GVT g
-// and limit lim (d.limit): t < takeBound(g, lim) exactly when !pastLimit(t, lim, g).
+// and limit lim (d.limit): below lim (the end time, or the optimism window's limit), and
+// up to GVT while the worker is ahead (aheadFull), else up to GVT plus its window.
 func (w *worker) takeBound(g, lim Time) Time {
 	b := g // at the ahead bound: up to GVT
 	if !w.aheadFull() {
@@ -248,11 +249,10 @@ func (w *worker) stopTurn(t Time, ok bool, lim Time) turnState {
 	return turnIdle
 }
 
-// pastLimit reports whether an event at time t is past what the worker may take now: at
-// or past lim (the end time, or the optimism window's limit), or past GVT g while the
-// worker is ahead (aheadFull).
+// pastLimit reports whether an event at time t is past what the worker may take now, with
+// GVT g and limit lim: at or past takeBound.
 func (w *worker) pastLimit(t, lim, g Time) bool {
-	return t >= lim || t > g && (w.aheadFull() || t > g+w.q.th.win)
+	return t >= w.takeBound(g, lim)
 }
 
 // aheadFull reports whether the worker has taken aheadEvents since the last GVT round
