@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -240,12 +239,4 @@ func flagNumber(fs *pflag.FlagSet, name string) float64 {
 		return v
 	}
 	return 0
-}
-
-// setNames returns the names of the flags fs has set, sorted.
-func setNames(fs *pflag.FlagSet) []string {
-	var names []string
-	fs.Visit(func(f *pflag.Flag) { names = append(names, f.Name) })
-	sort.Strings(names)
-	return names
 }

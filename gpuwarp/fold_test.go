@@ -57,10 +57,6 @@ __device__ void wtw_reverse(const warped_u64* params, warped_u64* s, WarpedXORWO
 }
 `
 
-type foldEvent struct {
-	gpuwarp.Event
-}
-
 type foldQueue []gpuwarp.Event
 
 func (q foldQueue) Len() int { return len(q) }

@@ -388,7 +388,7 @@ func TestRange(t *testing.T) {
 
 func TestSeeding(t *testing.T) {
 	// Deterministic.
-	if New(123, 456) != New(123, 456) {
+	if a, b := New(123, 456), New(123, 456); a != b {
 		t.Fatal("New is not deterministic")
 	}
 	if New(123, 456) != FromSeed64(Seed64(123, 456)) {

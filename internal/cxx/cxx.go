@@ -25,7 +25,7 @@ func Find(compiler string) (string, error) {
 		}
 	}
 	if compiler != "" {
-		return "", fmt.Errorf("C++ compiler %q not found", compiler)
+		return "", fmt.Errorf("cannot find the C++ compiler %q", compiler)
 	}
 	return "", errors.New("no C++ compiler found ($CXX, c++, g++, clang++)")
 }
