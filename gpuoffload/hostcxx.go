@@ -183,40 +183,49 @@ func (h *hostBackend) enter() (func(), error) {
 	return h.life.RUnlock, nil
 }
 
-// Prepare implements Backend.
-func (h *hostBackend) Prepare(k *Kernel) error {
+// use is how Prepare and Run start: it checks k (then with check, Run's batch), enters
+// the backend, locks it and returns k's function (compiled at its first use) and the
+// function that unlocks and leaves.
+func (h *hostBackend) use(k *Kernel, check func() error) (f func(unsafe.Pointer), done func(), err error) {
 	if err := k.Validate(); err != nil {
-		return err
+		return nil, nil, err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return nil, nil, err
+		}
 	}
 	leave, err := h.enter()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer leave()
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, err = h.kernel(k)
+	done = func() { h.mu.Unlock(); leave() }
+	if f, err = h.kernel(k); err != nil {
+		done()
+		return nil, nil, err
+	}
+	return f, done, nil
+}
+
+// Prepare implements Backend.
+func (h *hostBackend) Prepare(k *Kernel) error {
+	_, done, err := h.use(k, nil)
+	if err == nil {
+		done()
+	}
 	return err
 }
 
 // Run implements Backend.
 func (h *hostBackend) Run(k *Kernel, b *Batch) error {
-	if err := k.Validate(); err != nil {
-		return err
-	}
-	if err := b.check(k); err != nil {
-		return err
-	}
-	leave, err := h.enter()
+	f, done, err := h.use(k, func() error { return b.check(k) })
 	if err != nil {
 		return err
 	}
-	defer leave()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	f, err := h.kernel(k)
-	if err != nil || b.N == 0 {
-		return err
+	defer done()
+	if b.N == 0 {
+		return nil
 	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
