@@ -42,5 +42,5 @@ func TestScript(t *testing.T) {
 	require.ErrorContains(t, SetFaults(filepath.Join(dir, "missing.so"), ""), "loading")
 
 	_, err = Build(dir, "no-such-compiler-here")
-	require.ErrorContains(t, err, `C++ compiler "no-such-compiler-here" not found`)
+	require.ErrorContains(t, err, `cannot find the C++ compiler "no-such-compiler-here"`)
 }
