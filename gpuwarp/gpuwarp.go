@@ -9,13 +9,17 @@
 //  1. GVT by an atomic minimum over every LP's earliest pending event and every event and
 //     anti-message in transit;
 //  2. fossil collection below GVT, then each LP handles its earliest pending event when it
-//     lies within the optimism bound (GVT + Bound) and before the end; Executions sets how
-//     many such passes an iteration makes;
+//     lies within the optimism bound (GVT + Bound) and before the end; up to Executions
+//     such passes, each after the first only while the one before kept the Inactivity
+//     share of the LPs busy (the device decides);
 //  3. sent events are appended to their receivers' lists with atomics, then each LP sorts
 //     what arrived by the kernel's event key and rolls back past a straggler: the model's
 //     reverse handler and XORWOW reversal undo each event, and anti-messages go out;
 //  4. anti-message rounds: each marks its positive; each LP rolls back past a marked
 //     processed event and removes the marked ones.
+//
+// The host reads GVT once every 32 iterations, which it launches as one CUDA graph, and
+// tunes the bound, the passes and the threshold from GVT's rate (tune.go).
 //
 // Every LP has a list of Slots event slots allocated once. An event that finds its
 // receiver's list full stays in transit; the receiver then rolls back and puts back in
