@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/gpuwarp"
 	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/kernel/dispatch"
@@ -383,6 +384,10 @@ func checkOptions(o *options) error {
 	}
 	if o.gpuBatchSize < 0 || o.gpuBatchSize > kernel.MaxBatchSize {
 		return usageFailure("--gpu-batch-size must be in [0, %d] (0: tuned), got %d", kernel.MaxBatchSize, o.gpuBatchSize)
+	}
+	if err := gpuwarp.CheckOptions(gpuwarp.Options{Device: o.device.Device, Slots: o.device.Slots, Bound: o.device.Bound,
+		Executions: o.device.Executions, Inactivity: o.device.Inactivity, Buffer: o.device.Buffer}); err != nil {
+		return usageFailure("%v", err)
 	}
 	return nil
 }

@@ -202,6 +202,29 @@ func defaultSlots(n int, in *Input) int {
 	return s
 }
 
+// CheckOptions reports the first option out of its range, naming its command-line flag;
+// zero fields (the defaults) are in range. Run checks them too; a command checks them
+// first, to refuse bad flags before it builds the model.
+func CheckOptions(o Options) error {
+	switch {
+	case o.Slots != 0 && (o.Slots < 4 || o.Slots&(o.Slots-1) != 0 || o.Slots > 1<<16):
+		return fmt.Errorf("--gpu-slots must be a power of two in [4, 65536] (0: sized from the initial events), got %d", o.Slots)
+	case !(o.Bound >= 0):
+		return fmt.Errorf("--gpu-bound must be >= 0 (0: tuned; inf: unbounded), got %v", o.Bound)
+	case o.Executions < 0 || o.Executions > maxPasses:
+		return fmt.Errorf("--gpu-executions must be in [0, %d] (0: tuned), got %d", maxPasses, o.Executions)
+	case !(o.Inactivity >= 0 && o.Inactivity < 1):
+		return fmt.Errorf("--gpu-inactivity must be a share of the LPs in [0, 1) (0: tuned), got %v", o.Inactivity)
+	case o.CancelRounds < 0 || o.CancelRounds > 64:
+		return fmt.Errorf("anti-message rounds must be in [0, 64] (0: 1), got %d", o.CancelRounds)
+	case o.Buffer < 0 || o.Buffer >= math.MaxUint32/2:
+		return fmt.Errorf("--gpu-buffer must be in [0, %d] (0: sized from the LPs), got %d", math.MaxUint32/2-1, o.Buffer)
+	case o.Device < 0:
+		return fmt.Errorf("--gpu-device must be >= 0, got %d", o.Device)
+	}
+	return nil
+}
+
 // validate reports the first thing wrong with m, in and o (defaults filled).
 func validate(m *Model, in *Input, o *Options) error {
 	n := len(in.RNG)
@@ -218,18 +241,11 @@ func validate(m *Model, in *Input, o *Options) error {
 			n, n*m.StateWords, n, len(in.State), len(in.Seq))
 	case !(in.End > 0):
 		return fmt.Errorf("gpuwarp: the end time must be positive, got %v", in.End)
-	case o.Slots < 4 || o.Slots&(o.Slots-1) != 0 || o.Slots > 1<<16:
-		return fmt.Errorf("gpuwarp: --gpu-slots must be a power of two in [4, 65536], got %d", o.Slots)
-	case !(o.Bound >= 0):
-		return fmt.Errorf("gpuwarp: --gpu-bound must be >= 0 (0: tuned), got %v", o.Bound)
-	case o.Executions < 0 || o.Executions > maxPasses:
-		return fmt.Errorf("gpuwarp: --gpu-executions must be in [0, %d] (0: tuned), got %d", maxPasses, o.Executions)
-	case !(o.Inactivity >= 0 && o.Inactivity < 1):
-		return fmt.Errorf("gpuwarp: --gpu-inactivity must be a share of the LPs in [0, 1) (0: tuned), got %v", o.Inactivity)
-	case o.CancelRounds < 1 || o.CancelRounds > 64:
-		return fmt.Errorf("gpuwarp: anti-message rounds must be in [1, 64], got %d", o.CancelRounds)
-	case o.Buffer < m.OutSlots || o.Buffer >= math.MaxUint32/2:
-		return fmt.Errorf("gpuwarp: --gpu-buffer must be in [%d, %d], got %d", m.OutSlots, math.MaxUint32/2-1, o.Buffer)
+	case o.Buffer < m.OutSlots:
+		return fmt.Errorf("gpuwarp: --gpu-buffer must be at least model %s's %d events of one handling, got %d", m.Name, m.OutSlots, o.Buffer)
+	}
+	if err := CheckOptions(*o); err != nil {
+		return fmt.Errorf("gpuwarp: %w", err)
 	}
 	for i := range in.Events {
 		e := &in.Events[i]
