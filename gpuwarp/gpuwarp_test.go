@@ -9,7 +9,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ebitengine/purego"
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/gpuoffload/standin"
@@ -26,24 +25,15 @@ import (
 var why string
 
 func TestMain(m *testing.M) {
-	os.Exit(func() int {
-		if os.Getenv("WARPED_CUDA_LIBRARY") == "" {
-			if _, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_LOCAL); err != nil {
-				dir, err := os.MkdirTemp("", "warped-gpuwarp-standin-")
-				if err != nil {
-					fmt.Fprintln(os.Stderr, err)
-					return 1
-				}
-				defer os.RemoveAll(dir)
-				if lib, err := standin.Build(dir, ""); err != nil {
-					why = "no NVIDIA driver and no CUDA stand-in: " + err.Error()
-				} else {
-					os.Setenv("WARPED_CUDA_LIBRARY", lib)
-				}
-			}
-		}
-		return m.Run()
-	}())
+	cleanup, w, err := standin.Use()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	why = w
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 func need(t *testing.T) {

@@ -129,3 +129,29 @@ func Count(lib, what string) (int64, error) {
 	}
 	return n, nil
 }
+
+// Use points gpuoffload's CUDA backend at a stand-in built into a temporary directory,
+// unless LibraryEnv is already set or an NVIDIA driver (libcuda.so.1) loads, in which case
+// it changes nothing. It returns the function that removes the directory, and why there is
+// no CUDA library at all ("" when there is one: the driver, LibraryEnv's, or the stand-in
+// built). Tests call it from TestMain, before anything loads the driver; err is an error of
+// the machine (no temporary directory), not a missing compiler.
+func Use() (cleanup func(), why string, err error) {
+	cleanup = func() {}
+	if os.Getenv(LibraryEnv) != "" {
+		return cleanup, "", nil
+	}
+	if _, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_LOCAL); err == nil {
+		return cleanup, "", nil
+	}
+	dir, err := os.MkdirTemp("", "warped-cuda-standin-")
+	if err != nil {
+		return cleanup, "", err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	lib, err := Build(dir, "")
+	if err != nil {
+		return cleanup, "no NVIDIA driver and no CUDA stand-in: " + err.Error(), nil
+	}
+	return cleanup, "", os.Setenv(LibraryEnv, lib)
+}

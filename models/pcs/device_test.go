@@ -10,7 +10,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ebitengine/purego"
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/gpuoffload"
@@ -29,24 +28,15 @@ import (
 var noDevice string
 
 func TestMain(m *testing.M) {
-	os.Exit(func() int {
-		if os.Getenv(standin.LibraryEnv) == "" {
-			if _, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_LOCAL); err != nil {
-				dir, err := os.MkdirTemp("", "warped-pcs-standin-")
-				if err != nil {
-					fmt.Fprintln(os.Stderr, err)
-					return 1
-				}
-				defer os.RemoveAll(dir)
-				if lib, err := standin.Build(dir, ""); err != nil {
-					noDevice = "no NVIDIA driver and no CUDA stand-in: " + err.Error()
-				} else {
-					os.Setenv(standin.LibraryEnv, lib)
-				}
-			}
-		}
-		return m.Run()
-	}())
+	cleanup, why, err := standin.Use()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	noDevice = why
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 // needDevice skips the test when there is no CUDA library.
