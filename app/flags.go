@@ -138,12 +138,14 @@ const (
 	groupModel    = "model"
 	groupKernel   = "kernel"
 	groupTimeWarp = "time-warp"
+	groupGPU      = "gpu"
 	groupOutput   = "output"
 )
 
 var flagGroups = []struct{ key, title string }{
 	{groupModel, "Model flags"}, {groupKernel, "Kernel flags"},
-	{groupTimeWarp, "Time warp flags"}, {groupOutput, "Output flags"},
+	{groupTimeWarp, "Time warp flags"}, {groupGPU, "GPU flags (--gpu offload under time warp; --simulation-type gpu)"},
+	{groupOutput, "Output flags"},
 }
 
 // outputFlags are the kernel's flags about what a run writes and shows.
@@ -151,15 +153,17 @@ var outputFlags = map[string]bool{"config": true, "dump-config": true, "stats-fi
 	"sample-file": true, "sample-mode": true, "sample-period": true, "sample-format": true,
 	"series-file": true, "report": true, "trace": true, "trace-every": true}
 
-// annotateGroups puts every flag fs has so far in the kernel, time warp or output group.
+// annotateGroups puts every flag fs has so far in the kernel, time warp, GPU or output group.
 func annotateGroups(fs *pflag.FlagSet) {
 	fs.VisitAll(func(f *pflag.Flag) {
 		g := groupKernel
 		switch {
 		case outputFlags[f.Name]:
 			g = groupOutput
-		case strings.HasPrefix(f.Name, "time-warp-") || strings.HasPrefix(f.Name, "gpu"):
+		case strings.HasPrefix(f.Name, "time-warp-"):
 			g = groupTimeWarp
+		case strings.HasPrefix(f.Name, "gpu"):
+			g = groupGPU
 		}
 		_ = fs.SetAnnotation(f.Name, "group", []string{g})
 	})

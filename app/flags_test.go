@@ -46,19 +46,20 @@ func TestGNUFlagForms(t *testing.T) {
 }
 
 // TestHelpGroups: 'warped help MODEL' lists the model's flags first, then the kernel's,
-// time warp's and output's, each flag under its group.
+// time warp's, the GPU's and output's, each flag under its group.
 func TestHelpGroups(t *testing.T) {
 	code, out, _ := warped("help", "pcs")
 	require.Equal(t, 0, code)
 	var at []int
-	for _, h := range []string{"\nModel flags:\n", "\nKernel flags:\n", "\nTime warp flags:\n", "\nOutput flags:\n"} {
+	for _, h := range []string{"\nModel flags:\n", "\nKernel flags:\n", "\nTime warp flags:\n",
+		"\nGPU flags (--gpu offload under time warp; --simulation-type gpu):\n", "\nOutput flags:\n"} {
 		i := strings.Index(out, h)
 		require.GreaterOrEqual(t, i, 0, h)
 		at = append(at, i)
 	}
 	require.IsIncreasing(t, at)
 	for flag, group := range map[string]int{"--num-cells-x int": 0, "--channel-cnt int": 0, "--seed uint64": 1,
-		"--time-warp-remote-safe\n": 2, "--gpu string": 2, "--stats-file string": 3, "--progress\n": 3} {
+		"--time-warp-remote-safe\n": 2, "--gpu string": 3, "--gpu-slots int": 3, "--stats-file string": 4, "--progress\n": 4} {
 		i := strings.Index(out, "  "+flag)
 		require.Greater(t, i, at[group], flag)
 		if group+1 < len(at) {
