@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/gpuwarp"
 	"github.com/warpedgo/warped/rng"
 )
@@ -57,22 +58,16 @@ __device__ void wtw_reverse(const warped_u64* params, warped_u64* s, WarpedXORWO
 }
 `
 
+// foldQueue is the host loop's pending events, in the kernel's event order (event.Less).
 type foldQueue []gpuwarp.Event
 
 func (q foldQueue) Len() int { return len(q) }
 func (q foldQueue) Less(i, j int) bool {
-	a, b := &q[i], &q[j]
-	switch {
-	case a.Recv != b.Recv:
-		return a.Recv < b.Recv
-	case a.Send != b.Send:
-		return a.Send < b.Send
-	case a.Depth != b.Depth:
-		return a.Depth < b.Depth
-	case a.Sender != b.Sender:
-		return a.Sender < b.Sender
+	key := func(e *gpuwarp.Event) event.Event {
+		return event.Event{RecvTime: e.Recv, SendTime: e.Send, Depth: e.Depth, Sender: event.LPID(e.Sender), Seq: e.Seq}
 	}
-	return a.Seq < b.Seq
+	a, b := key(&q[i]), key(&q[j])
+	return event.Less(&a, &b)
 }
 func (q foldQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
 func (q *foldQueue) Push(x any)   { *q = append(*q, x.(gpuwarp.Event)) }
