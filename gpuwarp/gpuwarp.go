@@ -18,6 +18,12 @@
 //  4. anti-message rounds: each marks its positive; each LP rolls back past a marked
 //     processed event and removes the marked ones.
 //
+// A model without a reverse handler sets Model.SaveState: each handling then first copies
+// its LP's state words into the event's slot, and a rollback copies back the copy of the
+// earliest event it undoes (the generator is rewound by its draws as for any model). It
+// costs Slots x StateWords words per LP and a copy per handling, compiled in only for
+// such models (WTW_SAVE in loop.cu).
+//
 // The host reads GVT once every 32 iterations, which it launches as one CUDA graph, and
 // tunes the bound, the passes and the threshold from GVT's rate (tune.go).
 //
@@ -54,10 +60,15 @@ var loopSource string
 type Model struct {
 	// Name names the model in messages and in the compiled source's file name.
 	Name string
-	// Source is CUDA text defining wtw_handle and wtw_reverse (see kernels/loop.cu for
-	// their signatures). It is compiled after gpuoffload.Header, so it has XORWOW and
-	// package rng's portable arithmetic.
+	// Source is CUDA text defining wtw_handle and, unless SaveState, wtw_reverse (see
+	// kernels/loop.cu for their signatures). It is compiled after gpuoffload.Header, so it
+	// has XORWOW and package rng's portable arithmetic.
 	Source string
+	// SaveState says the loop saves each LP's state before every handling and restores it
+	// on rollback instead of calling wtw_reverse, for models whose handlings cannot be
+	// undone from the state and the event alone. It needs Slots x StateWords more words per
+	// LP (StateBytes).
+	SaveState bool
 	// StateWords is the number of 64-bit state words per LP.
 	StateWords int
 	// OutSlots is the most events one handling sends.
@@ -65,7 +76,9 @@ type Model struct {
 	// Words says whether events carry payload words (four per event); without, they are
 	// neither stored nor copied.
 	Words bool
-	// Params are constants the handlers read (params[i]).
+	// Params are constants the handlers read (params[i]), read-only tables included (a
+	// model lays out its tables after its constants and keeps their offsets among them):
+	// they are uploaded once and never change.
 	Params []uint64
 }
 
@@ -259,17 +272,30 @@ func validate(m *Model, in *Input, o *Options) error {
 	return nil
 }
 
+// StateBytes is the device memory that state saving takes for lps LPs with lists of
+// slots slots (0 unless m.SaveState): a copy of an LP's state per slot.
+func (m *Model) StateBytes(lps, slots int) int64 {
+	if !m.SaveState {
+		return 0
+	}
+	return int64(lps) * int64(slots) * int64(max(m.StateWords, 1)) * 8
+}
+
 // source is the complete CUDA text compiled for m with o: the header, the run's constants,
 // the model's handlers and the loop.
 func source(m *Model, o *Options) string {
-	words := 0
+	words, save := 0, 0
 	if m.Words {
 		words = 1
+	}
+	if m.SaveState {
+		save = 1
 	}
 	return gpuoffload.Header() +
 		"\n#define WTW_STATE " + strconv.Itoa(max(m.StateWords, 1)) +
 		"\n#define WTW_OUT " + strconv.Itoa(m.OutSlots) +
 		"\n#define WTW_WORDS " + strconv.Itoa(words) +
+		"\n#define WTW_SAVE " + strconv.Itoa(save) +
 		"\n#define WTW_CAP " + strconv.Itoa(o.Slots) + "u" +
 		"\n#line 1 \"" + m.Name + ".cu\"\n" + m.Source +
 		"\n#line 1 \"loop.cu\"\n" + loopSource + "\n"

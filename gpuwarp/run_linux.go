@@ -14,13 +14,15 @@ import (
 	"github.com/warpedgo/warped/rng"
 )
 
-// runArgs mirrors loop.cu's WtwRun (256 bytes): device addresses, then the constants.
+// runArgs mirrors loop.cu's WtwRun (264 bytes): device addresses, the constants, then
+// the state saving area (0 without Model.SaveState).
 type runArgs struct {
 	head, proc, tail, stail, cancel, want, limit, state, rng, seq, processed, rolled, last, moved, active uint64
 	recv, send, depth, sender, sseq, words, draws, mark, nout, outTo, outAt, outWords                     uint64
 	params, err                                                                                           uint64
 	lps, threshold                                                                                        uint32
 	end, bound                                                                                            float64
+	saved                                                                                                 uint64
 }
 
 // bufArgs mirrors loop.cu's WtwBuf (72 bytes).
@@ -30,8 +32,8 @@ type bufArgs struct {
 }
 
 var (
-	_ [256 - unsafe.Sizeof(runArgs{})]byte
-	_ [unsafe.Sizeof(runArgs{}) - 256]byte
+	_ [264 - unsafe.Sizeof(runArgs{})]byte
+	_ [unsafe.Sizeof(runArgs{}) - 264]byte
 	_ [72 - unsafe.Sizeof(bufArgs{})]byte
 	_ [unsafe.Sizeof(bufArgs{}) - 72]byte
 )
@@ -211,13 +213,22 @@ func (d *device) setup(m *Model, in *Input, o *Options) error {
 	if m.Words {
 		r.outWords = u64(4*slots*m.OutSlots, 0)
 	}
-	params := append(append([]uint64(nil), m.Params...), 0) // never empty
+	params := m.Params // uploaded as they are (they may hold large tables)
+	if len(params) == 0 {
+		params = []uint64{0} // never empty
+	}
 	r.params = up(len(params), 8, ptr(params))
 	r.err = u32(1)
 	r.lps, r.end, r.bound = uint32(n), in.End, o.Bound
 	d.gvt = u64(2, infBits)
 	if err != nil {
 		return err
+	}
+	if m.SaveState {
+		if r.saved, err = d.alloc(slots*max(m.StateWords, 1), 8, nil); err != nil {
+			return fmt.Errorf("state saving (%d LPs x %d slots x %d state words): %w; lower --gpu-slots",
+				n, c, m.StateWords, err)
+		}
 	}
 	capacity := o.Buffer
 	if len(in.Events) > capacity {

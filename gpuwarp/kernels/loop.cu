@@ -1,7 +1,7 @@
 // loop.cu: the device-resident time warp of package gpuwarp (github.com/warpedgo/warped/gpuwarp).
 //
-// Compiled after warped.cuh, the run's constants (WTW_STATE, WTW_OUT, WTW_WORDS, WTW_CAP)
-// and the model's source, which defines
+// Compiled after warped.cuh, the run's constants (WTW_STATE, WTW_OUT, WTW_WORDS, WTW_CAP,
+// WTW_SAVE) and the model's source, which defines
 //
 //   __device__ warped_u32 wtw_handle(const warped_u64* params, warped_u64* state,
 //       WarpedXORWOW* g, warped_u32 lp, warped_u32 lps, double now, const warped_u64* words,
@@ -10,7 +10,8 @@
 //     out_to[k], out_at[k] and out_words[4k..4k+3];
 //   __device__ void wtw_reverse(const warped_u64* params, warped_u64* state,
 //       WarpedXORWOW g, warped_u32 lp, warped_u32 lps, double now, const warped_u64* words)
-//     undoes it on the state, given the generator as wtw_handle found it.
+//     undoes it on the state, given the generator as wtw_handle found it; a model with
+//     WTW_SAVE set need not define it (see wtw_save).
 //
 // Every LP owns a circular list of WTW_CAP event slots, sorted by the kernel's event key:
 // [head, proc) processed and not yet committed, [proc, tail) pending. An iteration is a
@@ -86,6 +87,7 @@ typedef struct {
     warped_u32 threshold;    // a pass runs only if the one before it handled this many events
     double end;
     double bound;
+    warped_u64* saved;       // WTW_STATE words per slot when WTW_SAVE: the state before its handling
 } WtwRun;
 
 // WtwBuf is a buffer of events or anti-messages in transit.
@@ -103,7 +105,7 @@ typedef struct {
 } WtwBuf;
 
 #if defined(__cplusplus) && __cplusplus >= 201103L
-static_assert(sizeof(WtwRun) == 256, "WtwRun must match package gpuwarp's runArgs");
+static_assert(sizeof(WtwRun) == 264, "WtwRun must match package gpuwarp's runArgs");
 static_assert(sizeof(WtwBuf) == 72, "WtwBuf must match package gpuwarp's bufArgs");
 #endif
 
@@ -207,8 +209,30 @@ __device__ __forceinline__ warped_u32 wtw_push(const WtwBuf* b, warped_u32* err,
     return i;
 }
 
-// wtw_undo rolls back the LP's last processed event (slot position proc-1): reverse the
-// state, rewind the generator, and send an anti-message for each event it sent.
+#if WTW_SAVE
+// State saving, for models without a reverse handler (a handling that drops information,
+// such as a merge that keeps the k closest): wtw_save copies the LP's state into the
+// slot of the event about to be handled, and wtw_restore copies it back when the event is
+// rolled back. The loop undoes an LP's events latest first, so the last copy restored is
+// the state before the earliest undone event. Only processed slots hold a copy, and those
+// never move (sorting, making room and removing cancelled events move pending slots
+// only), so wtw_slot_copy need not carry it.
+__device__ __forceinline__ void wtw_save(const WtwRun* r, warped_u32 lp, warped_u64 s) {
+    const warped_u64* from = r->state + (warped_u64)WTW_STATE * lp;
+    warped_u64* to = r->saved + (warped_u64)WTW_STATE * s;
+    for (int k = 0; k < WTW_STATE; k++) to[k] = from[k];
+}
+
+__device__ __forceinline__ void wtw_restore(const WtwRun* r, warped_u32 lp, warped_u64 s) {
+    const warped_u64* from = r->saved + (warped_u64)WTW_STATE * s;
+    warped_u64* to = r->state + (warped_u64)WTW_STATE * lp;
+    for (int k = 0; k < WTW_STATE; k++) to[k] = from[k];
+}
+#endif
+
+// wtw_undo rolls back the LP's last processed event (slot position proc-1): reverse (or
+// restore) the state, rewind the generator, and send an anti-message for each event it
+// sent.
 __device__ void wtw_undo(const WtwRun* r, warped_u32 lp, warped_u32 pos, const WtwBuf* anti) {
     warped_u64 s = wtw_slot(lp, pos);
     WarpedXORWOW g = wtw_rng(r, lp);
@@ -219,7 +243,12 @@ __device__ void wtw_undo(const WtwRun* r, warped_u32 lp, warped_u32 pos, const W
 #else
     const warped_u64* w = 0;
 #endif
+#if WTW_SAVE
+    (void)w;
+    wtw_restore(r, lp, s);
+#else
     wtw_reverse(r->params, r->state + (warped_u64)WTW_STATE * lp, g, lp, r->lps, r->recv[s], w);
+#endif
     warped_u32 n = r->nout[s];
     warped_u64 q = r->seq[lp] - n;
     r->seq[lp] = q;
@@ -291,6 +320,9 @@ __device__ __forceinline__ void wtw_exec(const WtwRun* r, warped_u32 lp, double 
     const warped_u64* w = r->words + 4 * s;
 #else
     const warped_u64* w = 0;
+#endif
+#if WTW_SAVE
+    wtw_save(r, lp, s);
 #endif
     warped_u32 n = wtw_handle(r->params, r->state + (warped_u64)WTW_STATE * lp, &g, lp, r->lps, now, w, to, at, ow);
     // The draws taken: d moved by WARPED_WEYL per draw; 0x385e5f0d is WARPED_WEYL's inverse
