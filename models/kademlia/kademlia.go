@@ -41,7 +41,9 @@ package kademlia
 import (
 	"fmt"
 	"math"
+	"sync"
 
+	"github.com/warpedgo/warped/gpuwarp"
 	"github.com/warpedgo/warped/kernel"
 )
 
@@ -123,10 +125,13 @@ type State struct {
 	List Shortlist
 }
 
-// shared is what the nodes of one model read: the configuration and the overlay.
+// shared is what the nodes of one model read: the configuration and the overlay, and the
+// device model, built on the first DeviceModel call.
 type shared struct {
 	Config
-	net *network
+	net        *network
+	deviceOnce sync.Once
+	device     *gpuwarp.Model
 }
 
 // Node is one Kademlia node.
