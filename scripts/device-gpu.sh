@@ -2,7 +2,8 @@
 # The GPU machine's measurements, prepared to run in one call of at most BUDGET seconds
 # (default 420): the device loop's correctness on the GPU (gpuwarp's digest tests), PHOLD
 # with --simulation-type gpu at the configurations of Liu and Andelfinger's paper (up to
-# 2^20 LPs, event densities 1 and 8) and ROSS's, against time warp on every core; a study
+# 2^20 LPs, event densities 1 and 8) and ROSS's, against time warp on every core; PCS and
+# Kademlia (on the loop's state saving) likewise; a study
 # of many small PHOLD runs on the CPU and with batches merged on the GPU; and issue 25's
 # 16-core scaling table (SCALING=0 leaves it out; CPU=0 leaves out the CPU runs). Everything is printed and written to
 # $OUT/device.txt.
@@ -11,6 +12,7 @@
 #   go build -tags mpi -o .device/warped ./cmd/warped
 #   CGO_ENABLED=0 go test -c -o .device/gpuwarp.test ./gpuwarp
 #   CGO_ENABLED=0 go test -c -o .device/pcs.test ./models/pcs
+#   CGO_ENABLED=0 go test -c -o .device/kademlia.test ./models/kademlia
 #   (on the GPU machine) scripts/device-gpu.sh
 set -u
 cd "$(dirname "$0")/.."
@@ -50,6 +52,7 @@ echo "== uptime: $(uptime)"
 echo "== 1. gpuwarp's digest tests on the GPU"
 timeout 120 "$B/gpuwarp.test" -test.run 'PHOLD|Fold' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|committed|Error|expected|actual' | head -40
 [ -x "$B/pcs.test" ] && timeout 120 "$B/pcs.test" -test.run 'Device' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|Error|expected|actual' | head -30
+[ -x "$B/kademlia.test" ] && timeout 120 "$B/kademlia.test" -test.run 'Device' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|Error|expected|actual' | head -30
 
 echo "== 2. PHOLD, ROSS's configuration (16384 LPs, remote 0.25, mean 1, lookahead 0.1)"
 cpu "sequential, end 200" 60 phold --simulation-type sequential --max-sim-time 200
@@ -77,7 +80,13 @@ run "pcs gpu" 60 pcs --simulation-type gpu
 run "pcs gpu slots 32" 60 pcs --simulation-type gpu --gpu-slots 32
 run "pcs 200x200 gpu, end 400" 60 pcs --num-cells-x 200 --num-cells-y 200 --max-sim-time 400 --simulation-type gpu
 cpu "pcs 200x200 time-warp 16w, end 400" 60 pcs --num-cells-x 200 --num-cells-y 200 --max-sim-time 400 --simulation-type time-warp --gpu off
-echo "-- longer runs: setup amortized"
+echo "-- Kademlia (k 20, alpha 3): device loop on state saving against time warp on every core"
+cpu "kademlia sequential" 60 kademlia --simulation-type sequential
+run "kademlia gpu (seq digest)" 60 kademlia --simulation-type gpu
+cpu "kademlia time-warp 16w" 60 kademlia --simulation-type time-warp --gpu off
+run "kademlia 2^16 nodes gpu, end 4000" 60 kademlia --nodes 65536 --max-sim-time 4000 --simulation-type gpu
+cpu "kademlia 2^16 nodes time-warp 16w, end 4000" 60 kademlia --nodes 65536 --max-sim-time 4000 --simulation-type time-warp --gpu off
+run "kademlia 2^20 nodes gpu, end 1000" 90 kademlia --nodes 1048576 --max-sim-time 1000 --simulation-type gpu
 run "2^20 LPs d1 gpu tuned, end 1000" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 1000
 echo "-- each kernel's time (--gpu-profile waits for every launch)"
 for cfg in "--max-sim-time 200" "--lps 1048576 --max-sim-time 20"; do

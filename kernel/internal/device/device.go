@@ -79,7 +79,7 @@ func deviceModels(s *core.Sim) (*gpuwarp.Model, []core.DeviceModeler, error) {
 	for i := range s.LPs {
 		dm, ok := s.LPs[i].Model.(core.DeviceModeler)
 		if !ok || dm.DeviceModel() == nil {
-			return nil, nil, fmt.Errorf("LP %s (%T) has no device code: --simulation-type %s runs models whose LPs implement kernel.DeviceModeler (phold and pcs do; pcs not with --call-duration 0); use %s or %s",
+			return nil, nil, fmt.Errorf("LP %s (%T) has no device code: --simulation-type %s runs models whose LPs implement kernel.DeviceModeler (phold, pcs and kademlia do; pcs not with --call-duration 0); use %s or %s",
 				s.NameOf(event.LPID(i)), s.LPs[i].Model, core.GPU, core.TimeWarp, core.Sequential)
 		}
 		if m == nil {
