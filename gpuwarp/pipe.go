@@ -23,8 +23,8 @@ import (
 
 // tally mirrors loop.cu's WtwTally (64 bytes).
 type tally struct {
-	err, done                                   uint32
-	gvt, iterations                             uint64
+	err, done                                  uint32
+	gvt, iterations                            uint64
 	processed, rolled, moved, pending, history uint64
 }
 
