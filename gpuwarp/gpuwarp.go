@@ -184,7 +184,7 @@ type Result struct {
 	// FinalTime is the receive time of the last event handled.
 	FinalTime float64
 	// LoopSeconds is the wall time of the iterations alone: from the first launch to the
-	// host's read of a GVT at the end, without compiling, allocating, copying the
+	// host's read of the counters that show the end, without compiling, allocating, copying the
 	// initial and final states and the host's Init.
 	LoopSeconds float64
 	// Iterations is how many iterations the loop ran, the one that found GVT at the end
