@@ -3,7 +3,8 @@
 # (default 420): the device loop's correctness on the GPU (gpuwarp's digest tests), PHOLD
 # with --simulation-type gpu at the configurations of Liu and Andelfinger's paper (up to
 # 2^20 LPs, event densities 1 and 8) and ROSS's, against time warp on every core; PCS and
-# Kademlia (on the loop's state saving) likewise; a study
+# Kademlia (on the loop's state saving) likewise; the loop with the host waiting for each
+# chunk against chunks queued ahead, and with --sample-file; a study
 # of many small PHOLD runs on the CPU and with batches merged on the GPU; and issue 25's
 # 16-core scaling table (SCALING=0 leaves it out; CPU=0 leaves out the CPU runs). Everything is printed and written to
 # $OUT/device.txt.
@@ -53,6 +54,8 @@ echo "== 1. gpuwarp's digest tests on the GPU"
 timeout 120 "$B/gpuwarp.test" -test.run 'PHOLD|Fold' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|committed|Error|expected|actual' | head -40
 [ -x "$B/pcs.test" ] && timeout 120 "$B/pcs.test" -test.run 'Device' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|Error|expected|actual' | head -30
 [ -x "$B/kademlia.test" ] && timeout 120 "$B/kademlia.test" -test.run 'Device' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|Error|expected|actual' | head -30
+echo "-- counters read asynchronously: the host waiting for each chunk (queue=1) against two chunks queued ahead (queue=3)"
+timeout 90 "$B/gpuwarp.test" -test.run '^$' -test.bench Queue -test.benchtime 3x 2>&1 | grep -E '^Benchmark|FAIL|Error|panic'
 
 echo "== 2. PHOLD, ROSS's configuration (16384 LPs, remote 0.25, mean 1, lookahead 0.1)"
 cpu "sequential, end 200" 60 phold --simulation-type sequential --max-sim-time 200
@@ -61,6 +64,8 @@ run "gpu tuned, end 200 (seq digest)" 60 phold --simulation-type gpu --max-sim-t
 run "gpu tuned, end 1000" 60 phold --simulation-type gpu --max-sim-time 1000
 run "gpu bound 1, end 1000" 60 phold --simulation-type gpu --max-sim-time 1000 --gpu-bound 1
 run "gpu bound 4 exec 2, end 1000" 60 phold --simulation-type gpu --max-sim-time 1000 --gpu-bound 4 --gpu-executions 2
+run "gpu tuned, end 1000, --sample-file" 60 phold --simulation-type gpu --max-sim-time 1000 --sample-file "$OUT/gpu-samples.csv"
+[ -f "$OUT/gpu-samples.csv" ] && echo "  sample rows: $(($(wc -l <"$OUT/gpu-samples.csv") - 1)), last: $(tail -1 "$OUT/gpu-samples.csv" | cut -d, -f1-7,22-23)"
 
 echo "== 3. PHOLD, the paper's sizes"
 run "2^20 LPs d1 gpu tuned, end 100" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 100

@@ -2,6 +2,8 @@
 // host, hands the initial events and states to package gpuwarp, whose loop runs the
 // whole time warp on a CUDA device, and sets every LP's final state and generator from
 // what comes back, so that the digest and the model's results are read as after any run.
+// Progress and engine samples come from the device's counters, which the host reads as
+// the loop runs (observe.go).
 package device
 
 import (
@@ -44,14 +46,8 @@ func Run(ctx context.Context, s *core.Sim) (core.Stats, error) {
 	start := time.Now()
 	opts := gpuwarp.Options{Device: s.Cfg.GPU.Device, Slots: s.Cfg.GPU.Slots, Bound: s.Cfg.GPU.Bound,
 		Executions: s.Cfg.GPU.Executions, Inactivity: s.Cfg.GPU.Inactivity, Buffer: s.Cfg.GPU.Buffer, Profile: s.Cfg.GPU.Profile}
-	if p := s.Cfg.Progress; p != nil {
-		last := start
-		opts.Progress = func(gvt float64) {
-			if now := time.Now(); now.Sub(last) >= s.Cfg.ProgressInterval {
-				last = now
-				p(core.Progress{Now: gvt, EndTime: s.Cfg.MaxSimTime, Elapsed: now.Sub(start)})
-			}
-		}
+	if ob := newObserver(&s.Cfg, start); ob != nil {
+		opts.Observe = ob.observe
 	}
 	out, err := gpuwarp.Run(ctx, m, in, opts)
 	if err != nil {
