@@ -256,6 +256,9 @@ func (m *MPI) check() error {
 	return nil
 }
 
+// ThreadBound reports true: NewMPI locks its goroutine to its OS thread.
+func (m *MPI) ThreadBound() bool { return true }
+
 // Rank returns this process's rank in the communicator.
 func (m *MPI) Rank() int { return m.rank }
 

@@ -25,5 +25,14 @@ type Transport interface {
 	Close() error
 }
 
+// ThreadBound is implemented by a Transport whose goroutine is locked to its OS thread
+// (MPI's, which calls MPI from one thread): a goroutine that waits on that thread should
+// yield and sleep the thread itself, not through the Go scheduler, which would hand the
+// thread's processor to another thread and back at each call.
+type ThreadBound interface {
+	// ThreadBound reports whether the transport's goroutine is locked to its thread.
+	ThreadBound() bool
+}
+
 // ErrClosed is returned by a Transport used after Close.
 var ErrClosed = errors.New("comm: transport closed")

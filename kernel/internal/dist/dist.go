@@ -61,6 +61,7 @@ import (
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/gvt"
 	"github.com/warpedgo/warped/kernel/internal/core"
+	"github.com/warpedgo/warped/kernel/internal/osthread"
 	"github.com/warpedgo/warped/termination"
 )
 
@@ -279,6 +280,10 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 	lastProgress := start
 	idle := 0
 	clk := e.Phases() // engine sampling's time split: nil when off
+	backOff := m.yieldBackOff
+	if tb, ok := m.tr.(comm.ThreadBound); ok && tb.ThreadBound() && e.Hosting() {
+		backOff = m.threadBackOff
+	}
 	for !e.Stopped() {
 		if clk != nil {
 			clk.Comm()
@@ -316,21 +321,18 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 			s.Cfg.Progress(core.Progress{Now: m.gvt.GVT(), EndTime: m.end, EventsProcessed: e.ProcessedSoFar(), Elapsed: now.Sub(start)})
 		}
 		e.Tick(now)
-		// Back off when there is nothing to do, so that the workers keep the cores.
+		if clk != nil {
+			clk.Idle() // the workers' turn, when hosting, is in their own time split
+		}
+		if e.Work() {
+			busy = true
+		}
 		if busy {
 			idle = 0
 			continue
 		}
 		idle++
-		if clk != nil {
-			clk.Idle()
-		}
-		switch {
-		case idle < 64 || m.urgent():
-			runtime.Gosched()
-		default:
-			time.Sleep(time.Duration(min(idle-63, 50)) * 10 * time.Microsecond)
-		}
+		backOff(idle)
 	}
 	err := e.Err()
 	if err != nil && !m.peerFailed && m.sync {
@@ -346,6 +348,32 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 			}
 		}
 	}
+}
+
+// Back-off when the manager's turn found nothing to do: it gives its core to the workers,
+// at once while GVT waits on it (urgent) and for its first 64 idle turns, then it sleeps
+// a little longer each turn, up to 500 µs. yieldBackOff is the manager's own goroutine's:
+// it yields to the workers' goroutines. threadBackOff is the manager's when it runs
+// workers itself (Engine.Hosting) on a thread of its own (comm.ThreadBound: MPI's): the
+// thread is the workers', and yielding or sleeping through the Go scheduler on a locked
+// thread would hand its processor to another thread and back each time, so it yields and
+// sleeps the thread itself. (Unlocked, as the ranks of a loopback run in one process, a
+// thread that yields would keep its processor from the other ranks' goroutines.)
+
+func (m *Driver) yieldBackOff(idle int) {
+	if idle < 64 || m.urgent() {
+		runtime.Gosched()
+		return
+	}
+	time.Sleep(time.Duration(min(idle-63, 50)) * 10 * time.Microsecond)
+}
+
+func (m *Driver) threadBackOff(idle int) {
+	if idle < 64 || m.urgent() {
+		osthread.Yield()
+		return
+	}
+	osthread.Sleep(time.Duration(min(idle-63, 50)) * 10 * time.Microsecond)
 }
 
 // fail ends the run with err on this rank and tells the others.
@@ -633,7 +661,7 @@ func (m *Driver) stepGVT(now time.Time) {
 // at the optimism bound). A back-off sleep at each hop would add up over the ring, so that
 // the token's round trip, not the workers, set the pace of a run across processes.
 func (m *Driver) urgent() bool {
-	return m.tok != nil || m.gvtRunning || m.tqLocal != 0 || m.e.GVTWanted()
+	return m.tok != nil || m.gvtRunning || m.tqLocal != 0 || m.e.GVTWaiting()
 }
 
 // tqFlatRanks is the most ranks that report to rank 0 directly under TQ-GVT; above it the

@@ -36,12 +36,21 @@ type Engine interface {
 	// GVTWanted reports, and clears, a worker's request for a GVT round sooner than the
 	// GVT period.
 	GVTWanted() bool
+	// GVTWaiting reports a worker's request for a GVT round without clearing it.
+	GVTWaiting() bool
 	// Fail ends the run with err (the first error wins); Stop ends it (termination
 	// detected); Stopped reports whether it ended, and Err with which error.
 	Fail(err error)
 	Stop()
 	Stopped() bool
 	Err() error
+	// Hosting reports whether the manager's goroutine also runs workers: a turn of them
+	// (Work) in each turn of its loop. It then has its own thread's core only, and backs
+	// off on that thread rather than yielding to other goroutines.
+	Hosting() bool
+	// Work runs a turn of the workers the manager's goroutine runs (none when not
+	// Hosting) and reports whether they processed events.
+	Work() bool
 	// Tick is called once a turn of the manager's loop, for engine sampling.
 	Tick(now time.Time)
 	// Phases returns the manager's time split for engine sampling, or nil when it is off.

@@ -14,7 +14,15 @@ import (
 type driverEngine struct {
 	d  *timeWarpDispatcher
 	sp *sampler
+	co *cohost // host 0, which the manager's goroutine runs; nil when the workers run on their own goroutines (groups)
 }
+
+// Hosting reports whether the manager's goroutine runs a host (cohost.go).
+func (e *driverEngine) Hosting() bool { return e.co != nil }
+
+// Work runs a turn of the host the manager's goroutine runs; it reports whether its
+// workers processed events.
+func (e *driverEngine) Work() bool { return e.co != nil && e.co.work() }
 
 // Deliver hands e, from another rank, to the worker of its LP, as the manager's worker.
 func (e *driverEngine) Deliver(ev *event.Event) { e.d.deliver(e.d.mw, ev) }
@@ -33,6 +41,9 @@ func (e *driverEngine) ProcessedSoFar() uint64 { return e.d.processedSoFar() }
 
 // GVTWanted reports and clears a worker's request for a GVT round (see gvtWanted).
 func (e *driverEngine) GVTWanted() bool { return e.d.gvtWanted.Swap(false) }
+
+// GVTWaiting reports a worker's request for a GVT round, leaving it for GVTWanted.
+func (e *driverEngine) GVTWaiting() bool { return e.d.gvtWanted.Load() }
 
 // Fail ends the run with err.
 func (e *driverEngine) Fail(err error) { e.d.fail(err) }

@@ -68,6 +68,13 @@ type host struct {
 	cur *worker
 	// wake wakes the host while it has no workers (adapt.go).
 	wake chan struct{}
+	// turnEvents is the most events its only worker takes in a turn (soloEvents, or
+	// cohostEvents on the manager's goroutine); rest is its idle turn when its workers
+	// may take nothing (the worker's idleTurn, or the co-host's); cohost is set on the
+	// manager's goroutine (cohost.go). All three are set before the run.
+	turnEvents int
+	rest       func(w *worker, spin bool)
+	cohost     *cohost
 }
 
 // newHosts makes the run's hosts: GOMAXPROCS of them, or one per worker where there are
@@ -77,7 +84,8 @@ func (d *timeWarpDispatcher) newHosts() *hostSet {
 	hs := &hostSet{}
 	hs.active.Store(int32(n))
 	for i := range n {
-		hs.hosts = append(hs.hosts, &host{d: d, id: i, plan: -1, wake: make(chan struct{}, 1)})
+		hs.hosts = append(hs.hosts, &host{d: d, id: i, plan: -1, wake: make(chan struct{}, 1),
+			turnEvents: soloEvents, rest: (*worker).idleTurn})
 	}
 	for _, w := range d.workers {
 		w.host.Store(free)
@@ -88,30 +96,38 @@ func (d *timeWarpDispatcher) newHosts() *hostSet {
 
 // loop is a host goroutine.
 func (h *host) loop() {
-	d := h.d
-	defer func() {
-		if r := recover(); r != nil && h.cur != nil {
-			d.fail(core.RecoverModel(r, d.sim, h.cur.frame().Self, h.cur.frame().Now, false))
-		}
-	}()
+	defer h.recoverModel()
 	defer h.release()
-	for !d.done.Load() {
-		h.follow()
-		var ok bool
-		switch len(h.ws) {
-		case 0:
-			h.idle()
-			ok = true
-		case 1:
-			ok = h.solo()
-		default:
-			ok = h.pass()
-		}
-		if !ok {
-			return
-		}
+	for !h.d.done.Load() && h.turn() {
+	}
+}
+
+// recoverModel ends the run with the model's panic, when the host's worker panicked.
+func (h *host) recoverModel() {
+	if r := recover(); r != nil && h.cur != nil {
+		d := h.d
+		d.fail(core.RecoverModel(r, d.sim, h.cur.frame().Self, h.cur.frame().Now, false))
+	}
+}
+
+// turn is one turn of the host: it follows the plan, runs its workers (or waits for its
+// share), and adapts the plan. It returns false when the run failed.
+func (h *host) turn() bool {
+	h.follow()
+	var ok bool
+	switch len(h.ws) {
+	case 0:
+		h.idle()
+		ok = true
+	case 1:
+		ok = h.solo()
+	default:
+		ok = h.pass()
+	}
+	if ok {
 		h.adapt() // adapt.go
 	}
+	return ok
 }
 
 // follow makes the host's claims follow the number of active hosts: when it changed, the
@@ -152,6 +168,9 @@ func (h *host) release() {
 // free them (spinning: they do so at their next turn), or, inactive, parks until the
 // number of active hosts changes or the run ends (adapt.go wakes it).
 func (h *host) idle() {
+	if h.cohost != nil {
+		return // the manager backs off instead (cohost.go)
+	}
 	if len(h.want) > 0 {
 		runtime.Gosched()
 		return
@@ -168,7 +187,7 @@ func (h *host) idle() {
 func (h *host) solo() bool {
 	w := h.ws[0]
 	h.cur = w
-	took, st := w.run(soloEvents)
+	took, st := w.run(h.turnEvents)
 	switch st {
 	case turnFailed:
 		return false
@@ -178,7 +197,7 @@ func (h *host) solo() bool {
 		}
 		// Not parked while a worker of its share waits to be claimed: its previous host
 		// frees it without waking anyone.
-		w.idleTurn(st == turnAhead || len(h.want) > 0)
+		h.rest(w, st == turnAhead || len(h.want) > 0)
 		w.mark(phaseProcess)
 	}
 	return true
@@ -187,7 +206,7 @@ func (h *host) solo() bool {
 // pass is a pass of a host over its workers (see the comment at the top of host.go). It
 // returns false when the run failed.
 func (h *host) pass() bool {
-	d, ws := h.d, h.ws
+	ws := h.ws
 	next := hostNext(ws)
 	progress := false
 	if next != nil {
@@ -217,8 +236,7 @@ func (h *host) pass() bool {
 	}
 	if !progress {
 		// Not parked: the parker watches one worker's inbound only.
-		d.idleRound()
-		ws[0].spinOrPark(false)
+		h.rest(ws[0], true)
 	} else {
 		ws[0].busy()
 	}

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/warpedgo/warped/kernel/internal/osthread"
 )
 
 // Parking: a worker that has nothing to take (no event below the end, or the optimism
@@ -74,7 +76,7 @@ func (w *worker) spinOrPark(mayPark bool) {
 		fallthrough
 	case !mayPark || pk.turns%parkCheck != 0 || time.Since(pk.since) < w.d.parkAfter:
 		if pk.turns > yieldAfter {
-			yieldThread()
+			osthread.Yield()
 		}
 		runtime.Gosched()
 		return

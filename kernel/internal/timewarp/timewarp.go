@@ -346,12 +346,21 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 		}
 	} else {
 		d.hs = d.newHosts()
-		for _, h := range d.hs.hosts {
+		hosts := d.hs.hosts
+		if d.dist != nil {
+			hosts = hosts[1:] // the manager's goroutine runs host 0 (cohost.go)
+		}
+		for _, h := range hosts {
 			wg.Go(h.loop) // host.go
 		}
 	}
 	if d.dist != nil {
-		d.dist.Manage(ctx, start, &driverEngine{d: d, sp: sp})
+		e := &driverEngine{d: d, sp: sp}
+		if d.hs != nil {
+			e.co = d.newCohost()
+			defer e.co.end()
+		}
+		d.dist.Manage(ctx, start, e)
 	} else {
 		// The manager waits for its next tick or for the workers to end, whichever comes
 		// first: a long GVT period must not hold the end of the run.

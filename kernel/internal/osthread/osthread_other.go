@@ -1,0 +1,16 @@
+//go:build !linux
+
+// Package osthread gives the calling OS thread's core away without the Go scheduler
+// (on Linux; elsewhere through it).
+package osthread
+
+import (
+	"runtime"
+	"time"
+)
+
+// Yield gives the core to another goroutine (sched_yield is Linux only here).
+func Yield() { runtime.Gosched() }
+
+// Sleep sleeps the calling goroutine for d.
+func Sleep(d time.Duration) { time.Sleep(d) }
