@@ -1,0 +1,157 @@
+//go:build linux
+
+package gpuwarp_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/gpuwarp"
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/kernel/dispatch"
+	"github.com/warpedgo/warped/models/phold"
+	"github.com/warpedgo/warped/rng"
+)
+
+// TestRunManyPHOLD runs a small parameter study, 8 PHOLD runs of 64 LPs (4 remote
+// fractions x 2 seeds), as one device loop (dispatch.RunGroup, gpuwarp.RunMany) and checks
+// that every run gives its own sequential digest, results, committed events and final
+// time, and that the runs' statistics add up to the loop's.
+func TestRunManyPHOLD(t *testing.T) {
+	need(t)
+	type point struct {
+		remote float64
+		seed   uint64
+		lps    int
+	}
+	var points []point
+	for _, remote := range []float64{0.1, 0.3, 0.5, 0.9} {
+		for _, seed := range []uint64{1, 2} {
+			points = append(points, point{remote, seed, 64})
+		}
+	}
+	points = append(points, point{1, 3, 13}) // a run of another size
+	build := func(p point, typ string, g kernel.GPUConfig) (*dispatch.Simulation, []kernel.LogicalProcess) {
+		c := phold.DefaultConfig()
+		c.LPs, c.Remote = p.lps, p.remote
+		lps, err := phold.New(c)
+		require.NoError(t, err)
+		s, err := dispatch.New(kernel.Config{MaxSimTime: 15, Seed: p.seed, Type: typ, GPU: g}, lps)
+		require.NoError(t, err)
+		return s, lps
+	}
+	for _, g := range []kernel.GPUConfig{{}, {Bound: math.Inf(1), Executions: 3}} {
+		t.Run(fmt.Sprintf("bound %v executions %d", g.Bound, g.Executions), func(t *testing.T) {
+			sims := make([]*dispatch.Simulation, len(points))
+			models := make([][]kernel.LogicalProcess, len(points))
+			for i, p := range points {
+				sims[i], models[i] = build(p, kernel.GPU, g)
+			}
+			k0, err := sims[0].DeviceGroup()
+			require.NoError(t, err)
+			for _, s := range sims[1:] {
+				k, err := s.DeviceGroup()
+				require.NoError(t, err)
+				require.Equal(t, k0, k, "PHOLD runs that differ in their parameters share a loop")
+			}
+			got, err := dispatch.RunGroup(context.Background(), sims)
+			require.NoError(t, err)
+			require.Len(t, got, len(points))
+			var rolled uint64
+			for i, p := range points {
+				seq, lps := build(p, kernel.Sequential, kernel.GPUConfig{})
+				want, err := seq.Run(context.Background())
+				require.NoError(t, err)
+				require.Equal(t, want.Digest, got[i].Digest, "run %d (%+v)", i, p)
+				require.Equal(t, phold.Summarize(lps), phold.Summarize(models[i]), "run %d (%+v)", i, p)
+				require.Equal(t, want.Stats.EventsCommitted, got[i].Stats.EventsCommitted, "run %d", i)
+				require.Equal(t, want.Stats.FinalTime, got[i].Stats.FinalTime, "run %d", i)
+				require.Equal(t, got[0].Stats.DeviceIterations, got[i].Stats.DeviceIterations, "the loop is shared")
+				rolled += got[i].Stats.EventsRolledBack
+			}
+			t.Logf("%d runs in %d iterations, %d events rolled back", len(points), got[0].Stats.DeviceIterations, rolled)
+		})
+	}
+}
+
+// foldRuns are fold models and inputs of several runs: each its own size, start events,
+// seed and ties parameter.
+func foldRuns(end float64) ([]*gpuwarp.Model, []gpuwarp.Input) {
+	var ms []*gpuwarp.Model
+	var ins []gpuwarp.Input
+	for r, c := range []struct {
+		lps, start int
+		ties       bool
+	}{{40, 6, false}, {17, 3, true}, {1, 2, true}, {33, 8, false}, {24, 2, false}} {
+		in := foldInput(c.lps, c.start, end)
+		for i := range in.RNG {
+			in.RNG[i] = rng.New(uint64(100+r), uint64(i))
+		}
+		ms, ins = append(ms, foldModel(c.ties)), append(ins, in)
+	}
+	return ms, ins
+}
+
+// TestRunManyFold checks merged runs of the fold model (payload words, up to two sends,
+// zero delays, ties, a parameter that differs by run) against each run's host loop, with
+// lists that overflow and put events back in transit.
+func TestRunManyFold(t *testing.T) {
+	need(t)
+	for _, tc := range []struct {
+		name     string
+		o        gpuwarp.Options
+		overflow bool
+	}{
+		{"tuned", gpuwarp.Options{}, false},
+		{"8 slots, unbounded", gpuwarp.Options{Slots: 8, Bound: math.Inf(1), Executions: 2}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ms, ins := foldRuns(10)
+			outs, err := gpuwarp.RunMany(context.Background(), ms, ins, tc.o)
+			require.NoError(t, err)
+			require.Len(t, outs, len(ins))
+			var returned uint64
+			for r, in := range ins {
+				wantState, wantGens, committed := foldSequential(in, ms[r].Params[2] == 1)
+				require.Equal(t, wantState, outs[r].State, "run %d", r)
+				require.Equal(t, wantGens, outs[r].RNG, "run %d", r)
+				require.Equal(t, committed, outs[r].Committed(), "run %d", r)
+				returned += outs[r].Returned
+			}
+			if tc.overflow {
+				require.NotZero(t, returned, "the lists never overflowed: the case tests nothing")
+			}
+		})
+	}
+}
+
+// TestRunManyRefuses checks that runs which cannot share a loop are refused with a line
+// saying why, before anything runs.
+func TestRunManyRefuses(t *testing.T) {
+	ms, ins := foldRuns(10)
+	other := *ms[1]
+	other.OutSlots = 3
+	badEvent := foldInput(4, 1, 10)
+	badEvent.Events[0].To = 9
+	for _, tc := range []struct {
+		name string
+		ms   []*gpuwarp.Model
+		ins  []gpuwarp.Input
+		want string
+	}{
+		{"no runs", nil, nil, "no runs"},
+		{"fewer models", ms[:1], ins[:2], "1 models for 2 inputs"},
+		{"other code", []*gpuwarp.Model{ms[0], &other}, ins[:2], "run 1's device model (fold) differs from run 0's"},
+		{"other end", ms[:2], []gpuwarp.Input{ins[0], foldInput(3, 1, 11)}, "run 1 ends at 11 and run 0 at 10"},
+		{"event out of its run", ms[:2], []gpuwarp.Input{ins[0], badEvent}, "run 1: gpuwarp: initial event 0 goes from LP 0 to LP 9, but there are 4 LPs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := gpuwarp.RunMany(context.Background(), tc.ms, tc.ins, gpuwarp.Options{})
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}

@@ -1,0 +1,63 @@
+package device
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"math"
+
+	"github.com/warpedgo/warped/gpuwarp"
+	"github.com/warpedgo/warped/kernel/internal/core"
+)
+
+// Key returns what the simulations that share one device loop (RunGroup) have in
+// common: the device code (not its parameters' values), the end time and the device
+// options. It fails as Run would when an LP of s has no device code.
+func Key(s *core.Sim) (string, error) {
+	m, _, err := deviceModels(s)
+	if err != nil {
+		return "", err
+	}
+	g := &s.Cfg.GPU
+	return fmt.Sprintf("%s %x state=%d out=%d words=%t params=%d end=%x device=%d slots=%d bound=%x executions=%d inactivity=%x buffer=%d",
+		m.Name, sha256.Sum256([]byte(m.Source)), m.StateWords, m.OutSlots, m.Words, len(m.Params),
+		math.Float64bits(s.Cfg.MaxSimTime), g.Device, g.Slots, math.Float64bits(g.Bound), g.Executions,
+		math.Float64bits(g.Inactivity), g.Buffer), nil
+}
+
+// RunGroup runs the LPs of sims, which share one Key, in one device loop
+// (gpuwarp.RunMany) and returns each simulation's totals as Run gives them alone; the
+// device loop's figures (iterations, loop time, tuned settings) are the shared loop's.
+// The first simulation's options are the loop's.
+func RunGroup(ctx context.Context, sims []*core.Sim) ([]core.Stats, error) {
+	ms := make([]*gpuwarp.Model, len(sims))
+	ins := make([]gpuwarp.Input, len(sims))
+	lps := make([][]core.DeviceModeler, len(sims))
+	var key string
+	for i, s := range sims {
+		k, err := Key(s)
+		if err != nil {
+			return nil, fmt.Errorf("run %d of the group: %w", i, err)
+		}
+		if i == 0 {
+			key = k
+		} else if k != key {
+			return nil, fmt.Errorf("run %d of the group differs from run 0 in its device code, end time or device options; group runs by Key", i)
+		}
+		if ms[i], lps[i], err = deviceModels(s); err == nil {
+			ins[i], err = initial(s, ms[i], lps[i])
+		}
+		if err != nil {
+			return nil, fmt.Errorf("run %d of the group: %w", i, err)
+		}
+	}
+	outs, err := gpuwarp.RunMany(ctx, ms, ins, options(sims[0]))
+	if err != nil {
+		return nil, err
+	}
+	stats := make([]core.Stats, len(sims))
+	for i, s := range sims {
+		stats[i] = finish(s, ms[i], lps[i], &outs[i])
+	}
+	return stats, nil
+}
