@@ -1,0 +1,161 @@
+package study
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Device runs the runs of one simulation type several to a device loop: the runs that
+// share the loop's device code, end time and device options (a Key) become disjoint sets
+// of LPs of one simulation on the device, so that one iteration advances all of them and
+// the device and its set-up are paid once (the multi-level parallelism of a parameter
+// study; package gpuwarp, RunMany).
+type Device interface {
+	// Type is the simulation type whose runs share loops.
+	Type() string
+	// Prepare builds the run of model with the command-line flags args, without running
+	// it. An error says why the run cannot run on the device (its model has no device
+	// code), in one line.
+	Prepare(model string, args []string) (DeviceRun, error)
+	// RunGroup runs runs, all of one Key, in one device loop and returns their outcomes
+	// in order; each is the outcome the run has alone, but for its wall time, which is
+	// the loop's.
+	RunGroup(ctx context.Context, runs []DeviceRun) ([]Outcome, error)
+}
+
+// DeviceRun is a run that Device built.
+type DeviceRun interface {
+	// Key is the same for the runs that can share a device loop.
+	Key() string
+	// LPs is the run's number of LPs.
+	LPs() int
+	// Close releases what the run holds when it does not run.
+	Close()
+}
+
+// MaxGroupRuns is the most runs one device loop may hold (Execution.GroupRuns).
+const MaxGroupRuns = 1 << 16
+
+// groupLPs is the most LPs a device loop holds when Execution.GroupRuns leaves it to the
+// study: the paper's largest PHOLD (2^20 LPs), where the loop ran at its best rate on an
+// H100, in about 3 GiB of PHOLD's lists and buffers (docs/PERFORMANCE.md). A run of more
+// LPs has a loop of its own.
+const groupLPs = 1 << 20
+
+// group is the runs of one key waiting for their loop.
+type group struct {
+	key  string
+	runs []Run
+	prep []DeviceRun
+	lps  int
+}
+
+// groups runs pending on sch.o.Device: it builds the runs in plan order, puts each in the
+// open group of its key, and runs a group in one loop when it is full (GroupRuns runs, or
+// groupLPs LPs), then the groups left in the order they opened. One loop runs at a time:
+// it has the device to itself.
+func (sch *scheduler) groups(ctx context.Context, pending []Run, plan Plan) error {
+	dev, limit := sch.o.Device, sch.ex.GroupRuns
+	if limit == 0 {
+		limit = MaxGroupRuns
+	}
+	sch.st.Plan = plan
+	fmt.Fprintf(sch.o.Log, "study: %d runs to do, %s, several to a device loop (%s)\n", len(pending), plan.SimulationType, groupBound(sch.ex.GroupRuns))
+	var open []*group
+	defer func() {
+		for _, g := range open {
+			for _, p := range g.prep {
+				p.Close()
+			}
+		}
+	}()
+	flush := func(i int) error {
+		g := open[i]
+		open = append(open[:i], open[i+1:]...)
+		return sch.runGroup(ctx, g)
+	}
+	for _, r := range pending {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: resume it with --resume", ErrInterrupted)
+		}
+		p, err := dev.Prepare(sch.spec.Model, sch.args(r, plan))
+		if err != nil {
+			return fmt.Errorf("run %d (%s): %w", r.Index, r.Key(), err)
+		}
+		i := 0
+		for i < len(open) && open[i].key != p.Key() {
+			i++
+		}
+		if i < len(open) && sch.ex.GroupRuns == 0 && open[i].lps+p.LPs() > groupLPs {
+			if err := flush(i); err != nil {
+				p.Close()
+				return err
+			}
+			i = len(open)
+		}
+		if i == len(open) {
+			open = append(open, &group{key: p.Key()})
+		}
+		g := open[i]
+		g.runs, g.prep, g.lps = append(g.runs, r), append(g.prep, p), g.lps+p.LPs()
+		if len(g.runs) == limit {
+			if err := flush(i); err != nil {
+				return err
+			}
+		}
+	}
+	for len(open) > 0 {
+		if err := flush(0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// groupBound says how big a device loop may be.
+func groupBound(runs int) string {
+	if runs == 0 {
+		return fmt.Sprintf("up to %d LPs a loop", groupLPs)
+	}
+	return fmt.Sprintf("up to %d runs a loop", runs)
+}
+
+// runGroup runs g in one device loop, then journals and records each run's outcome.
+func (sch *scheduler) runGroup(ctx context.Context, g *group) error {
+	outs, err := sch.o.Device.RunGroup(ctx, g.prep)
+	for _, p := range g.prep {
+		p.Close()
+	}
+	g.prep = nil
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: resume it with --resume", ErrInterrupted)
+		}
+		return fmt.Errorf("the device loop of runs %s: %w", runList(g.runs), err)
+	}
+	sch.st.DeviceLoops++
+	for i, r := range g.runs {
+		if err := sch.record(r, outs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runList names runs by index, the first few and the count.
+func runList(runs []Run) string {
+	var b strings.Builder
+	for i, r := range runs {
+		if i == 4 {
+			fmt.Fprintf(&b, " ... (%d runs)", len(runs))
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(r.Index))
+	}
+	return b.String()
+}

@@ -1,0 +1,153 @@
+package study
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// fakeDevice groups the toy's runs by their end time (--max-sim-time) and --name, gives
+// each run toy.n LPs, runs a group as toyRun runs each of its runs, and records the groups.
+type fakeDevice struct {
+	groups [][]string // each loop's runs, by key
+	open   int        // prepared runs not closed
+	fail   string     // a --name whose runs Prepare refuses
+}
+
+type fakeRun struct {
+	d    *fakeDevice
+	args []string
+	key  string
+	lps  int
+}
+
+func (r *fakeRun) Key() string { return r.key }
+func (r *fakeRun) LPs() int    { return r.lps }
+func (r *fakeRun) Close()      { r.d.open-- }
+
+func (*fakeDevice) Type() string { return "gpu" }
+
+func (d *fakeDevice) Prepare(model string, args []string) (DeviceRun, error) {
+	r := &fakeRun{d: d, args: args, lps: 1}
+	for _, a := range args {
+		switch {
+		case strings.HasPrefix(a, "--max-sim-time="), strings.HasPrefix(a, "--name="):
+			r.key += a + " "
+		case strings.HasPrefix(a, "--n="):
+			fmt.Sscan(strings.TrimPrefix(a, "--n="), &r.lps)
+		}
+		if d.fail != "" && a == "--name="+d.fail {
+			return nil, errors.New("model toy has no device code")
+		}
+	}
+	d.open++
+	return r, nil
+}
+
+func (d *fakeDevice) RunGroup(ctx context.Context, runs []DeviceRun) ([]Outcome, error) {
+	var keys []string
+	outs := make([]Outcome, len(runs))
+	for i, p := range runs {
+		r := p.(*fakeRun)
+		if r.key != runs[0].Key() {
+			return nil, fmt.Errorf("group of keys %q and %q", runs[0].Key(), r.key)
+		}
+		keys = append(keys, strings.Join(r.args, " "))
+		outs[i], _ = toyRun(ctx, "toy", r.args, nil)
+	}
+	d.groups = append(d.groups, keys)
+	return outs, nil
+}
+
+var deviceTypes = []string{"sequential", "time-warp", "gpu"}
+
+// TestDeviceGroups checks that a study's runs of the device's type run several to a
+// loop: grouped by key (a run of another end time in its own loop), split by the bound
+// on runs, each outcome the run's own, every prepared run closed.
+func TestDeviceGroups(t *testing.T) {
+	const spec = `
+model: toy
+points:
+  - {n: 64, rate: 0.1, max-sim-time: 10}
+  - {n: 64, rate: 0.3, max-sim-time: 10}
+  - {n: 13, rate: 0.5, max-sim-time: 10}
+  - {n: 64, rate: 0.9, max-sim-time: 20}
+replications: 2
+`
+	s := parseToy(t, spec)
+	for _, tc := range []struct {
+		name   string
+		groups int
+		sizes  string
+	}{
+		{"chosen", 0, "[6 2]"},
+		{"4 runs a loop", 4, "[4 2 2]"},
+		{"one run a loop", 1, "[1 1 1 1 1 1 1 1]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &fakeDevice{}
+			st, err := Execute(context.Background(), s, toyRun, Options{Out: t.TempDir(), Types: deviceTypes, Device: d,
+				Execution: Execution{SimulationType: "gpu", GroupRuns: tc.groups}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sizes []int
+			for _, g := range d.groups {
+				sizes = append(sizes, len(g))
+			}
+			if fmt.Sprint(sizes) != tc.sizes || st.DeviceLoops != len(sizes) {
+				t.Fatalf("loops of %v runs (%d counted), want %s: %q", sizes, st.DeviceLoops, tc.sizes, d.groups)
+			}
+			if tc.groups != 1 && !strings.Contains(d.groups[len(d.groups)-1][0], "--max-sim-time=20") {
+				t.Fatalf("the last loop is %q, want the runs that end at 20", d.groups[len(d.groups)-1])
+			}
+			for _, r := range st.Runs {
+				want, _ := toyRun(context.Background(), "toy", r.Args, nil)
+				if got := st.Outcomes[r.Index]; got.Digest != want.Digest || got.Results["a"] != want.Results["a"] {
+					t.Fatalf("run %d: %+v, want %+v", r.Index, got, want)
+				}
+			}
+			if d.open != 0 || st.Plan.SimulationType != "gpu" {
+				t.Fatalf("%d prepared runs left open; plan %+v", d.open, st.Plan)
+			}
+		})
+	}
+}
+
+// TestDeviceGroupsByLPs checks that, without a bound on runs, a loop holds at most
+// groupLPs LPs.
+func TestDeviceGroupsByLPs(t *testing.T) {
+	s := parseToy(t, fmt.Sprintf("model: toy\nflags: {n: %d}\nreplications: 5\n", groupLPs/2))
+	d := &fakeDevice{}
+	if _, err := Execute(context.Background(), s, toyRun, Options{Out: t.TempDir(), Types: deviceTypes, Device: d,
+		Execution: Execution{SimulationType: "gpu"}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.groups) != 3 || len(d.groups[0]) != 2 || len(d.groups[2]) != 1 {
+		t.Fatalf("loops %q, want 2, 2 and 1 runs of half the LPs", d.groups)
+	}
+}
+
+// TestDeviceRefuses checks that a run the device cannot take fails the study with one
+// line naming the run, before its loop runs, and that the other types run one by one.
+func TestDeviceRefuses(t *testing.T) {
+	s := parseToy(t, "model: toy\nparameters: {name: [a, b]}\n")
+	d := &fakeDevice{fail: "b"}
+	_, err := Execute(context.Background(), s, toyRun, Options{Out: t.TempDir(), Types: deviceTypes, Device: d,
+		Execution: Execution{SimulationType: "gpu"}})
+	if err == nil || !strings.Contains(err.Error(), "run 1 (--name=b --seed=1): model toy has no device code") ||
+		strings.Contains(err.Error(), "\n") || len(d.groups) != 0 || d.open != 0 {
+		t.Fatalf("error %v; loops %q, %d prepared runs open", err, d.groups, d.open)
+	}
+	st, err := Execute(context.Background(), s, toyRun, Options{Out: t.TempDir(), Types: deviceTypes, Device: d,
+		Execution: Execution{SimulationType: "sequential"}})
+	if err != nil || st.DeviceLoops != 0 || len(d.groups) != 0 {
+		t.Fatalf("sequential study: %v, %d loops", err, st.DeviceLoops)
+	}
+	if _, err := Parse([]byte("model: toy\nexecution: {group-runs: -1}\n"), "toy.yaml", fakeCatalog{}); err == nil ||
+		!strings.Contains(err.Error(), "execution.group-runs must be") {
+		t.Fatalf("negative group-runs: %v", err)
+	}
+}
