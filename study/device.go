@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Device runs the runs of one simulation type several to a device loop: the runs that
@@ -16,7 +18,7 @@ type Device interface {
 	// Type is the simulation type whose runs share loops.
 	Type() string
 	// Prepare builds the run of model with the command-line flags args, without running
-	// it. An error says why the run cannot run on the device (its model has no device
+	// it; it is called from several goroutines at once. An error says why the run cannot run on the device (its model has no device
 	// code), in one line.
 	Prepare(model string, args []string) (DeviceRun, error)
 	// RunGroup runs runs, all of one Key, in one device loop and returns their outcomes
@@ -52,12 +54,12 @@ type group struct {
 	lps  int
 }
 
-// groups runs pending on sch.o.Device: it builds the runs in plan order, puts each in the
-// open group of its key, and runs a group in one loop when it is full (GroupRuns runs, or
-// groupLPs LPs), then the groups left in the order they opened. One loop runs at a time:
-// it has the device to itself.
+// groups runs pending on sch.o.Device: it builds the runs (o.Cores at once), puts each in
+// plan order in the open group of its key, and runs a group in one loop when it is full
+// (GroupRuns runs, or groupLPs LPs), then the groups left in the order they opened. One
+// loop runs at a time: it has the device to itself.
 func (sch *scheduler) groups(ctx context.Context, pending []Run, plan Plan) error {
-	dev, limit := sch.o.Device, sch.ex.GroupRuns
+	limit := sch.ex.GroupRuns
 	if limit == 0 {
 		limit = MaxGroupRuns
 	}
@@ -66,9 +68,7 @@ func (sch *scheduler) groups(ctx context.Context, pending []Run, plan Plan) erro
 	var open []*group
 	defer func() {
 		for _, g := range open {
-			for _, p := range g.prep {
-				p.Close()
-			}
+			closeAll(g.prep)
 		}
 	}()
 	flush := func(i int) error {
@@ -76,33 +76,40 @@ func (sch *scheduler) groups(ctx context.Context, pending []Run, plan Plan) erro
 		open = append(open[:i], open[i+1:]...)
 		return sch.runGroup(ctx, g)
 	}
-	for _, r := range pending {
+	// Runs are built o.Cores at once, then grouped in plan order.
+	for len(pending) > 0 {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: resume it with --resume", ErrInterrupted)
 		}
-		p, err := dev.Prepare(sch.spec.Model, sch.args(r, plan))
+		batch := pending[:min(len(pending), max(1, sch.o.Cores))]
+		pending = pending[len(batch):]
+		preps, err := sch.prepare(batch, plan)
 		if err != nil {
-			return fmt.Errorf("run %d (%s): %w", r.Index, r.Key(), err)
+			return err
 		}
-		i := 0
-		for i < len(open) && open[i].key != p.Key() {
-			i++
-		}
-		if i < len(open) && sch.ex.GroupRuns == 0 && open[i].lps+p.LPs() > groupLPs {
-			if err := flush(i); err != nil {
-				p.Close()
-				return err
+		for k, r := range batch {
+			p := preps[k]
+			i := 0
+			for i < len(open) && open[i].key != p.Key() {
+				i++
 			}
-			i = len(open)
-		}
-		if i == len(open) {
-			open = append(open, &group{key: p.Key()})
-		}
-		g := open[i]
-		g.runs, g.prep, g.lps = append(g.runs, r), append(g.prep, p), g.lps+p.LPs()
-		if len(g.runs) == limit {
-			if err := flush(i); err != nil {
-				return err
+			if i < len(open) && sch.ex.GroupRuns == 0 && open[i].lps+p.LPs() > groupLPs {
+				if err := flush(i); err != nil {
+					closeAll(preps[k:])
+					return err
+				}
+				i = len(open)
+			}
+			if i == len(open) {
+				open = append(open, &group{key: p.Key()})
+			}
+			g := open[i]
+			g.runs, g.prep, g.lps = append(g.runs, r), append(g.prep, p), g.lps+p.LPs()
+			if len(g.runs) == limit {
+				if err := flush(i); err != nil {
+					closeAll(preps[k+1:])
+					return err
+				}
 			}
 		}
 	}
@@ -112,6 +119,37 @@ func (sch *scheduler) groups(ctx context.Context, pending []Run, plan Plan) erro
 		}
 	}
 	return nil
+}
+
+// prepare builds runs on every core; it fails with the first run's error in plan order,
+// having closed the runs it built.
+func (sch *scheduler) prepare(runs []Run, plan Plan) ([]DeviceRun, error) {
+	preps := make([]DeviceRun, len(runs))
+	errs := make([]error, len(runs))
+	var g errgroup.Group
+	for k, r := range runs {
+		g.Go(func() error {
+			preps[k], errs[k] = sch.o.Device.Prepare(sch.spec.Model, sch.args(r, plan))
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for k, err := range errs {
+		if err != nil {
+			closeAll(preps)
+			return nil, fmt.Errorf("run %d (%s): %w", runs[k].Index, runs[k].Key(), err)
+		}
+	}
+	return preps, nil
+}
+
+// closeAll closes the runs of preps that were built.
+func closeAll(preps []DeviceRun) {
+	for _, p := range preps {
+		if p != nil {
+			p.Close()
+		}
+	}
 }
 
 // groupBound says how big a device loop may be.
@@ -125,9 +163,7 @@ func groupBound(runs int) string {
 // runGroup runs g in one device loop, then journals and records each run's outcome.
 func (sch *scheduler) runGroup(ctx context.Context, g *group) error {
 	outs, err := sch.o.Device.RunGroup(ctx, g.prep)
-	for _, p := range g.prep {
-		p.Close()
-	}
+	closeAll(g.prep)
 	g.prep = nil
 	if err != nil {
 		if ctx.Err() != nil {

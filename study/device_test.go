@@ -5,15 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
 // fakeDevice groups the toy's runs by their end time (--max-sim-time) and --name, gives
 // each run toy.n LPs, runs a group as toyRun runs each of its runs, and records the groups.
 type fakeDevice struct {
-	groups [][]string // each loop's runs, by key
-	open   int        // prepared runs not closed
-	fail   string     // a --name whose runs Prepare refuses
+	groups [][]string   // each loop's runs, by key
+	open   atomic.Int64 // prepared runs not closed
+	fail   string       // a --name whose runs Prepare refuses
 }
 
 type fakeRun struct {
@@ -25,7 +26,7 @@ type fakeRun struct {
 
 func (r *fakeRun) Key() string { return r.key }
 func (r *fakeRun) LPs() int    { return r.lps }
-func (r *fakeRun) Close()      { r.d.open-- }
+func (r *fakeRun) Close()      { r.d.open.Add(-1) }
 
 func (*fakeDevice) Type() string { return "gpu" }
 
@@ -42,7 +43,7 @@ func (d *fakeDevice) Prepare(model string, args []string) (DeviceRun, error) {
 			return nil, errors.New("model toy has no device code")
 		}
 	}
-	d.open++
+	d.open.Add(1)
 	return r, nil
 }
 
@@ -109,8 +110,8 @@ replications: 2
 					t.Fatalf("run %d: %+v, want %+v", r.Index, got, want)
 				}
 			}
-			if d.open != 0 || st.Plan.SimulationType != "gpu" {
-				t.Fatalf("%d prepared runs left open; plan %+v", d.open, st.Plan)
+			if d.open.Load() != 0 || st.Plan.SimulationType != "gpu" {
+				t.Fatalf("%d prepared runs left open; plan %+v", d.open.Load(), st.Plan)
 			}
 		})
 	}
@@ -138,8 +139,8 @@ func TestDeviceRefuses(t *testing.T) {
 	_, err := Execute(context.Background(), s, toyRun, Options{Out: t.TempDir(), Types: deviceTypes, Device: d,
 		Execution: Execution{SimulationType: "gpu"}})
 	if err == nil || !strings.Contains(err.Error(), "run 1 (--name=b --seed=1): model toy has no device code") ||
-		strings.Contains(err.Error(), "\n") || len(d.groups) != 0 || d.open != 0 {
-		t.Fatalf("error %v; loops %q, %d prepared runs open", err, d.groups, d.open)
+		strings.Contains(err.Error(), "\n") || len(d.groups) != 0 || d.open.Load() != 0 {
+		t.Fatalf("error %v; loops %q, %d prepared runs open", err, d.groups, d.open.Load())
 	}
 	st, err := Execute(context.Background(), s, toyRun, Options{Out: t.TempDir(), Types: deviceTypes, Device: d,
 		Execution: Execution{SimulationType: "sequential"}})

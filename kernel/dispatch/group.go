@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/kernel/internal/core"
@@ -55,8 +58,16 @@ func RunGroup(ctx context.Context, sims []*Simulation) ([]kernel.Result, error) 
 		return nil, err
 	}
 	res := make([]kernel.Result, len(sims))
+	var g errgroup.Group // the digests, on every core
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, s := range sims {
-		res[i] = s.result(stats[i], start)
+		g.Go(func() error {
+			res[i] = s.result(stats[i], start)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for i, s := range sims {
 		if h := s.sim.Cfg.ModelFinal; h != nil {
 			if err := h(s.models()); err != nil {
 				return nil, fmt.Errorf("simulation %d of the group: model final hook: %w", i, err)

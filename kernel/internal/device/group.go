@@ -3,8 +3,12 @@ package device
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"math"
+	"runtime"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/warpedgo/warped/gpuwarp"
 	"github.com/warpedgo/warped/kernel/internal/core"
@@ -36,28 +40,56 @@ func RunGroup(ctx context.Context, sims []*core.Sim) ([]core.Stats, error) {
 	var key string
 	for i, s := range sims {
 		k, err := Key(s)
-		if err != nil {
-			return nil, fmt.Errorf("run %d of the group: %w", i, err)
-		}
-		if i == 0 {
-			key = k
-		} else if k != key {
-			return nil, fmt.Errorf("run %d of the group differs from run 0 in its device code, end time or device options; group runs by Key", i)
-		}
-		if ms[i], lps[i], err = deviceModels(s); err == nil {
-			ins[i], err = initial(s, ms[i], lps[i])
+		if err == nil && i > 0 && k != key {
+			err = errors.New("its device code, end time or device options differ from run 0's; group runs by Key")
 		}
 		if err != nil {
 			return nil, fmt.Errorf("run %d of the group: %w", i, err)
 		}
+		key = k
+	}
+	// The runs' Init and packing, and after the loop their unpacking, are independent:
+	// on every core, as a study's runs on the CPU.
+	if err := each(len(sims), func(i int) (err error) {
+		if ms[i], lps[i], err = deviceModels(sims[i]); err == nil {
+			ins[i], err = initial(sims[i], ms[i], lps[i])
+		}
+		if err != nil {
+			return fmt.Errorf("run %d of the group: %w", i, err)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	outs, err := gpuwarp.RunMany(ctx, ms, ins, options(sims[0]))
 	if err != nil {
 		return nil, err
 	}
 	stats := make([]core.Stats, len(sims))
-	for i, s := range sims {
-		stats[i] = finish(s, ms[i], lps[i], &outs[i])
-	}
+	_ = each(len(sims), func(i int) error {
+		stats[i] = finish(sims[i], ms[i], lps[i], &outs[i])
+		return nil
+	})
 	return stats, nil
+}
+
+// each calls f(0), ..., f(n-1) on every core and returns the error of the least i that
+// failed.
+func each(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range n {
+		g.Go(func() error {
+			errs[i] = f(i)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
