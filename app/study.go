@@ -214,6 +214,10 @@ varies, named as the model labels them, ticks at the parameter's values, a log x
 where the values are spaced evenly on one; the spec's plot: {x-scale, y-scale} sets
 linear or log) and journal.jsonl (finished runs) into --out.
 
+With --simulation-type gpu the runs are disjoint sets of LPs of one device loop, as many as
+share the device code, end time and --gpu-* flags, up to 2^20 LPs or --group-runs runs a
+loop; each run's digest and results are the ones it has alone.
+
 Flags:
 `
 
