@@ -320,9 +320,10 @@ func (c *Command) studyCommand(ctx context.Context, args []string, stdout, stder
 	default:
 		prog = study.NewProgress(stderr, showProgress("auto", stderr))
 	}
+	dev := &studyDevice{c: c}
 	st, err := study.Execute(ctx, s, c.runForStudy, study.Options{Out: o.out, Resume: o.resume,
 		Execution: o.exec, Progress: prog, Log: log, Types: kernel.Types(), OpenMerge: openMerge(s), Ranks: ranks,
-		Device: studyDevice{c}})
+		Device: dev})
 	if errors.Is(err, study.ErrInterrupted) {
 		why := "interrupted"
 		if sig := interrupted(ctx); sig != nil {
@@ -351,7 +352,7 @@ func (c *Command) studyCommand(ctx context.Context, args []string, stdout, stder
 	}
 	printStudy(stdout, st)
 	if st.DeviceLoops > 0 {
-		fmt.Fprintf(stdout, "device: %d runs in %d device loop(s)\n", len(st.Runs)-st.Resumed, st.DeviceLoops)
+		fmt.Fprintln(stdout, dev.summary(len(st.Runs)-st.Resumed, st.DeviceLoops))
 	}
 	if st.MergedBatches > 0 {
 		fmt.Fprintf(stdout, "offload: %d batches (%d events) of the runs in %d merged calls\n", st.MergedBatches, st.MergedElements, st.MergedCalls)
