@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/warpedgo/warped/kernel"
@@ -74,6 +75,9 @@ func (d *studyDevice) RunGroup(ctx context.Context, runs []study.DeviceRun) ([]s
 		sims[i] = r.(*deviceRun).sim
 	}
 	res, err := dispatch.RunGroup(ctx, sims)
+	if ge := (*dispatch.GroupError)(nil); errors.As(err, &ge) {
+		return nil, &study.RunError{Run: ge.Sim, Err: fmt.Errorf("run failed: %w", ge.Err)}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("run failed: %w", err)
 	}

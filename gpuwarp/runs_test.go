@@ -4,6 +4,7 @@ package gpuwarp_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -152,6 +153,52 @@ func TestRunManyRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := gpuwarp.RunMany(context.Background(), tc.ms, tc.ins, gpuwarp.Options{})
 			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// payloadLP is a PHOLD LP whose Init sends a Go payload, which the device loop cannot carry.
+type payloadLP struct{ *phold.LP }
+
+func (p payloadLP) Init(ctx *kernel.Context) { ctx.Send(ctx.Self(), 1, "payload") }
+
+// TestRunGroupErrorNamesTheRun checks that a group's failure in one simulation (its Init,
+// its model init hook) is a dispatch.GroupError naming that simulation.
+func TestRunGroupErrorNamesTheRun(t *testing.T) {
+	build := func(bad string) []*dispatch.Simulation {
+		var sims []*dispatch.Simulation
+		for i := range 3 {
+			c := phold.DefaultConfig()
+			c.LPs = 8
+			lps, err := phold.New(c)
+			require.NoError(t, err)
+			cfg := kernel.Config{MaxSimTime: 5, Seed: uint64(i + 1), Type: kernel.GPU}
+			if i == 2 && bad == "init" {
+				lps[3] = payloadLP{lps[3].(*phold.LP)}
+			}
+			if i == 1 && bad == "hook" {
+				cfg.ModelInit = func([]kernel.LogicalProcess) error { return errors.New("no input file") }
+			}
+			s, err := dispatch.New(cfg, lps)
+			require.NoError(t, err)
+			sims = append(sims, s)
+		}
+		return sims
+	}
+	for _, tc := range []struct {
+		bad  string
+		sim  int
+		want string
+	}{
+		{"init", 2, "LP 3 sent a Go payload (string) from Init"},
+		{"hook", 1, "model init hook: no input file"},
+	} {
+		t.Run(tc.bad, func(t *testing.T) {
+			_, err := dispatch.RunGroup(context.Background(), build(tc.bad))
+			var ge *dispatch.GroupError
+			require.ErrorAs(t, err, &ge)
+			require.Equal(t, tc.sim, ge.Sim)
+			require.ErrorContains(t, ge.Err, tc.want)
 		})
 	}
 }

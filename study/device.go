@@ -2,6 +2,7 @@ package study
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -23,9 +24,19 @@ type Device interface {
 	Prepare(model string, args []string) (DeviceRun, error)
 	// RunGroup runs runs, all of one Key, in one device loop and returns their outcomes
 	// in order; each is the outcome the run has alone, but for its wall time, which is
-	// the loop's.
+	// the loop's. An error of one run is a *RunError.
 	RunGroup(ctx context.Context, runs []DeviceRun) ([]Outcome, error)
 }
+
+// RunError is Device.RunGroup's error of one of its runs, by its index in the group.
+type RunError struct {
+	Run int
+	Err error
+}
+
+func (e *RunError) Error() string { return fmt.Sprintf("run %d of the device loop: %v", e.Run, e.Err) }
+
+func (e *RunError) Unwrap() error { return e.Err }
 
 // DeviceRun is a run that Device built.
 type DeviceRun interface {
@@ -168,6 +179,10 @@ func (sch *scheduler) runGroup(ctx context.Context, g *group) error {
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: resume it with --resume", ErrInterrupted)
+		}
+		if re := (*RunError)(nil); errors.As(err, &re) && re.Run >= 0 && re.Run < len(g.runs) {
+			r := g.runs[re.Run]
+			return fmt.Errorf("run %d (%s): %w", r.Index, r.Key(), re.Err)
 		}
 		return fmt.Errorf("the device loop of runs %s: %w", runList(g.runs), err)
 	}

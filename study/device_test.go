@@ -152,3 +152,28 @@ func TestDeviceRefuses(t *testing.T) {
 		t.Fatalf("negative group-runs: %v", err)
 	}
 }
+
+// failingDevice fails the loop's run with a given index in the group.
+type failingDevice struct {
+	fakeDevice
+	run int
+}
+
+func (d *failingDevice) RunGroup(ctx context.Context, runs []DeviceRun) ([]Outcome, error) {
+	if d.run < len(runs) {
+		return nil, &RunError{Run: d.run, Err: errors.New("run failed: LP 3 sent a Go payload")}
+	}
+	return d.fakeDevice.RunGroup(ctx, runs)
+}
+
+// TestDeviceRunErrorNamesTheRun checks that the failure of one run of a loop names that
+// run of the study, and any other failure the loop's runs.
+func TestDeviceRunErrorNamesTheRun(t *testing.T) {
+	s := parseToy(t, "model: toy\nparameters: {rate: [1, 2, 3]}\nreplications: 2\n")
+	d := &failingDevice{run: 3}
+	_, err := Execute(context.Background(), s, toyRun, Options{Out: t.TempDir(), Types: deviceTypes, Device: d,
+		Execution: Execution{SimulationType: "gpu"}})
+	if err == nil || err.Error() != "run 3 (--rate=2 --seed=2): run failed: LP 3 sent a Go payload" {
+		t.Fatalf("error %v", err)
+	}
+}

@@ -25,6 +25,19 @@ func (s *Simulation) DeviceGroup() (string, error) {
 	return device.Key(s.sim)
 }
 
+// GroupError is the error of one simulation of RunGroup's, by its index in sims; an
+// error of the loop as a whole is not one.
+type GroupError struct {
+	Sim int
+	Err error
+}
+
+func (e *GroupError) Error() string {
+	return fmt.Sprintf("simulation %d of the group: %v", e.Sim, e.Err)
+}
+
+func (e *GroupError) Unwrap() error { return e.Err }
+
 // RunGroup runs sims, simulations of one DeviceGroup key that have not run, in one
 // device loop: each is a set of LPs of its own that its events never leave, so each
 // result (digest, statistics, the LPs' final states for the model's results) is the one
@@ -38,10 +51,10 @@ func RunGroup(ctx context.Context, sims []*Simulation) ([]kernel.Result, error) 
 	cs := make([]*core.Sim, len(sims))
 	for i, s := range sims {
 		if s.ran {
-			return nil, fmt.Errorf("simulation %d of the group already ran; build a new one with New", i)
+			return nil, &GroupError{Sim: i, Err: errors.New("it already ran; build a new one with New")}
 		}
 		if _, err := s.DeviceGroup(); err != nil {
-			return nil, fmt.Errorf("simulation %d of the group: %w", i, err)
+			return nil, &GroupError{Sim: i, Err: err}
 		}
 		cs[i] = s.sim
 	}
@@ -49,11 +62,14 @@ func RunGroup(ctx context.Context, sims []*Simulation) ([]kernel.Result, error) 
 		s.ran = true
 		if h := s.sim.Cfg.ModelInit; h != nil {
 			if err := h(s.models()); err != nil {
-				return nil, fmt.Errorf("simulation %d of the group: model init hook: %w", i, err)
+				return nil, &GroupError{Sim: i, Err: fmt.Errorf("model init hook: %w", err)}
 			}
 		}
 	}
 	stats, err := device.RunGroup(ctx, cs)
+	if re := (*device.RunError)(nil); errors.As(err, &re) {
+		return nil, &GroupError{Sim: re.Run, Err: re.Err}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +86,7 @@ func RunGroup(ctx context.Context, sims []*Simulation) ([]kernel.Result, error) 
 	for i, s := range sims {
 		if h := s.sim.Cfg.ModelFinal; h != nil {
 			if err := h(s.models()); err != nil {
-				return nil, fmt.Errorf("simulation %d of the group: model final hook: %w", i, err)
+				return nil, &GroupError{Sim: i, Err: fmt.Errorf("model final hook: %w", err)}
 			}
 		}
 	}

@@ -44,7 +44,7 @@ func RunGroup(ctx context.Context, sims []*core.Sim) ([]core.Stats, error) {
 			err = errors.New("its device code, end time or device options differ from run 0's; group runs by Key")
 		}
 		if err != nil {
-			return nil, fmt.Errorf("run %d of the group: %w", i, err)
+			return nil, &RunError{Run: i, Err: err}
 		}
 		key = k
 	}
@@ -55,7 +55,7 @@ func RunGroup(ctx context.Context, sims []*core.Sim) ([]core.Stats, error) {
 			ins[i], err = initial(sims[i], ms[i], lps[i])
 		}
 		if err != nil {
-			return fmt.Errorf("run %d of the group: %w", i, err)
+			return &RunError{Run: i, Err: err}
 		}
 		return nil
 	}); err != nil {
@@ -72,6 +72,16 @@ func RunGroup(ctx context.Context, sims []*core.Sim) ([]core.Stats, error) {
 	})
 	return stats, nil
 }
+
+// RunError is the error of one simulation of a group, by its index in the group.
+type RunError struct {
+	Run int
+	Err error
+}
+
+func (e *RunError) Error() string { return fmt.Sprintf("run %d of the group: %v", e.Run, e.Err) }
+
+func (e *RunError) Unwrap() error { return e.Err }
 
 // each calls f(0), ..., f(n-1) on every core and returns the error of the least i that
 // failed.
