@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/warpedgo/warped/gpuoffload"
 )
 
 //go:embed kernels/runs.cu
@@ -51,6 +53,10 @@ func RunMany(ctx context.Context, ms []*Model, ins []Input, o Options) ([]Result
 	}
 	merged, in := merge(ms, ins)
 	out, err := Run(ctx, merged, in, o)
+	if errors.Is(err, gpuoffload.ErrOutOfMemory) {
+		return nil, fmt.Errorf("%w; %d runs of %d LPs in all share this loop: fewer runs a loop may fit (a study's --group-runs)",
+			err, len(ins), len(in.RNG))
+	}
 	if err != nil {
 		return nil, err
 	}
