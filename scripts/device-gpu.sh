@@ -113,9 +113,11 @@ same() {
 # cpustudy MODE SPEC ARGS...: study, unless CPU=0.
 cpustudy() { [ "${CPU:-1}" = 1 ] && study "$@"; }
 # $SPEC (examples/study/bench-phold.yaml: 256 runs of 1,024 LPs, 2^18 LPs in all, end 100),
-# and the same with 4,096 LPs a run (2^20 in all: one loop at the default bound).
+# the same with 4,096 LPs a run (2^20 in all: one loop at the default bound), and to end
+# 1000 (the device's fixed costs spread over 10x the events).
 SPEC=${SPEC:-examples/study/bench-phold.yaml}
 sed 's/^  lps: 1024$/  lps: 4096/' "$SPEC" >/tmp/bench-phold-4k.yaml
+sed 's/^  max-sim-time: 100$/  max-sim-time: 1000/' "$SPEC" >/tmp/bench-phold-long.yaml
 sed 's/^flags:$/flags:\n  gpu: "on"/' "$SPEC" >/tmp/bench-phold-gpu.yaml
 cpustudy cpu "$SPEC"
 study loop "$SPEC" --simulation-type gpu
@@ -124,6 +126,9 @@ study loop-64 "$SPEC" --simulation-type gpu --group-runs 64
 cpustudy cpu-4k /tmp/bench-phold-4k.yaml
 study loop-4k /tmp/bench-phold-4k.yaml --simulation-type gpu
 same cpu-4k loop-4k
+cpustudy cpu-long /tmp/bench-phold-long.yaml
+study loop-long /tmp/bench-phold-long.yaml --simulation-type gpu
+same cpu-long loop-long
 # The batches of time-warp runs merged on the GPU (measured before: 5.94 s), on request.
 [ "${MERGED:-0}" = 1 ] && study merged-gpu /tmp/bench-phold-gpu.yaml --merge-batches
 
