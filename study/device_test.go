@@ -177,3 +177,43 @@ func TestDeviceRunErrorNamesTheRun(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// cancellingDevice cancels the study's context in its second loop, as Ctrl-C would.
+type cancellingDevice struct {
+	fakeDevice
+	cancel func()
+}
+
+func (d *cancellingDevice) RunGroup(ctx context.Context, runs []DeviceRun) ([]Outcome, error) {
+	if len(d.groups) == 1 {
+		d.cancel()
+		return nil, ctx.Err()
+	}
+	return d.fakeDevice.RunGroup(ctx, runs)
+}
+
+// TestDeviceInterruptAndResume interrupts a study in its second device loop: the first
+// loop's runs are in the journal, and --resume runs the rest, in loops again.
+func TestDeviceInterruptAndResume(t *testing.T) {
+	s := parseToy(t, "model: toy\nparameters: {rate: [1, 2, 3]}\nreplications: 2\n")
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d := &cancellingDevice{cancel: cancel}
+	ex := Execution{SimulationType: "gpu", GroupRuns: 2}
+	_, err := Execute(ctx, s, toyRun, Options{Out: dir, Types: deviceTypes, Device: d, Execution: ex})
+	if !errors.Is(err, ErrInterrupted) || d.open.Load() != 0 {
+		t.Fatalf("interrupted study: %v, %d prepared runs open", err, d.open.Load())
+	}
+	again := &fakeDevice{}
+	st, err := Execute(context.Background(), s, toyRun, Options{Out: dir, Types: deviceTypes, Device: again, Execution: ex, Resume: true})
+	if err != nil || st.Resumed != 2 || len(again.groups) != 2 || st.DeviceLoops != 2 {
+		t.Fatalf("resumed study: %v, %d resumed, loops %q", err, st.Resumed, again.groups)
+	}
+	for _, r := range st.Runs {
+		want, _ := toyRun(context.Background(), "toy", r.Args, nil)
+		if st.Outcomes[r.Index].Digest != want.Digest {
+			t.Fatalf("run %d: digest %s, want %s", r.Index, st.Outcomes[r.Index].Digest, want.Digest)
+		}
+	}
+}
