@@ -67,8 +67,9 @@ type group struct {
 
 // groups runs pending on sch.o.Device: it builds the runs (o.Cores at once), puts each in
 // plan order in the open group of its key, and runs a group in one loop when it is full
-// (GroupRuns runs, or groupLPs LPs), then the groups left in the order they opened. One
-// loop runs at a time: it has the device to itself.
+// (GroupRuns runs, or groupLPs LPs) or when the open groups hold more than groupLPs LPs in
+// all (the fullest), then the groups left in the order they opened. One loop runs at a
+// time: it has the device to itself.
 func (sch *scheduler) groups(ctx context.Context, pending []Run, plan Plan) error {
 	limit := sch.ex.GroupRuns
 	if limit == 0 {
@@ -122,6 +123,15 @@ func (sch *scheduler) groups(ctx context.Context, pending []Run, plan Plan) erro
 					return err
 				}
 			}
+			// The open groups hold their runs' models in host memory: a loop's worth of
+			// LPs in all (or one group's), the fullest run first when several keys
+			// interleave.
+			for len(open) > 1 && openLPs(open) > groupLPs {
+				if err := flush(fullest(open)); err != nil {
+					closeAll(preps[k+1:])
+					return err
+				}
+			}
 		}
 	}
 	for len(open) > 0 {
@@ -161,6 +171,26 @@ func closeAll(preps []DeviceRun) {
 			p.Close()
 		}
 	}
+}
+
+// openLPs returns the LPs of the open groups.
+func openLPs(open []*group) int {
+	n := 0
+	for _, g := range open {
+		n += g.lps
+	}
+	return n
+}
+
+// fullest returns the index of the open group of most LPs, the first of them.
+func fullest(open []*group) int {
+	f := 0
+	for i, g := range open {
+		if g.lps > open[f].lps {
+			f = i
+		}
+	}
+	return f
 }
 
 // groupBound says how big a device loop may be.

@@ -131,6 +131,24 @@ func TestDeviceGroupsByLPs(t *testing.T) {
 	}
 }
 
+// TestDeviceGroupsInterleaved checks that runs of two keys in turn are held open at most a
+// loop's worth of LPs in all: the fullest group runs when they hold more.
+func TestDeviceGroupsInterleaved(t *testing.T) {
+	s := parseToy(t, fmt.Sprintf("model: toy\nparameters: {n: [%d, %d], name: [a, b]}\nreplications: 2\n", groupLPs/4, groupLPs/4-1))
+	d := &fakeDevice{}
+	if _, err := Execute(context.Background(), s, toyRun, Options{Out: t.TempDir(), Types: deviceTypes, Device: d,
+		Execution: Execution{SimulationType: "gpu"}}); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []string
+	for _, g := range d.groups {
+		sizes = append(sizes, fmt.Sprintf("%d of %s", len(g), strings.Fields(g[0])[1]))
+	}
+	if got := strings.Join(sizes, ", "); got != "3 of --name=a, 4 of --name=b, 1 of --name=a" {
+		t.Fatalf("loops: %s", got)
+	}
+}
+
 // TestDeviceRefuses checks that a run the device cannot take fails the study with one
 // line naming the run, before its loop runs, and that the other types run one by one.
 func TestDeviceRefuses(t *testing.T) {
