@@ -19,8 +19,8 @@ type Device interface {
 	// Type is the simulation type whose runs share loops.
 	Type() string
 	// Prepare builds the run of model with the command-line flags args, without running
-	// it; it is called from several goroutines at once. An error says why the run cannot run on the device (its model has no device
-	// code), in one line.
+	// it; it is called from several goroutines at once. An error says in one line why
+	// the run cannot run on the device (its model has no device code).
 	Prepare(model string, args []string) (DeviceRun, error)
 	// RunGroup runs runs, all of one Key, in one device loop and returns their outcomes
 	// in order; each is the outcome the run has alone, but for its wall time, which is
@@ -34,8 +34,10 @@ type RunError struct {
 	Err error
 }
 
+// Error says which run of the loop failed, and why.
 func (e *RunError) Error() string { return fmt.Sprintf("run %d of the device loop: %v", e.Run, e.Err) }
 
+// Unwrap returns why the run failed.
 func (e *RunError) Unwrap() error { return e.Err }
 
 // DeviceRun is a run that Device built.
@@ -44,7 +46,7 @@ type DeviceRun interface {
 	Key() string
 	// LPs is the run's number of LPs.
 	LPs() int
-	// Close releases what the run holds when it does not run.
+	// Close releases what the run holds, after its loop or instead of one.
 	Close()
 }
 
@@ -53,7 +55,7 @@ const MaxGroupRuns = 1 << 16
 
 // groupLPs is the most LPs a device loop holds when Execution.GroupRuns leaves it to the
 // study: the paper's largest PHOLD (2^20 LPs), where the loop ran at its best rate on an
-// H100, in about 3 GiB of PHOLD's lists and buffers (docs/PERFORMANCE.md). A run of more
+// H100 (docs/PERFORMANCE.md), in about 3 GiB of PHOLD's lists and buffers. A run of more
 // LPs has a loop of its own.
 const groupLPs = 1 << 20
 

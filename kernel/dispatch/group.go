@@ -32,10 +32,12 @@ type GroupError struct {
 	Err error
 }
 
+// Error says which simulation of the group failed, and why.
 func (e *GroupError) Error() string {
 	return fmt.Sprintf("simulation %d of the group: %v", e.Sim, e.Err)
 }
 
+// Unwrap returns why the simulation failed.
 func (e *GroupError) Unwrap() error { return e.Err }
 
 // RunGroup runs sims, simulations of one DeviceGroup key that have not run, in one

@@ -79,8 +79,10 @@ type RunError struct {
 	Err error
 }
 
+// Error says which run of the group failed, and why.
 func (e *RunError) Error() string { return fmt.Sprintf("run %d of the group: %v", e.Run, e.Err) }
 
+// Unwrap returns why the run failed.
 func (e *RunError) Unwrap() error { return e.Err }
 
 // each calls f(0), ..., f(n-1) on every core and returns the error of the least i that
