@@ -122,6 +122,8 @@ sed 's/^flags:$/flags:\n  gpu: "on"/' "$SPEC" >/tmp/bench-phold-gpu.yaml
 cpustudy cpu "$SPEC"
 study loop "$SPEC" --simulation-type gpu
 same cpu loop
+# One CPU core, for a paper that compares with one (its CPU baseline is not recorded here).
+GOMAXPROCS=1 cpustudy cpu-1core "$SPEC" --jobs 1
 study loop-64 "$SPEC" --simulation-type gpu --group-runs 64
 cpustudy cpu-4k /tmp/bench-phold-4k.yaml
 study loop-4k /tmp/bench-phold-4k.yaml --simulation-type gpu
