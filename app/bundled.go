@@ -299,7 +299,9 @@ func kademliaModel() *Model {
 		Notes: "  Nodes with 64-bit ids and k-buckets in a static overlay; each node looks up random keys, one\n" +
 			"  at a time, with alpha FIND_NODE requests in flight, until its k closest have replied.\n" +
 			"  Defaults are Kademlia's (k 20, alpha 3): the paper's own parameters were not found.\n" +
-			"  Periodic state saving only (no reverse computation); lookahead --min-delay.\n",
+			"  Periodic state saving only (no reverse computation); lookahead --min-delay.\n" +
+			"  Runs on the GPU with --simulation-type gpu (the device loop's state saving: a copy of a\n" +
+			"  node's 10 + k state words per list slot).\n",
 		EndTime: 2000,
 		Flags: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := kademlia.DefaultConfig()

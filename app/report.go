@@ -43,10 +43,10 @@ func (inv *invocation) reportHere() bool {
 	return inv.o.report != "" && (inv.tr == nil || inv.tr.Rank() == 0)
 }
 
-// attachReport has a time-warp run keep its samples for --report, beside the
+// attachReport has a time-warp or gpu run keep its samples for --report, beside the
 // --sample-file's writer if there is one.
 func (inv *invocation) attachReport(cfg *kernel.Config) {
-	if !inv.reportHere() || inv.o.simType != kernel.TimeWarp {
+	if !inv.reportHere() || !sampled(inv.o.simType) {
 		return
 	}
 	c := &reportCollector{}
@@ -239,7 +239,7 @@ func (inv *invocation) writeReport(res kernel.Result, results []Result) error {
 	var charts []chart.Chart
 	switch c := inv.collector; {
 	case c == nil:
-		page.Note = "No engine charts: engine samples are taken in time-warp runs only."
+		page.Note = "No engine charts: engine samples are taken in time-warp and gpu runs only."
 	default:
 		c.mu.Lock()
 		rows, dropped := c.rows, c.dropped

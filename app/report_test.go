@@ -154,7 +154,7 @@ func TestReportSequentialSeries(t *testing.T) {
 	page, err := os.ReadFile(path)
 	require.NoError(t, err)
 	html := string(page)
-	require.Contains(t, html, "No engine charts: engine samples are taken in time-warp runs only.")
+	require.Contains(t, html, "No engine charts: engine samples are taken in time-warp and gpu runs only.")
 	require.Equal(t, 1, strings.Count(html, "<svg"), "the disease states in one chart")
 	require.Contains(t, html, ">recovered<")
 }

@@ -811,12 +811,20 @@ func totals(simType, offload string, r kernel.Result) [][2]string {
 // when the run had an offload backend. README.md's table lists every key.
 func (inv *invocation) writeStats(r kernel.Result, results []Result) error {
 	kv := map[string]any{}
+	// JSON has no infinity: an unbounded gpu run's bound is null, as in sample files.
+	unbounded := math.IsInf(r.DeviceBound, 1)
+	if unbounded {
+		r.DeviceBound = 0
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
 	if err := json.Unmarshal(b, &kv); err != nil {
 		return err
+	}
+	if unbounded {
+		kv["device_bound"] = nil
 	}
 	if inv.be == nil {
 		delete(kv, "batched_events")

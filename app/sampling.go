@@ -23,10 +23,10 @@ type sampleOptions struct {
 
 // addSampleFlags binds the sampling flags to o.
 func addSampleFlags(fs *pflag.FlagSet, o *sampleOptions) {
-	fs.StringVar(&o.file, "sample-file", "", "time warp: write engine samples (one row per worker at each GVT round or interval) to this file; across processes each rank writes FILE with -rankN before its extension")
-	fs.StringVar(&o.mode, "sample-mode", kernel.SampleGVT, "time warp with --sample-file: take rows as GVT rounds end (gvt) or every --sample-period (real-time)")
-	fs.Float64Var(&o.intervalMS, "sample-period", 0, "time warp with --sample-file: milliseconds between rows (real-time; 0: 100), or the least between them (gvt)")
-	fs.StringVar(&o.format, "sample-format", sample.CSV, "time warp with --sample-file: "+strings.Join(sample.Formats(), " or "))
+	fs.StringVar(&o.file, "sample-file", "", "time warp and gpu: write engine samples (one row per worker at each GVT round or interval; gpu: one row for the device at each read of its counters) to this file; across processes each rank writes FILE with -rankN before its extension")
+	fs.StringVar(&o.mode, "sample-mode", kernel.SampleGVT, "time warp and gpu with --sample-file: take rows as GVT rounds end or the device's counters are read (gvt), or every --sample-period (real-time)")
+	fs.Float64Var(&o.intervalMS, "sample-period", 0, "time warp and gpu with --sample-file: milliseconds between rows (real-time; 0: 100), or the least between them (gvt)")
+	fs.StringVar(&o.format, "sample-format", sample.CSV, "time warp and gpu with --sample-file: "+strings.Join(sample.Formats(), " or "))
 	fs.StringVar(&o.seriesFile, "series-file", "", "write the model's own time series (the committed values it records, such as the epidemic's disease-state counts) to this CSV file: time,lp,series,value; across processes each rank writes its LPs' to FILE with -rankN before its extension")
 }
 
@@ -39,11 +39,15 @@ func (o *sampleOptions) check(simType string) error {
 		return usageFailure("--sample-format: unknown format %q (want %s)", o.format, strings.Join(sample.Formats(), " or "))
 	case o.intervalMS < 0 || math.IsNaN(o.intervalMS) || math.IsInf(o.intervalMS, 0):
 		return usageFailure("--sample-period must be a non-negative number of milliseconds, got %v", o.intervalMS)
-	case o.file != "" && simType != kernel.TimeWarp:
-		return usageFailure("--sample-file samples time-warp runs only: use --simulation-type %s or drop it", kernel.TimeWarp)
+	case o.file != "" && !sampled(simType):
+		return usageFailure("--sample-file samples time-warp and gpu runs only: use --simulation-type %s or %s, or drop it",
+			kernel.TimeWarp, kernel.GPU)
 	}
 	return nil
 }
+
+// sampled reports whether runs of simulation type simType take engine samples.
+func sampled(simType string) bool { return simType == kernel.TimeWarp || simType == kernel.GPU }
 
 // sampleOutput is the --sample-file of a run: the file and its writer, which the run's
 // Sample function feeds once open.

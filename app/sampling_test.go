@@ -64,7 +64,7 @@ func TestSampleFlagErrors(t *testing.T) {
 		{[]string{"--sample-mode", "often"}, `--sample-mode: unknown mode "often" (want gvt or real-time)`},
 		{[]string{"--sample-format", "xml"}, `--sample-format: unknown format "xml" (want csv or jsonl)`},
 		{[]string{"--sample-period", "-1"}, "--sample-period must be a non-negative number of milliseconds"},
-		{[]string{"--sample-file", "x.csv", "--simulation-type", "sequential"}, "--sample-file samples time-warp runs only"},
+		{[]string{"--sample-file", "x.csv", "--simulation-type", "sequential"}, "--sample-file samples time-warp and gpu runs only"},
 		{[]string{"--sample-file", filepath.Join(dir, "no", "dir", "s.csv"), "--gpu", "off"}, "cannot write --sample-file"},
 	} {
 		code, _, errOut := warped(append([]string{"phold", "--max-sim-time", "5"}, c.args...)...)

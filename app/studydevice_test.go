@@ -9,12 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestStudyDeviceLoops runs PHOLD and PCS studies with --simulation-type gpu on the CUDA
-// stand-in: the runs of each end time share a device loop (more loops with --group-runs),
+// TestStudyDeviceLoops runs PHOLD, PCS and Kademlia studies with --simulation-type gpu on
+// the CUDA stand-in: the runs of each end time share a device loop (more loops with --group-runs),
 // and every run's digest and results equal the same study's sequential runs'.
 func TestStudyDeviceLoops(t *testing.T) {
 	phold := writeSpec(t, "model: phold\nflags: {lps: 24}\nparameters:\n  remote: [0.2, 0.9]\n  max-sim-time: [8, 12]\nreplications: 2\nresults: [events, remote_events]\n")
 	pcs := writeSpec(t, "model: pcs\nflags: {num-cells-x: 4, max-sim-time: 50}\nparameters:\n  channel-cnt: [5, 10]\n  num-cells-y: [3, 4]\nseed: 11\n")
+	kademlia := writeSpec(t, "model: kademlia\nflags: {nodes: 100, max-sim-time: 300}\nreplications: 3\n")
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name, spec string
@@ -24,6 +25,7 @@ func TestStudyDeviceLoops(t *testing.T) {
 		{"phold by end time", phold, nil, "device: 8 runs in 2 device loop(s)"},
 		{"phold 3 runs a loop", phold, []string{"--group-runs", "3"}, "device: 8 runs in 4 device loop(s)"},
 		{"pcs of several sizes", pcs, nil, "device: 4 runs in 1 device loop(s)"},
+		{"kademlia on state saving", kademlia, nil, "device: 3 runs in 1 device loop(s)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := warped("study", tc.spec, "--out", filepath.Join(dir, tc.name+" seq"), "--progress=off")

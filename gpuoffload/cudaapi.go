@@ -87,7 +87,11 @@ type driverAPI struct {
 	cuFuncGetAttribute        func(v *int32, attr int32, f uintptr) cuResult
 	cuLaunchKernel            func(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, stream uintptr,
 		params *unsafe.Pointer, extra unsafe.Pointer) cuResult
-	cuMemsetD32Async func(dst uint64, v uint32, n uintptr, stream uintptr) cuResult
+	cuMemsetD32Async   func(dst uint64, v uint32, n uintptr, stream uintptr) cuResult
+	cuEventCreate      func(e *uintptr, flags uint32) cuResult
+	cuEventRecord      func(e, s uintptr) cuResult
+	cuEventSynchronize func(e uintptr) cuResult
+	cuEventDestroy     func(e uintptr) cuResult
 	// CUDA graphs (optional: Resident replays captured launches with them where present).
 	cuStreamBeginCapture        func(s uintptr, mode int32) cuResult
 	cuStreamEndCapture          func(s uintptr, g *uintptr) cuResult
@@ -128,6 +132,10 @@ func (d *driverAPI) symbols() []symbol {
 		{"cuFuncGetAttribute", &d.cuFuncGetAttribute, false},
 		{"cuLaunchKernel", &d.cuLaunchKernel, false},
 		{"cuMemsetD32Async", &d.cuMemsetD32Async, false},
+		{"cuEventCreate", &d.cuEventCreate, false},
+		{"cuEventRecord", &d.cuEventRecord, false},
+		{"cuEventSynchronize", &d.cuEventSynchronize, false},
+		{"cuEventDestroy_v2", &d.cuEventDestroy, false},
 		{"cuStreamBeginCapture_v2", &d.cuStreamBeginCapture, true},
 		{"cuStreamEndCapture", &d.cuStreamEndCapture, true},
 		{"cuGraphInstantiateWithFlags", &d.cuGraphInstantiateWithFlags, true},

@@ -19,6 +19,8 @@ type Resident struct {
 	allocs []uint64
 	fns    map[string]cudaFunc
 	graphs []*Graph
+	hosts  []hostBlock // pinned host memory (AllocHost)
+	events []*Event
 }
 
 // Graph is a sequence of launches captured once (a CUDA graph) and replayed by Replay at
@@ -288,6 +290,18 @@ func (r *Resident) Close() error {
 			}
 		}
 		r.graphs = nil
+		for _, e := range r.events {
+			if err := r.c.d.check("cuEventDestroy_v2", r.c.d.cuEventDestroy(e.e)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		r.events = nil
+		for _, h := range r.hosts {
+			if err := r.c.d.check("cuMemFreeHost", r.c.d.cuMemFreeHost(h.p)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		r.hosts = nil
 		for _, p := range r.allocs {
 			if err := r.c.d.check("cuMemFree_v2", r.c.d.cuMemFree(p)); err != nil {
 				errs = append(errs, err)

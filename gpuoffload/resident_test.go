@@ -61,3 +61,86 @@ func TestResident(t *testing.T) {
 	require.Equal(t, host, got)
 	require.Error(t, r.Launch("no_such_kernel", 1), "a kernel that was not compiled")
 }
+
+// TestResidentAsync checks the asynchronous side: copies to and from pinned host memory
+// that do not wait, and events that wait for the work before their record and no more
+// (the stand-in leaves the work after it queued, as a busy GPU would).
+func TestResidentAsync(t *testing.T) {
+	lib := needStandin(t)
+	r, err := OpenResident(0)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Close()) }()
+	require.NoError(t, r.Compile("resident_test.cu", Header()+residentSource, "warped_test_add"))
+
+	const n = 64
+	p, err := r.Alloc(4 * n)
+	require.NoError(t, err)
+	require.NoError(t, r.Fill32(p, 0, n))
+	host, err := r.AllocHost(3 * 4 * n) // three blocks of n words: upload, first and second download
+	require.NoError(t, err)
+	words := unsafe.Slice((*uint32)(host), 3*n)
+	require.Equal(t, make([]uint32, 3*n), words, "pinned memory starts zeroed")
+	for i := range n {
+		words[i] = uint32(i)
+	}
+	first, second := unsafe.Pointer(&words[n]), unsafe.Pointer(&words[2*n])
+	e1, err := r.NewEvent()
+	require.NoError(t, err)
+	e2, err := r.NewEvent()
+	require.NoError(t, err)
+
+	v, size := uint32(100), uint32(n)
+	add := []Call{{Kernel: "warped_test_add", Threads: n,
+		Args: []unsafe.Pointer{unsafe.Pointer(&p), unsafe.Pointer(&v), unsafe.Pointer(&size)}}}
+	require.NoError(t, r.UploadAsync(p, host, 4*n))
+	require.NoError(t, r.LaunchAll(add))
+	require.NoError(t, r.DownloadAsync(first, p, 4*n))
+	require.NoError(t, r.Record(e1))
+	launches := count(t, lib, "launches")
+	require.NoError(t, r.LaunchAll(add))
+	require.NoError(t, r.DownloadAsync(second, p, 4*n))
+	require.NoError(t, r.Record(e2))
+
+	require.NoError(t, r.Wait(e1))
+	require.Equal(t, launches+1, count(t, lib, "launches"), "the wait ran the work before e1 and left the rest queued")
+	for i := range n {
+		require.Equal(t, uint32(i+100), words[n+i], "word %d after e1", i)
+	}
+	require.NoError(t, r.Wait(e2))
+	require.NoError(t, r.Wait(e2), "waiting again for a passed event")
+	for i := range n {
+		require.Equal(t, uint32(i+200), words[2*n+i], "word %d after e2", i)
+	}
+	require.Equal(t, int64(2), count(t, lib, "events"))
+
+	local := make([]uint32, n)
+	require.ErrorContains(t, r.DownloadAsync(unsafe.Pointer(&local[0]), p, 4*n), "not pinned host memory",
+		"Go memory could be gone when a lazy copy lands")
+	require.ErrorContains(t, r.UploadAsync(p, unsafe.Add(host, 4*n), 3*4*n), "not pinned host memory", "past the end")
+}
+
+// TestResidentAsyncFaults checks that the asynchronous calls report the driver's
+// failures: pinned memory refused, and a kernel that fails before an event's record,
+// which the wait for the event reports.
+func TestResidentAsyncFaults(t *testing.T) {
+	lib := needStandin(t)
+	r, err := OpenResident(0)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Close()) }()
+	require.NoError(t, r.Compile("resident_test.cu", Header()+residentSource, "warped_test_add"))
+
+	setFaults(t, lib, "hostalloc")
+	_, err = r.AllocHost(64)
+	require.ErrorContains(t, err, "pinned host memory")
+	require.ErrorContains(t, err, "cuMemAllocHost_v2 failed: CUDA_ERROR_OUT_OF_MEMORY")
+
+	setFaults(t, lib, "launch:warped_test_add")
+	p, err := r.Alloc(4)
+	require.NoError(t, err)
+	v, one := uint32(1), uint32(1)
+	e, err := r.NewEvent()
+	require.NoError(t, err)
+	require.NoError(t, r.Launch("warped_test_add", 1, unsafe.Pointer(&p), unsafe.Pointer(&v), unsafe.Pointer(&one)))
+	require.NoError(t, r.Record(e))
+	require.ErrorContains(t, r.Wait(e), "cuEventSynchronize failed: CUDA_ERROR_LAUNCH_FAILED")
+}

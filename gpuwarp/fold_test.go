@@ -19,7 +19,9 @@ import (
 // PHOLD does not exercise: payload words, several sends per event (0, 1 or 2), zero
 // delays (depths), ties of receive times, and a population that grows and shrinks. Each
 // LP folds the receive time and payload of every event it handles into an order-sensitive
-// hash, so handling any two events in another order changes the result.
+// hash, so handling any two events in another order changes the result. Its lossy variant,
+// for state saving (Model.SaveState), also keeps the largest payload seen, which no reverse
+// handler could undo, and has no wtw_reverse at all.
 
 const foldMul = 0x9e3779b97f4a7c15 // odd, so the fold is invertible
 
@@ -32,12 +34,13 @@ func foldInv() uint64 {
 	return x
 }
 
-const foldSource = `
+const foldHandle = `
 __device__ warped_u32 wtw_handle(const warped_u64* params, warped_u64* s, WarpedXORWOW* g, warped_u32 lp,
                                  warped_u32 lps, double now, const warped_u64* words,
                                  warped_u32* out_to, double* out_at, warped_u64* out_words) {
     s[0] = (s[0] ^ warped_f64_bits(now) ^ words[0]) * params[0];
     s[1]++;
+    if (params[3] && words[0] > s[2]) s[2] = words[0];
     warped_u32 k = (warped_u32)warped_range(g, 0, 3);
     warped_u32 n = k == 0 ? 0u : (k == 3 ? 2u : 1u);
     for (warped_u32 i = 0; i < n; i++) {
@@ -50,7 +53,9 @@ __device__ warped_u32 wtw_handle(const warped_u64* params, warped_u64* s, Warped
     }
     return n;
 }
+`
 
+const foldReverse = `
 __device__ void wtw_reverse(const warped_u64* params, warped_u64* s, WarpedXORWOW g, warped_u32 lp,
                             warped_u32 lps, double now, const warped_u64* words) {
     s[0] = (s[0] * params[1]) ^ warped_f64_bits(now) ^ words[0];
@@ -80,7 +85,7 @@ func (q *foldQueue) Pop() any {
 
 // foldInput is n LPs with start events each at times 0.5, 1, ... to themselves.
 func foldInput(n, start int, end float64) gpuwarp.Input {
-	in := gpuwarp.Input{State: make([]uint64, 2*n), RNG: make([]rng.XORWOW, n), Seq: make([]uint64, n), End: end}
+	in := gpuwarp.Input{State: make([]uint64, foldWords*n), RNG: make([]rng.XORWOW, n), Seq: make([]uint64, n), End: end}
 	for i := range n {
 		in.RNG[i] = rng.New(7, uint64(i))
 		for k := range start {
@@ -92,8 +97,12 @@ func foldInput(n, start int, end float64) gpuwarp.Input {
 	return in
 }
 
+// foldWords is the fold model's state words: the hash, the count of events, the largest
+// payload seen (lossy only).
+const foldWords = 3
+
 // foldSequential is the fold model run in key order on the host.
-func foldSequential(in gpuwarp.Input, ties bool) (state []uint64, gens []rng.XORWOW, committed uint64) {
+func foldSequential(in gpuwarp.Input, ties, lossy bool) (state []uint64, gens []rng.XORWOW, committed uint64) {
 	n := len(in.RNG)
 	state, gens = append([]uint64(nil), in.State...), append([]rng.XORWOW(nil), in.RNG...)
 	seq := append([]uint64(nil), in.Seq...)
@@ -105,9 +114,12 @@ func foldSequential(in gpuwarp.Input, ties bool) (state []uint64, gens []rng.XOR
 			break
 		}
 		committed++
-		lp, g, s := e.To, &gens[e.To], state[2*e.To:2*e.To+2]
+		lp, g, s := e.To, &gens[e.To], state[foldWords*e.To:foldWords*(e.To+1)]
 		s[0] = (s[0] ^ math.Float64bits(e.Recv) ^ e.Words[0]) * foldMul
 		s[1]++
+		if lossy {
+			s[2] = max(s[2], e.Words[0])
+		}
 		k := g.Range(0, 3)
 		sends := map[uint64]int{0: 0, 1: 1, 2: 1, 3: 2}[k]
 		for range sends {
@@ -134,42 +146,56 @@ func foldSequential(in gpuwarp.Input, ties bool) (state []uint64, gens []rng.XOR
 }
 
 // foldModel is the fold model's device code; with ties its delays are 0, 0.5, 1 or 1.5,
-// else 0.25 plus a uniform draw.
-func foldModel(ties bool) *gpuwarp.Model {
-	var t uint64
+// else 0.25 plus a uniform draw. The lossy one relies on state saving.
+func foldModel(ties, lossy bool) *gpuwarp.Model {
+	var t, l uint64
 	if ties {
 		t = 1
 	}
-	return &gpuwarp.Model{Name: "fold", Source: foldSource, StateWords: 2, OutSlots: 2, Words: true,
-		Params: []uint64{foldMul, foldInv(), t}}
+	m := &gpuwarp.Model{Name: "fold", Source: foldHandle + foldReverse, StateWords: foldWords, OutSlots: 2, Words: true}
+	if lossy {
+		l = 1
+		m.Name, m.Source, m.SaveState = "fold-lossy", foldHandle, true
+	}
+	m.Params = []uint64{foldMul, foldInv(), t, l}
+	return m
 }
 
 // TestFold checks the device loop against foldSequential, including runs whose lists
-// overflow (4 slots, 6 start events per LP) and must put events back in transit.
+// overflow (4 slots, 6 start events per LP) and must put events back in transit, and the
+// lossy fold on state saving in the same configurations.
 func TestFold(t *testing.T) {
 	need(t)
 	for _, tc := range []struct {
 		name       string
 		ties       bool
+		lossy      bool
 		lps, start int
 		end        float64
 		o          gpuwarp.Options
 		overflow   bool
 	}{
-		{"ties, tuned", true, 64, 3, 12, gpuwarp.Options{}, false},
-		{"ties, unbounded, 3 executions", true, 50, 3, 12, gpuwarp.Options{Bound: math.Inf(1), Executions: 3}, false},
-		{"ties, 3 anti rounds", true, 50, 3, 12, gpuwarp.Options{Bound: math.Inf(1), CancelRounds: 3, Executions: 2}, false},
-		{"4 slots, 6 start events", false, 40, 6, 10, gpuwarp.Options{Slots: 4, Bound: math.Inf(1)}, true},
-		{"8 slots, 1 anti round", false, 40, 8, 10, gpuwarp.Options{Slots: 8, Bound: math.Inf(1), CancelRounds: 1, Executions: 2}, true},
+		{"ties, tuned", true, false, 64, 3, 12, gpuwarp.Options{}, false},
+		{"ties, unbounded, 3 executions", true, false, 50, 3, 12, gpuwarp.Options{Bound: math.Inf(1), Executions: 3}, false},
+		{"ties, 3 anti rounds", true, false, 50, 3, 12, gpuwarp.Options{Bound: math.Inf(1), CancelRounds: 3, Executions: 2}, false},
+		{"4 slots, 6 start events", false, false, 40, 6, 10, gpuwarp.Options{Slots: 4, Bound: math.Inf(1)}, true},
+		{"8 slots, 1 anti round", false, false, 40, 8, 10, gpuwarp.Options{Slots: 8, Bound: math.Inf(1), CancelRounds: 1, Executions: 2}, true},
+		{"state saving, ties, tuned", true, true, 64, 3, 12, gpuwarp.Options{}, false},
+		{"state saving, ties, unbounded, 3 executions", true, true, 50, 3, 12, gpuwarp.Options{Bound: math.Inf(1), Executions: 3}, false},
+		{"state saving, 4 slots, 6 start events", false, true, 40, 6, 10, gpuwarp.Options{Slots: 4, Bound: math.Inf(1)}, true},
+		{"state saving, 8 slots, 2 anti rounds", false, true, 40, 8, 10, gpuwarp.Options{Slots: 8, Bound: math.Inf(1), CancelRounds: 2, Executions: 2}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := foldInput(tc.lps, tc.start, tc.end)
-			wantState, wantGens, committed := foldSequential(in, tc.ties)
-			out, err := gpuwarp.Run(context.Background(), foldModel(tc.ties), in, tc.o)
+			wantState, wantGens, committed := foldSequential(in, tc.ties, tc.lossy)
+			out, err := gpuwarp.Run(context.Background(), foldModel(tc.ties, tc.lossy), in, tc.o)
 			require.NoError(t, err)
 			require.Equal(t, wantState, out.State)
 			require.Equal(t, wantGens, out.RNG)
 			require.Equal(t, committed, out.Committed())
+			if math.IsInf(tc.o.Bound, 1) { // tuned runs may happen not to roll back on a GPU
+				require.NotZero(t, out.RolledBack, "nothing rolled back: the case tests no undoing")
+			}
 			if tc.overflow {
 				require.NotZero(t, out.Returned, "the lists never overflowed: the case tests nothing")
 			}
@@ -184,7 +210,7 @@ func TestFold(t *testing.T) {
 func TestStall(t *testing.T) {
 	need(t)
 	in := foldInput(40, 6, 10)
-	_, err := gpuwarp.Run(context.Background(), foldModel(true), in,
+	_, err := gpuwarp.Run(context.Background(), foldModel(true, false), in,
 		gpuwarp.Options{Slots: 4, Bound: math.Inf(1), StallIterations: 1024})
 	require.ErrorIs(t, err, gpuwarp.ErrStalled)
 	require.ErrorContains(t, err, "raise --gpu-slots")

@@ -2,7 +2,8 @@
 // events all have a device handler and a device reverse handler runs in graphics memory,
 // following Liu and Andelfinger's "Time Warp on the GPU" design. The host uploads the
 // initial events and states, launches a fixed sequence of kernels per iteration without
-// waiting on them, reads a GVT word now and then, and downloads the final states.
+// waiting on them, reads small counters of the device asynchronously, and downloads the
+// final states.
 //
 // An iteration (kernels/loop.cu has the details):
 //
@@ -18,8 +19,21 @@
 //  4. anti-message rounds: each marks its positive; each LP rolls back past a marked
 //     processed event and removes the marked ones.
 //
-// The host reads GVT once every 32 iterations, which it launches as one CUDA graph, and
-// tunes the bound, the passes and the threshold from GVT's rate (tune.go).
+// A model without a reverse handler sets Model.SaveState: each handling then first copies
+// its LP's state words into the event's slot, and a rollback copies back the copy of the
+// earliest event it undoes (the generator is rewound by its draws as for any model). It
+// costs Slots x StateWords words per LP and a copy per handling, compiled in only for
+// such models (WTW_SAVE in loop.cu).
+//
+// The host launches 32 iterations at a time as one CUDA graph (a chunk), each followed by
+// wtw_tally, which sums the LPs' counters into a small block that is copied to pinned host
+// memory, and an event. It keeps two chunks queued behind the one it waits for, reads the
+// counters of each chunk once its event has passed, reports progress and samples from
+// them (Options.Progress, Options.Observe), checks for the end, an error or a stall, and
+// tunes the bound, the passes and the threshold from GVT's rate (tune.go); new settings
+// are uploaded asynchronously before the next chunk it launches. The device never waits
+// for the host. Once an iteration finds GVT at the end (or an error), every kernel returns
+// at once, so the chunks launched past the end change nothing (pipe.go).
 //
 // Every LP has a list of Slots event slots allocated once. An event that finds its
 // receiver's list full stays in transit; the receiver then rolls back and puts back in
@@ -42,6 +56,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/rng"
@@ -54,10 +69,15 @@ var loopSource string
 type Model struct {
 	// Name names the model in messages and in the compiled source's file name.
 	Name string
-	// Source is CUDA text defining wtw_handle and wtw_reverse (see kernels/loop.cu for
-	// their signatures). It is compiled after gpuoffload.Header, so it has XORWOW and
-	// package rng's portable arithmetic.
+	// Source is CUDA text defining wtw_handle and, unless SaveState, wtw_reverse (see
+	// kernels/loop.cu for their signatures). It is compiled after gpuoffload.Header, so it
+	// has XORWOW and package rng's portable arithmetic.
 	Source string
+	// SaveState says the loop saves each LP's state before every handling and restores it
+	// on rollback instead of calling wtw_reverse, for models whose handlings cannot be
+	// undone from the state and the event alone. It needs Slots x StateWords more words per
+	// LP (StateBytes).
+	SaveState bool
 	// StateWords is the number of 64-bit state words per LP.
 	StateWords int
 	// OutSlots is the most events one handling sends.
@@ -65,7 +85,9 @@ type Model struct {
 	// Words says whether events carry payload words (four per event); without, they are
 	// neither stored nor copied.
 	Words bool
-	// Params are constants the handlers read (params[i]).
+	// Params are constants the handlers read (params[i]), read-only tables included (a
+	// model lays out its tables after its constants and keeps their offsets among them):
+	// they are uploaded once and never change.
 	Params []uint64
 
 	// several marks a model of several runs merged by RunMany: Params are then their
@@ -127,8 +149,44 @@ type Options struct {
 	// Profile, if set, receives each kernel's launches and time at the end; the loop then
 	// waits for every launch (slower), to time it.
 	Profile io.Writer
-	// Progress, if set, is called with GVT each time the host reads it.
+	// Progress, if set, is called with GVT (at most End) each time the host reads it.
 	Progress func(gvt float64)
+	// Observe, if set, is called with the device's counters each time the host reads
+	// them (after each chunk of iterations), the last time with Counters.Done set, from
+	// Run's goroutine.
+	Observe func(Counters)
+	// queue is how many chunks the host keeps launched and not yet read, the one it
+	// waits for included (0: defaultQueue); tests set it (export_test.go).
+	queue int
+}
+
+// defaultQueue is the chunks a run keeps in flight: the one the host waits for and two
+// more, so that the device has work queued while the host reads counters, tunes and
+// launches the next chunk.
+const defaultQueue = 3
+
+// Counters are the device loop's counters as the host reads them: copied to pinned host
+// memory at the end of each chunk of iterations, and read once the chunk has run while
+// the chunks after it run (Options.Observe).
+type Counters struct {
+	// Elapsed is the wall time from the loop's first launch to the host's read.
+	Elapsed time.Duration
+	// GVT is the chunk's last iteration's GVT (+Inf: nothing left to handle).
+	GVT float64
+	// Iterations counts the iterations run.
+	Iterations uint64
+	// Processed, RolledBack and Returned are the run's totals so far (Result's).
+	Processed, RolledBack, Returned uint64
+	// Pending counts the events in the LPs' lists not handled yet, and History those
+	// handled and not yet committed (events in transit are in neither).
+	Pending, History uint64
+	// Bound, Executions and Inactivity are the settings the chunk ran with.
+	Bound      float64
+	Executions int
+	Inactivity float64
+	// Done marks the counters of the run's end (GVT reached End): their totals and
+	// iterations are the Result's.
+	Done bool
 }
 
 // Result is the simulation at its end, and what the device loop did.
@@ -144,10 +202,11 @@ type Result struct {
 	// FinalTime is the receive time of the last event handled.
 	FinalTime float64
 	// LoopSeconds is the wall time of the iterations alone: from the first launch to the
-	// host's read of a GVT at the end, without compiling, allocating, copying the
+	// host's read of the counters that show the end, without compiling, allocating, copying the
 	// initial and final states and the host's Init.
 	LoopSeconds float64
-	// Iterations is how many iterations the loop ran.
+	// Iterations is how many iterations the loop ran, the one that found GVT at the end
+	// included.
 	Iterations int
 	// Bound, Executions and Inactivity are the optimism bound, the most passes per
 	// iteration and the inactivity threshold at the end (tuned ones where the options left
@@ -186,6 +245,9 @@ func (o Options) withDefaults(m *Model, n int, in *Input) Options {
 	}
 	if o.CancelRounds == 0 {
 		o.CancelRounds = 1
+	}
+	if o.queue <= 0 {
+		o.queue = defaultQueue
 	}
 	if o.StallIterations == 0 {
 		o.StallIterations = 1 << 16
@@ -273,17 +335,30 @@ func validate(m *Model, in *Input, o *Options) error {
 	return nil
 }
 
+// StateBytes is the device memory that state saving takes for lps LPs with lists of
+// slots slots (0 unless m.SaveState): a copy of an LP's state per slot.
+func (m *Model) StateBytes(lps, slots int) int64 {
+	if !m.SaveState {
+		return 0
+	}
+	return int64(lps) * int64(slots) * int64(max(m.StateWords, 1)) * 8
+}
+
 // source is the complete CUDA text compiled for m with o: the header, the run's constants,
 // the model's handlers and the loop.
 func source(m *Model, o *Options) string {
-	words := 0
+	words, save := 0, 0
 	if m.Words {
 		words = 1
+	}
+	if m.SaveState {
+		save = 1
 	}
 	return gpuoffload.Header() +
 		"\n#define WTW_STATE " + strconv.Itoa(max(m.StateWords, 1)) +
 		"\n#define WTW_OUT " + strconv.Itoa(m.OutSlots) +
 		"\n#define WTW_WORDS " + strconv.Itoa(words) +
+		"\n#define WTW_SAVE " + strconv.Itoa(save) +
 		"\n#define WTW_CAP " + strconv.Itoa(o.Slots) + "u" +
 		"\n#line 1 \"" + m.Name + ".cu\"\n" + m.Source + runsSource(m) +
 		"\n#line 1 \"loop.cu\"\n" + loopSource + "\n"

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/gpuoffload/standin"
+	"github.com/warpedgo/warped/gpuwarp"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/phold"
@@ -91,4 +92,14 @@ func TestPHOLDDigest(t *testing.T) {
 				got.Stats.EventsRolledBack)
 		})
 	}
+}
+
+// TestStateBytes checks the state saving area's size: a copy of the state per slot, none
+// for a model with a reverse handler.
+func TestStateBytes(t *testing.T) {
+	m := &gpuwarp.Model{StateWords: 30, SaveState: true}
+	require.Equal(t, int64(4096*32*30*8), m.StateBytes(4096, 32))
+	require.Equal(t, int64(1<<20)*32*30*8, m.StateBytes(1<<20, 32), "no int overflow at the paper's sizes")
+	m.SaveState = false
+	require.Zero(t, m.StateBytes(4096, 32))
 }

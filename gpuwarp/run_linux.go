@@ -14,13 +14,15 @@ import (
 	"github.com/warpedgo/warped/rng"
 )
 
-// runArgs mirrors loop.cu's WtwRun (256 bytes): device addresses, then the constants.
+// runArgs mirrors loop.cu's WtwRun (264 bytes): device addresses, the constants, then
+// the state saving area (0 without Model.SaveState).
 type runArgs struct {
 	head, proc, tail, stail, cancel, want, limit, state, rng, seq, processed, rolled, last, moved, active uint64
 	recv, send, depth, sender, sseq, words, draws, mark, nout, outTo, outAt, outWords                     uint64
 	params, err                                                                                           uint64
 	lps, threshold                                                                                        uint32
 	end, bound                                                                                            float64
+	saved                                                                                                 uint64
 }
 
 // bufArgs mirrors loop.cu's WtwBuf (72 bytes).
@@ -30,18 +32,18 @@ type bufArgs struct {
 }
 
 var (
-	_ [256 - unsafe.Sizeof(runArgs{})]byte
-	_ [unsafe.Sizeof(runArgs{}) - 256]byte
+	_ [264 - unsafe.Sizeof(runArgs{})]byte
+	_ [unsafe.Sizeof(runArgs{}) - 264]byte
 	_ [72 - unsafe.Sizeof(bufArgs{})]byte
 	_ [unsafe.Sizeof(bufArgs{}) - 72]byte
 )
 
 // kernels of loop.cu, in launch order.
-var kernelNames = []string{"wtw_gvt", "wtw_step", "wtw_execute", "wtw_deliver", "wtw_sort", "wtw_cancel", "wtw_annul", "wtw_finish"}
+var kernelNames = []string{"wtw_gvt", "wtw_step", "wtw_execute", "wtw_deliver", "wtw_sort", "wtw_cancel", "wtw_annul", "wtw_finish", "wtw_tally"}
 
 const (
 	infBits    = 0x7ff0000000000000
-	checkEvery = 32 // iterations between reads of GVT
+	checkEvery = 32 // iterations of a chunk, between two reads of the counters
 	errEvents  = 1
 	errAntis   = 2
 )
@@ -211,13 +213,22 @@ func (d *device) setup(m *Model, in *Input, o *Options) error {
 	if m.Words {
 		r.outWords = u64(4*slots*m.OutSlots, 0)
 	}
-	params := append(append([]uint64(nil), m.Params...), 0) // never empty
+	params := m.Params // uploaded as they are (they may hold large tables)
+	if len(params) == 0 {
+		params = []uint64{0} // never empty
+	}
 	r.params = up(len(params), 8, ptr(params))
-	r.err = u32(1)
+	r.err = u32(liveWords) // loop.cu's WtwLive: the error bits first
 	r.lps, r.end, r.bound = uint32(n), in.End, o.Bound
 	d.gvt = u64(2, infBits)
 	if err != nil {
 		return err
+	}
+	if m.SaveState {
+		if r.saved, err = d.alloc(slots*max(m.StateWords, 1), 8, nil); err != nil {
+			return fmt.Errorf("state saving (%d LPs x %d slots x %d state words): %w; lower --gpu-slots",
+				n, c, m.StateWords, err)
+		}
 	}
 	capacity := o.Buffer
 	if len(in.Events) > capacity {
@@ -337,7 +348,8 @@ func (d *device) program(n, transit, passes int, o *Options, ev, anti, w int) []
 	return calls
 }
 
-// loop runs iterations until GVT reaches the end, then downloads the results.
+// loop runs iterations until GVT reaches the end, then downloads the results. It keeps
+// o.queue chunks in flight and reads the counters of each as it finishes (pipe.go).
 func (d *device) loop(ctx context.Context, m *Model, in *Input, o *Options) (Result, error) {
 	n := len(in.RNG)
 	// Threads for the kernels that walk the buffers in transit (a grid-stride loop): a
@@ -346,17 +358,20 @@ func (d *device) loop(ctx context.Context, m *Model, in *Input, o *Options) (Res
 	d.gw = [2]uint64{d.gvt, d.gvt + 8}
 	flip := o.CancelRounds % 2 // whether the anti-message buffers swap roles each iteration
 	tune := newTuner(o, in)
+	p, err := newPipe(d.res, o.queue)
+	if err != nil {
+		return Result{}, err
+	}
 	// A chunk is checkEvery iterations (even: the two programs alternate), launched as one
 	// graph where the driver has graphs, else call by call.
 	var chunk []gpuoffload.Call
 	var graph *gpuoffload.Graph
+	var set chunkSettings
 	d.graphs = map[int]*gpuoffload.Graph{}
-	apply := func() error {
+	build := func() error {
 		bound, passes, th := tune.settings()
+		set = chunkSettings{bound: bound, passes: passes, inactivity: th, gen: set.gen + 1}
 		d.run.bound, d.run.threshold = bound, uint32(math.Ceil(th*float64(n)))
-		if err := d.res.Upload(d.runDev, unsafe.Pointer(&d.run), int(unsafe.Sizeof(d.run))); err != nil {
-			return err
-		}
 		p0, p1 := d.program(n, transit, passes, o, 0, 0, 0), d.program(n, transit, passes, o, 1, flip, 1)
 		chunk = chunk[:0]
 		for range checkEvery / 2 {
@@ -374,18 +389,25 @@ func (d *device) loop(ctx context.Context, m *Model, in *Input, o *Options) (Res
 		}
 		return nil
 	}
-	if err := apply(); err != nil {
+	if err := build(); err != nil {
 		return Result{}, err
 	}
-	lastGVT, stuck := -1.0, 0
+	if err := d.res.Upload(d.runDev, unsafe.Pointer(&d.run), int(unsafe.Sizeof(d.run))); err != nil {
+		return Result{}, err
+	}
 	var prof *profile
 	if o.Profile != nil {
 		prof = &profile{}
 		defer prof.write(o.Profile)
 	}
-	start := time.Now()
-	it := 0
-	for ; ; it += checkEvery {
+	staged := false // the settings changed: upload them before the next chunk
+	launch := func(k int) error {
+		if staged {
+			if err := p.stage(k, &d.run, d.runDev); err != nil {
+				return err
+			}
+			staged = false
+		}
 		var err error
 		switch {
 		case prof != nil:
@@ -396,62 +418,69 @@ func (d *device) loop(ctx context.Context, m *Model, in *Input, o *Options) (Res
 			err = d.res.LaunchAll(chunk)
 		}
 		if err != nil {
+			return err
+		}
+		return p.finish(k, n, d.runDev, set)
+	}
+	start := time.Now()
+	for k := range o.queue {
+		if err := launch(k); err != nil {
 			return Result{}, err
 		}
-		var words [2]uint64 // the last iteration's GVT, then the error word
-		if err := d.res.Download(unsafe.Pointer(&words[0]), d.gw[1], 8); err != nil {
+	}
+	lastGVT, stuck := -1.0, 0
+	var last tally
+	for k := 0; ; k++ {
+		t, ran, err := p.wait(k)
+		if err != nil {
 			return Result{}, err
 		}
-		if err := d.res.Download(unsafe.Pointer(&words[1]), d.run.err, 4); err != nil {
+		if err := t.check(o); err != nil {
 			return Result{}, err
 		}
-		if err := d.check(uint32(words[1]), o); err != nil {
-			return Result{}, err
-		}
-		gvt := math.Float64frombits(words[0])
+		c := t.counters(time.Since(start), ran)
 		if o.Progress != nil {
-			o.Progress(min(gvt, in.End))
+			o.Progress(min(c.GVT, in.End))
 		}
-		if gvt >= in.End {
+		if o.Observe != nil {
+			o.Observe(c)
+		}
+		if c.Done {
+			last = t
 			break
 		}
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
-		if gvt == lastGVT {
+		if c.GVT == lastGVT {
 			if stuck += checkEvery; stuck >= o.StallIterations {
 				return Result{}, fmt.Errorf("%w at %v for %d iterations: an LP's list of %d slots is full of events it cannot commit yet; raise --gpu-slots",
-					ErrStalled, gvt, stuck, o.Slots)
+					ErrStalled, c.GVT, stuck, o.Slots)
 			}
 		} else {
-			lastGVT, stuck = gvt, 0
+			lastGVT, stuck = c.GVT, 0
 		}
-		if tune.next(gvt) {
-			if err := apply(); err != nil {
+		// The tuner judges settings by the chunks that ran with them: those launched
+		// before a change ran with the old ones.
+		if ran.gen == set.gen && tune.next(c.GVT) {
+			if err := build(); err != nil {
 				return Result{}, err
 			}
+			staged = true
+			tune.resume()
+		}
+		if err := launch(k + o.queue); err != nil {
+			return Result{}, err
 		}
 	}
 	loop := time.Since(start)
 	if err := d.res.Launch("wtw_finish", n, unsafe.Pointer(&d.runDev)); err != nil {
 		return Result{}, err
 	}
-	bound, passes, th := tune.settings()
-	out, err := d.results(m, n, it+checkEvery)
-	out.Bound, out.Executions, out.Inactivity = bound, passes, th
+	out, err := d.results(m, n, int(last.iterations))
+	out.Bound, out.Executions, out.Inactivity = set.bound, set.passes, set.inactivity
 	out.LoopSeconds = loop.Seconds()
 	return out, err
-}
-
-// check turns the device's error bits into an error naming what to raise.
-func (d *device) check(bits uint32, o *Options) error {
-	switch {
-	case bits&errEvents != 0:
-		return fmt.Errorf("gpuwarp: more than %d events in transit; raise --gpu-buffer", o.Buffer)
-	case bits&errAntis != 0:
-		return fmt.Errorf("gpuwarp: more than %d anti-messages in transit; raise --gpu-buffer", o.Buffer)
-	}
-	return nil
 }
 
 // results downloads the final states and the counters.

@@ -35,8 +35,8 @@ func runsSource(m *Model) string {
 // shared loop's. This is the multi-level parallelism of a parameter study: one iteration
 // advances every run, and the device and its set-up are opened and paid once.
 //
-// The models must share their device code (Name, Source, StateWords, OutSlots, Words and
-// the number of Params; the values of Params may differ) and the inputs their End. The
+// The models must share their device code (Name, Source, SaveState, StateWords, OutSlots,
+// Words and the number of Params; the values of Params may differ) and the inputs their End. The
 // options apply to the loop as a whole: Slots, when 0, is sized from every run's initial
 // events, Buffer from the total of the LPs.
 func RunMany(ctx context.Context, ms []*Model, ins []Input, o Options) ([]Result, error) {
@@ -78,8 +78,8 @@ func mergeable(ms []*Model, ins []Input, o Options) (*Model, error) {
 		if mr == nil || m == nil || mr.Source == "" {
 			return nil, fmt.Errorf("gpuwarp: run %d has no device model", r)
 		}
-		if mr.Name != m.Name || mr.Source != m.Source || mr.StateWords != m.StateWords || mr.OutSlots != m.OutSlots ||
-			mr.Words != m.Words || len(mr.Params) != len(m.Params) || mr.several || m.several {
+		if mr.Name != m.Name || mr.Source != m.Source || mr.SaveState != m.SaveState || mr.StateWords != m.StateWords ||
+			mr.OutSlots != m.OutSlots || mr.Words != m.Words || len(mr.Params) != len(m.Params) || mr.several || m.several {
 			return nil, fmt.Errorf("gpuwarp: run %d's device model (%s) differs from run 0's (%s) in its code or parameter count; one loop runs one device code",
 				r, mr.Name, m.Name)
 		}

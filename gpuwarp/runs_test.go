@@ -80,8 +80,8 @@ func TestRunManyPHOLD(t *testing.T) {
 }
 
 // foldRuns are fold models and inputs of several runs: each its own size, start events,
-// seed and ties parameter.
-func foldRuns(end float64) ([]*gpuwarp.Model, []gpuwarp.Input) {
+// seed and ties parameter; lossy ones on the loop's state saving.
+func foldRuns(end float64, lossy bool) ([]*gpuwarp.Model, []gpuwarp.Input) {
 	var ms []*gpuwarp.Model
 	var ins []gpuwarp.Input
 	for r, c := range []struct {
@@ -92,32 +92,36 @@ func foldRuns(end float64) ([]*gpuwarp.Model, []gpuwarp.Input) {
 		for i := range in.RNG {
 			in.RNG[i] = rng.New(uint64(100+r), uint64(i))
 		}
-		ms, ins = append(ms, foldModel(c.ties)), append(ins, in)
+		ms, ins = append(ms, foldModel(c.ties, lossy)), append(ins, in)
 	}
 	return ms, ins
 }
 
 // TestRunManyFold checks merged runs of the fold model (payload words, up to two sends,
 // zero delays, ties, a parameter that differs by run) against each run's host loop, with
-// lists that overflow and put events back in transit.
+// lists that overflow and put events back in transit, on reverse handlers and on the
+// loop's state saving (the lossy fold).
 func TestRunManyFold(t *testing.T) {
 	need(t)
 	for _, tc := range []struct {
 		name     string
+		lossy    bool
 		o        gpuwarp.Options
 		overflow bool
 	}{
-		{"tuned", gpuwarp.Options{}, false},
-		{"8 slots, unbounded", gpuwarp.Options{Slots: 8, Bound: math.Inf(1), Executions: 2}, true},
+		{"tuned", false, gpuwarp.Options{}, false},
+		{"8 slots, unbounded", false, gpuwarp.Options{Slots: 8, Bound: math.Inf(1), Executions: 2}, true},
+		{"lossy, tuned", true, gpuwarp.Options{}, false},
+		{"lossy, 8 slots, unbounded", true, gpuwarp.Options{Slots: 8, Bound: math.Inf(1), Executions: 2}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ms, ins := foldRuns(10)
+			ms, ins := foldRuns(10, tc.lossy)
 			outs, err := gpuwarp.RunMany(context.Background(), ms, ins, tc.o)
 			require.NoError(t, err)
 			require.Len(t, outs, len(ins))
 			var returned uint64
 			for r, in := range ins {
-				wantState, wantGens, committed := foldSequential(in, ms[r].Params[2] == 1)
+				wantState, wantGens, committed := foldSequential(in, ms[r].Params[2] == 1, tc.lossy)
 				require.Equal(t, wantState, outs[r].State, "run %d", r)
 				require.Equal(t, wantGens, outs[r].RNG, "run %d", r)
 				require.Equal(t, committed, outs[r].Committed(), "run %d", r)
@@ -133,7 +137,7 @@ func TestRunManyFold(t *testing.T) {
 // TestRunManyRefuses checks that runs which cannot share a loop are refused with a line
 // saying why, before anything runs.
 func TestRunManyRefuses(t *testing.T) {
-	ms, ins := foldRuns(10)
+	ms, ins := foldRuns(10, false)
 	other := *ms[1]
 	other.OutSlots = 3
 	badEvent := foldInput(4, 1, 10)

@@ -133,3 +133,7 @@ func (t *tuner) next(gvt float64) bool {
 	}
 	return changed
 }
+
+// resume starts a new window at the next read: the reads between a change of the settings
+// and the first chunk that ran with them measured the old ones.
+func (t *tuner) resume() { t.from = -1 }

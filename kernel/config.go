@@ -208,13 +208,15 @@ type Config struct {
 	Progress func(Progress)
 	// ProgressInterval is how often Progress is called.
 	ProgressInterval time.Duration
-	// Sample, if set, receives engine samples of a time-warp run (see Sample): one row per
-	// worker, taken as SampleMode says, called from the dispatcher's manager goroutine
-	// (never from a worker), and a last row per worker at the end. It must not block for
+	// Sample, if set, receives engine samples of a time-warp or gpu run (see Sample): one
+	// row per worker, taken as SampleMode says, called from the dispatcher's manager
+	// goroutine (never from a worker; under gpu, from the goroutine that reads the
+	// device's counters), and a last row per worker at the end. It must not block for
 	// long: the manager starts GVT rounds. Sequential runs take no samples.
 	Sample func(Sample)
 	// SampleMode is when rows are taken: SampleGVT (the default: as GVT rounds end, at
-	// most once per GVT period) or SampleRealTime (every SampleInterval).
+	// most once per GVT period; under gpu, at each read of the device's counters) or
+	// SampleRealTime (every SampleInterval).
 	SampleMode string
 	// RecordSeries keeps the values models record with Context.Record: Result.Series.
 	RecordSeries bool

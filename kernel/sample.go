@@ -21,6 +21,12 @@ const DefaultSampleInterval = 100 * time.Millisecond
 // the worker's last report to a GVT round (or of the end of the run, in the last row). The
 // counts are differences from the worker's previous row, so a worker's rows add up to its
 // totals, and all rows to the run's Stats (in a run across processes, to this rank's part).
+//
+// A run of simulation type gpu has one worker, the device: a row each time the host reads
+// the device's counters (after a chunk of iterations), with GVT, Processed, Committed,
+// RolledBack, PendingEvents (events in the LPs' lists not handled yet), HistoryLength
+// (handled, not yet committed), MemoryBytes (the host's heap), DeviceIterations and
+// DeviceBound; the device measures none of the other fields, which are 0.
 type Sample struct {
 	// Elapsed is the wall-clock time since the run started.
 	Elapsed time.Duration
@@ -65,6 +71,11 @@ type Sample struct {
 	Idle, Processing, GVTTime, Comm time.Duration
 	// Final marks the rows taken at the end of the run.
 	Final bool
+	// DeviceIterations counts the device loop's iterations, and DeviceBound is its
+	// optimism bound (tuned, or as set) in the iterations before the row (simulation
+	// type gpu; 0 in others).
+	DeviceIterations uint64
+	DeviceBound      float64
 }
 
 // validateSampling reports a bad sampling setting.

@@ -69,13 +69,18 @@ type Row struct {
 	ProcessingSeconds float64 `json:"processing_seconds"`
 	GVTSeconds        float64 `json:"gvt_seconds"`
 	CommSeconds       float64 `json:"comm_seconds"`
+	// DeviceIterations and DeviceBound are kernel.Sample's (simulation type gpu; 0 in
+	// others and in files written before they were sampled). An infinite bound is null
+	// in JSON, as GVT is.
+	DeviceIterations uint64  `json:"device_iterations"`
+	DeviceBound      float64 `json:"device_bound"`
 }
 
 // Columns are the CSV header, in the order of Row's fields.
 var Columns = []string{"wall_seconds", "gvt", "rank", "worker", "processed", "committed", "rolled_back",
 	"primary_rollbacks", "secondary_rollbacks", "anti_messages", "safe_events", "pending_events",
 	"history_length", "memory_bytes", "resident_bytes", "offload_batches", "final", "idle_seconds", "processing_seconds",
-	"gvt_seconds", "comm_seconds"}
+	"gvt_seconds", "comm_seconds", "device_iterations", "device_bound"}
 
 // FromKernel converts a kernel sample to a row, with the process's resident memory
 // (meminfo.Resident, as a Meter reads it).
@@ -86,7 +91,8 @@ func FromKernel(s kernel.Sample, residentBytes uint64) Row {
 		AntiMessages: s.AntiMessages, SafeEvents: s.SafeEvents, PendingEvents: s.PendingEvents,
 		HistoryLength: s.HistoryLength, MemoryBytes: s.MemoryBytes, OffloadBatches: s.OffloadBatches,
 		Final: s.Final, IdleSeconds: s.Idle.Seconds(), ProcessingSeconds: s.Processing.Seconds(),
-		GVTSeconds: s.GVTTime.Seconds(), CommSeconds: s.Comm.Seconds()}
+		GVTSeconds: s.GVTTime.Seconds(), CommSeconds: s.Comm.Seconds(),
+		DeviceIterations: s.DeviceIterations, DeviceBound: s.DeviceBound}
 }
 
 // appendRow appends r in format (CSV or JSONL) and a newline to b.
@@ -136,6 +142,8 @@ func appendRow(b []byte, r *Row, format string) []byte {
 	b = g(sep(b, "processing_seconds"), r.ProcessingSeconds)
 	b = g(sep(b, "gvt_seconds"), r.GVTSeconds)
 	b = g(sep(b, "comm_seconds"), r.CommSeconds)
+	b = u(sep(b, "device_iterations"), r.DeviceIterations, 10)
+	b = g(sep(b, "device_bound"), r.DeviceBound)
 	if format == JSONL {
 		b = append(b, '}')
 	}
@@ -277,6 +285,8 @@ func readJSONL(in io.Reader) ([]Row, error) {
 			GVT         *float64 `json:"gvt"`
 			WallSeconds *float64 `json:"wall_seconds"`
 			Worker      *int     `json:"worker"`
+			// DeviceBound is null when infinite, and absent in files written before it was.
+			DeviceBound json.RawMessage `json:"device_bound"`
 		}
 		if err := json.Unmarshal(line, &r); err != nil {
 			return nil, fmt.Errorf("sample line %d: %w", n, err)
@@ -288,6 +298,15 @@ func readJSONL(in io.Reader) ([]Row, error) {
 		r.Row.GVT = math.Inf(1)
 		if r.GVT != nil {
 			r.Row.GVT = *r.GVT
+		}
+		switch b := string(r.DeviceBound); b {
+		case "":
+		case "null":
+			r.Row.DeviceBound = math.Inf(1)
+		default:
+			if err := json.Unmarshal(r.DeviceBound, &r.Row.DeviceBound); err != nil {
+				return nil, fmt.Errorf("sample line %d, device_bound %s: %w", n, b, err)
+			}
 		}
 		rows = append(rows, r.Row)
 	}
@@ -364,6 +383,7 @@ func readCSV(in io.Reader) ([]Row, error) {
 		r.Final = get("final") == "true"
 		r.IdleSeconds, r.ProcessingSeconds = f("idle_seconds"), f("processing_seconds")
 		r.GVTSeconds, r.CommSeconds = f("gvt_seconds"), f("comm_seconds")
+		r.DeviceIterations, r.DeviceBound = uint64(n("device_iterations")), f("device_bound")
 		if perr != nil {
 			return nil, perr
 		}

@@ -25,6 +25,11 @@ func someSamples() []kernel.Sample {
 		{Elapsed: 2 * time.Millisecond, GVT: math.Inf(1), Worker: 0, Final: true},
 		{Elapsed: 2 * time.Millisecond, GVT: math.Inf(1), Rank: 1, Worker: -1, PendingEvents: -1, HistoryLength: -1,
 			Comm: time.Millisecond, GVTTime: 500 * time.Microsecond, Idle: 500 * time.Microsecond, Final: true},
+		// A gpu run's: the device, with its iterations and bound (infinite: null in JSON).
+		{Elapsed: 3 * time.Millisecond, GVT: 4, Processed: 50, Committed: 45, RolledBack: 5, PendingEvents: 9,
+			HistoryLength: 3, DeviceIterations: 64, DeviceBound: 0.5},
+		{Elapsed: 4 * time.Millisecond, GVT: math.Inf(1), Processed: 7, Committed: 7, DeviceIterations: 11,
+			DeviceBound: math.Inf(1), Final: true},
 	}
 }
 
@@ -67,7 +72,7 @@ func TestCSVHeader(t *testing.T) {
 	fields := strings.Split(lines[1], ",")
 	require.Len(t, fields, len(Columns))
 	fields[slices.Index(Columns, "resident_bytes")] = "RSS" // the process's, varies
-	require.Equal(t, "0.0015,2.5,0,0,100,90,10,2,1,7,3,40,12,1048576,RSS,4,false,0.00025,0.001,0.000125,0.000125", strings.Join(fields, ","))
+	require.Equal(t, "0.0015,2.5,0,0,100,90,10,2,1,7,3,40,12,1048576,RSS,4,false,0.00025,0.001,0.000125,0.000125,0,0", strings.Join(fields, ","))
 }
 
 // blocked is an io.Writer that blocks until released.
@@ -98,6 +103,18 @@ func TestAddNeverBlocks(t *testing.T) {
 	rows, err := Read(&out.buf)
 	require.NoError(t, err)
 	require.Equal(t, uint64(10000), uint64(len(rows))+w.Dropped())
+}
+
+// TestOlderFiles reads files written before the device columns: they read as 0.
+func TestOlderFiles(t *testing.T) {
+	rows, err := Read(strings.NewReader("{\"wall_seconds\":0.5,\"worker\":0,\"gvt\":null,\"processed\":3}\n"))
+	require.NoError(t, err)
+	require.Equal(t, []Row{{WallSeconds: 0.5, GVT: math.Inf(1), Processed: 3}}, rows)
+	rows, err = Read(strings.NewReader("wall_seconds,worker,processed\n0.5,0,3\n"))
+	require.NoError(t, err)
+	require.Equal(t, []Row{{WallSeconds: 0.5, Processed: 3}}, rows)
+	_, err = Read(strings.NewReader("{\"wall_seconds\":0.5,\"worker\":0,\"device_bound\":\"x\"}\n"))
+	require.ErrorContains(t, err, "sample line 1, device_bound")
 }
 
 // TestErrors checks the messages of bad input.

@@ -2,15 +2,18 @@
 # The GPU machine's measurements, prepared to run in one call of at most BUDGET seconds
 # (default 420): the device loop's correctness on the GPU (gpuwarp's digest tests), PHOLD
 # with --simulation-type gpu at the configurations of Liu and Andelfinger's paper (up to
-# 2^20 LPs, event densities 1 and 8) and ROSS's, against time warp on every core; studies
-# of many small PHOLD runs on the CPU against all their runs in one device loop; and issue
-# 25's 16-core scaling table. SCALING=0 leaves out the scaling table, CPU=0 the CPU runs,
-# STUDY=1 runs the studies alone. Everything is printed and written to $OUT/device.txt.
+# 2^20 LPs, event densities 1 and 8) and ROSS's, against time warp on every core; PCS and
+# Kademlia (on the loop's state saving) likewise; the loop with the host waiting for each
+# chunk against chunks queued ahead, and with --sample-file; studies of many small PHOLD
+# runs on the CPU against all their runs in one device loop; and issue 25's 16-core
+# scaling table. SCALING=0 leaves out the scaling table, CPU=0 the CPU runs, STUDY=1 runs
+# the studies alone. Everything is printed and written to $OUT/device.txt.
 #
 # Build here, then run there (see docs/PERFORMANCE.md, "The whole time warp on the GPU"):
 #   go build -tags mpi -o .device/warped ./cmd/warped
 #   CGO_ENABLED=0 go test -c -o .device/gpuwarp.test ./gpuwarp
 #   CGO_ENABLED=0 go test -c -o .device/pcs.test ./models/pcs
+#   CGO_ENABLED=0 go test -c -o .device/kademlia.test ./models/kademlia
 #   (on the GPU machine) scripts/device-gpu.sh
 set -u
 cd "$(dirname "$0")/.."
@@ -51,6 +54,9 @@ if [ "${STUDY:-0}" != 1 ]; then
 echo "== 1. gpuwarp's digest tests on the GPU"
 timeout 120 "$B/gpuwarp.test" -test.run 'PHOLD|Fold|RunMany' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|committed|Error|expected|actual' | head -40
 [ -x "$B/pcs.test" ] && timeout 120 "$B/pcs.test" -test.run 'Device' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|Error|expected|actual' | head -30
+[ -x "$B/kademlia.test" ] && timeout 120 "$B/kademlia.test" -test.run 'Device' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|Error|expected|actual' | head -30
+echo "-- counters read asynchronously: the host waiting for each chunk (queue=1) against two chunks queued ahead (queue=3)"
+timeout 90 "$B/gpuwarp.test" -test.run '^$' -test.bench Queue -test.benchtime 3x 2>&1 | grep -E '^Benchmark|FAIL|Error|panic'
 
 echo "== 2. PHOLD, ROSS's configuration (16384 LPs, remote 0.25, mean 1, lookahead 0.1)"
 cpu "sequential, end 200" 60 phold --simulation-type sequential --max-sim-time 200
@@ -59,6 +65,8 @@ run "gpu tuned, end 200 (seq digest)" 60 phold --simulation-type gpu --max-sim-t
 run "gpu tuned, end 1000" 60 phold --simulation-type gpu --max-sim-time 1000
 run "gpu bound 1, end 1000" 60 phold --simulation-type gpu --max-sim-time 1000 --gpu-bound 1
 run "gpu bound 4 exec 2, end 1000" 60 phold --simulation-type gpu --max-sim-time 1000 --gpu-bound 4 --gpu-executions 2
+run "gpu tuned, end 1000, --sample-file" 60 phold --simulation-type gpu --max-sim-time 1000 --sample-file "$OUT/gpu-samples.csv"
+[ -f "$OUT/gpu-samples.csv" ] && echo "  sample rows: $(($(wc -l <"$OUT/gpu-samples.csv") - 1)), last: $(tail -1 "$OUT/gpu-samples.csv" | cut -d, -f1-7,22-23)"
 
 echo "== 3. PHOLD, the paper's sizes"
 run "2^20 LPs d1 gpu tuned, end 100" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 100
@@ -78,7 +86,13 @@ run "pcs gpu" 60 pcs --simulation-type gpu
 run "pcs gpu slots 32" 60 pcs --simulation-type gpu --gpu-slots 32
 run "pcs 200x200 gpu, end 400" 60 pcs --num-cells-x 200 --num-cells-y 200 --max-sim-time 400 --simulation-type gpu
 cpu "pcs 200x200 time-warp 16w, end 400" 60 pcs --num-cells-x 200 --num-cells-y 200 --max-sim-time 400 --simulation-type time-warp --gpu off
-echo "-- longer runs: setup amortized"
+echo "-- Kademlia (k 20, alpha 3): device loop on state saving against time warp on every core"
+cpu "kademlia sequential" 60 kademlia --simulation-type sequential
+run "kademlia gpu (seq digest)" 60 kademlia --simulation-type gpu
+cpu "kademlia time-warp 16w" 60 kademlia --simulation-type time-warp --gpu off
+run "kademlia 2^16 nodes gpu, end 4000" 60 kademlia --nodes 65536 --max-sim-time 4000 --simulation-type gpu
+cpu "kademlia 2^16 nodes time-warp 16w, end 4000" 60 kademlia --nodes 65536 --max-sim-time 4000 --simulation-type time-warp --gpu off
+run "kademlia 2^20 nodes gpu, end 1000" 90 kademlia --nodes 1048576 --max-sim-time 1000 --simulation-type gpu
 run "2^20 LPs d1 gpu tuned, end 1000" 60 phold --lps 1048576 --simulation-type gpu --max-sim-time 1000
 echo "-- each kernel's time (--gpu-profile waits for every launch)"
 for cfg in "--max-sim-time 200" "--lps 1048576 --max-sim-time 20"; do

@@ -20,7 +20,7 @@
 //
 // Faults are injected by [SetFaults] (in the process that loaded the library) or by the
 // environment variable [FaultsEnv], read when the driver initializes: alloc,
-// compile[:NAME], launch[:NAME], context and ptxversion (see [SetFaults]).
+// hostalloc, compile[:NAME], launch[:NAME], context and ptxversion (see [SetFaults]).
 //
 // Like gpuoffload's CUDA backend, it is built for Linux only.
 package standin

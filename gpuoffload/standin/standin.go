@@ -95,6 +95,7 @@ func open(lib, name string, fn any) error {
 // a comma-separated list ("" clears them and revives a lost context):
 //
 //	alloc        cuMemAlloc_v2 fails with CUDA_ERROR_OUT_OF_MEMORY
+//	hostalloc    cuMemAllocHost_v2 fails with CUDA_ERROR_OUT_OF_MEMORY
 //	compile[:S]  nvrtcCompileProgram of a program whose name contains S (any) fails
 //	             with NVRTC_ERROR_COMPILATION
 //	launch[:S]   a kernel whose name contains S (any) fails when its stream is
@@ -109,14 +110,14 @@ func SetFaults(lib, spec string) error {
 		return err
 	}
 	if set(spec) != 0 {
-		return fmt.Errorf("standin: bad fault list %q (want alloc, compile[:NAME], launch[:NAME], context, "+
+		return fmt.Errorf("standin: bad fault list %q (want alloc, hostalloc, compile[:NAME], launch[:NAME], context, "+
 			"ptxversion, comma-separated)", spec)
 	}
 	return nil
 }
 
 // Count returns one of the stand-in's counts: "allocs", "host_allocs", "streams",
-// "modules" (live objects), "context_refs" (retains of the primary context), "launches"
+// "modules", "events" (live objects), "context_refs" (retains of the primary context), "launches"
 // (kernels run), "compiles" (compiler runs) or "cache_hits" (compiles found compiled).
 func Count(lib, what string) (int64, error) {
 	var count func(string) int64

@@ -36,7 +36,7 @@ func TestScript(t *testing.T) {
 	require.Zero(t, n)
 	_, err = Count(lib, "bogus")
 	require.ErrorContains(t, err, `no count "bogus"`)
-	require.NoError(t, SetFaults(lib, "alloc,compile:x,launch,context,ptxversion"))
+	require.NoError(t, SetFaults(lib, "alloc,hostalloc,compile:x,launch,context,ptxversion"))
 	require.NoError(t, SetFaults(lib, ""))
 	require.ErrorContains(t, SetFaults(lib, "alloc:x"), "bad fault list")
 	require.ErrorContains(t, SetFaults(filepath.Join(dir, "missing.so"), ""), "loading")

@@ -1,7 +1,7 @@
 // loop.cu: the device-resident time warp of package gpuwarp (github.com/warpedgo/warped/gpuwarp).
 //
-// Compiled after warped.cuh, the run's constants (WTW_STATE, WTW_OUT, WTW_WORDS, WTW_CAP)
-// and the model's source, which defines
+// Compiled after warped.cuh, the run's constants (WTW_STATE, WTW_OUT, WTW_WORDS, WTW_CAP,
+// WTW_SAVE) and the model's source, which defines
 //
 //   __device__ warped_u32 wtw_handle(const warped_u64* params, warped_u64* state,
 //       WarpedXORWOW* g, warped_u32 lp, warped_u32 lps, double now, const warped_u64* words,
@@ -10,7 +10,8 @@
 //     out_to[k], out_at[k] and out_words[4k..4k+3];
 //   __device__ void wtw_reverse(const warped_u64* params, warped_u64* state,
 //       WarpedXORWOW g, warped_u32 lp, warped_u32 lps, double now, const warped_u64* words)
-//     undoes it on the state, given the generator as wtw_handle found it;
+//     undoes it on the state, given the generator as wtw_handle found it; a model with
+//     WTW_SAVE set need not define it (see wtw_save);
 //
 // then runs.cu, whose wtw_call_handle and wtw_call_reverse call them for one run, or for
 // the runs of a study merged into one loop.
@@ -30,6 +31,11 @@
 //                 events with wtw_reverse and XORWOW reversal and sending anti-messages;
 //   wtw_cancel, wtw_annul (rounds)  each anti-message marks its positive; each LP rolls
 //                 back past a marked processed event and removes the marked ones.
+//
+// After a chunk of iterations wtw_tally sums the LPs' counters for the host, which reads
+// them while the next chunks run (see "Counters" below). Once an iteration finds GVT at or
+// past the end, or an error, the run is done and every kernel of the loop returns at once,
+// so chunks queued ahead of the host change nothing.
 //
 // Anti-messages match their positive by key and, when events carry words, by words too: a
 // rolled-back handling's re-execution reuses its sequence numbers, so it may send an
@@ -52,6 +58,25 @@
 // Error bits (WtwRun.err).
 #define WTW_ERR_EVENTS 1u  // the event buffer overflowed
 #define WTW_ERR_ANTIS 2u   // the anti-message buffer overflowed
+
+// Counters. WtwLive is what the iterations keep up to date; WtwRun.err points at it (the
+// error bits are its first word, so it needs no field of its own in WtwRun). wtw_tally
+// copies it with the LPs' sums into a WtwTally that the host copies to its memory.
+typedef struct {
+    warped_u32 err;          // error bits (WTW_ERR_*)
+    warped_u32 done;         // 1 once an iteration found GVT >= end or an error bit
+    warped_u64 gvt;          // the bits of the last iteration's GVT
+    warped_u64 iterations;   // iterations run, the one that found the run done included
+} WtwLive;
+
+typedef struct {
+    WtwLive live;
+    warped_u64 processed;    // the sums over the LPs of processed,
+    warped_u64 rolled;       // rolled,
+    warped_u64 moved;        // moved,
+    warped_u64 pending;      // tail - proc (events in the lists, not handled)
+    warped_u64 history;      // and proc - head (handled, not yet committed)
+} WtwTally;
 
 typedef struct {
     // Per LP.
@@ -89,6 +114,7 @@ typedef struct {
     warped_u32 threshold;    // a pass runs only if the one before it handled this many events
     double end;
     double bound;
+    warped_u64* saved;       // WTW_STATE words per slot when WTW_SAVE: the state before its handling
 } WtwRun;
 
 // WtwBuf is a buffer of events or anti-messages in transit.
@@ -106,9 +132,32 @@ typedef struct {
 } WtwBuf;
 
 #if defined(__cplusplus) && __cplusplus >= 201103L
-static_assert(sizeof(WtwRun) == 256, "WtwRun must match package gpuwarp's runArgs");
+static_assert(sizeof(WtwRun) == 264, "WtwRun must match package gpuwarp's runArgs");
 static_assert(sizeof(WtwBuf) == 72, "WtwBuf must match package gpuwarp's bufArgs");
+static_assert(sizeof(WtwTally) == 64, "WtwTally must match package gpuwarp's tally");
 #endif
+
+// wtw_done reports whether the run is done (WtwLive.done): a kernel after the wtw_step that
+// set it reads the same answer in every thread.
+__device__ __forceinline__ bool wtw_done(const WtwRun* r) {
+    return ((volatile const WtwLive*)r->err)->done != 0u;
+}
+
+// wtw_stop is wtw_step's done test for GVT gvt (bits): thread 0 counts the iteration,
+// keeps its GVT and marks the run done at the end or an error; every thread answers
+// whether to return. The answer is the same in every thread when GVT reached the end;
+// after an error bit, threads may differ, which is harmless: the run stops with the
+// error.
+__device__ __forceinline__ bool wtw_stop(const WtwRun* r, warped_u64 gvt, warped_u32 lp) {
+    WtwLive* live = (WtwLive*)r->err;
+    bool end = warped_bits_f64(gvt) >= r->end;
+    if (lp == 0 && !live->done) {
+        live->iterations++;
+        live->gvt = gvt;
+        if (end || live->err != 0u) live->done = 1u;
+    }
+    return end || wtw_done(r);
+}
 
 __device__ __forceinline__ warped_u32 wtw_minu(warped_u32 a, warped_u32 b) { return a < b ? a : b; }
 
@@ -179,12 +228,20 @@ __device__ __forceinline__ void wtw_warp_min(warped_u64* p, warped_u64 b) {
     }
     if ((threadIdx.x & 31u) == 0 && b < *(volatile warped_u64*)p) atomicMin(p, b);
 }
+
+// wtw_warp_add adds the warp's v to *p; every thread of the warp must call it.
+__device__ __forceinline__ void wtw_warp_add(warped_u64* p, warped_u64 v) {
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    if ((threadIdx.x & 31u) == 0 && v != 0) atomicAdd(p, v);
+}
 #else
 __device__ __forceinline__ warped_u32 wtw_reserve(warped_u32* count, warped_u32 k) { return atomicAdd(count, k); }
 
 __device__ __forceinline__ void wtw_warp_min(warped_u64* p, warped_u64 b) {
     if (b < *p) *p = b;
 }
+
+__device__ __forceinline__ void wtw_warp_add(warped_u64* p, warped_u64 v) { *p += v; }
 #endif
 
 __device__ __forceinline__ WarpedXORWOW wtw_rng(const WtwRun* r, warped_u32 lp) {
@@ -210,8 +267,30 @@ __device__ __forceinline__ warped_u32 wtw_push(const WtwBuf* b, warped_u32* err,
     return i;
 }
 
-// wtw_undo rolls back the LP's last processed event (slot position proc-1): reverse the
-// state, rewind the generator, and send an anti-message for each event it sent.
+#if WTW_SAVE
+// State saving, for models without a reverse handler (a handling that drops information,
+// such as a merge that keeps the k closest): wtw_save copies the LP's state into the
+// slot of the event about to be handled, and wtw_restore copies it back when the event is
+// rolled back. The loop undoes an LP's events latest first, so the last copy restored is
+// the state before the earliest undone event. Only processed slots hold a copy, and those
+// never move (sorting, making room and removing cancelled events move pending slots
+// only), so wtw_slot_copy need not carry it.
+__device__ __forceinline__ void wtw_save(const WtwRun* r, warped_u32 lp, warped_u64 s) {
+    const warped_u64* from = r->state + (warped_u64)WTW_STATE * lp;
+    warped_u64* to = r->saved + (warped_u64)WTW_STATE * s;
+    for (int k = 0; k < WTW_STATE; k++) to[k] = from[k];
+}
+
+__device__ __forceinline__ void wtw_restore(const WtwRun* r, warped_u32 lp, warped_u64 s) {
+    const warped_u64* from = r->saved + (warped_u64)WTW_STATE * s;
+    warped_u64* to = r->state + (warped_u64)WTW_STATE * lp;
+    for (int k = 0; k < WTW_STATE; k++) to[k] = from[k];
+}
+#endif
+
+// wtw_undo rolls back the LP's last processed event (slot position proc-1): reverse (or
+// restore) the state, rewind the generator, and send an anti-message for each event it
+// sent.
 __device__ void wtw_undo(const WtwRun* r, warped_u32 lp, warped_u32 pos, const WtwBuf* anti) {
     warped_u64 s = wtw_slot(lp, pos);
     WarpedXORWOW g = wtw_rng(r, lp);
@@ -222,7 +301,12 @@ __device__ void wtw_undo(const WtwRun* r, warped_u32 lp, warped_u32 pos, const W
 #else
     const warped_u64* w = 0;
 #endif
+#if WTW_SAVE
+    (void)w;
+    wtw_restore(r, lp, s);
+#else
     wtw_call_reverse(r->params, r->state + (warped_u64)WTW_STATE * lp, g, lp, r->lps, r->recv[s], w);
+#endif
     warped_u32 n = r->nout[s];
     warped_u64 q = r->seq[lp] - n;
     r->seq[lp] = q;
@@ -249,6 +333,7 @@ extern "C" __global__ void wtw_gvt(const WtwRun* __restrict__ rp, const WtwBuf* 
     const WtwRun& r = *rp;
     const WtwBuf& ev = *evp;
     const WtwBuf& anti = *antip;
+    if (wtw_done(&r)) return;
     warped_u32 i = WARPED_INDEX();
     warped_u32 stride = gridDim.x * blockDim.x;
     if (i < WTW_MAX_PASSES) r.active[i] = 0;
@@ -295,6 +380,9 @@ __device__ __forceinline__ void wtw_exec(const WtwRun* r, warped_u32 lp, double 
 #else
     const warped_u64* w = 0;
 #endif
+#if WTW_SAVE
+    wtw_save(r, lp, s);
+#endif
     warped_u32 n = wtw_call_handle(r->params, r->state + (warped_u64)WTW_STATE * lp, &g, lp, r->lps, now, w, to, at, ow);
     // The draws taken: d moved by WARPED_WEYL per draw; 0x385e5f0d is WARPED_WEYL's inverse
     // modulo 2^32 (362437 * 0x385e5f0d = 1 mod 2^32).
@@ -336,6 +424,7 @@ extern "C" __global__ void wtw_step(const WtwRun* __restrict__ rp, const WtwBuf*
     const WtwRun& r = *rp;
     const WtwBuf& ev = *evp;
     warped_u32 lp = WARPED_INDEX();
+    if (wtw_stop(&r, *gvt, lp)) return;
     if (lp == 0) *next = WTW_INF_BITS;
     if (lp >= r.lps) return;
     double g = warped_bits_f64(*gvt);
@@ -356,7 +445,7 @@ extern "C" __global__ void wtw_execute(const WtwRun* __restrict__ rp, const WtwB
     const WtwRun& r = *rp;
     const WtwBuf& ev = *evp;
     warped_u32 lp = WARPED_INDEX();
-    if (lp >= r.lps || r.active[pass - 1] < r.threshold) return;
+    if (lp >= r.lps || wtw_done(&r) || r.active[pass - 1] < r.threshold) return;
     wtw_exec(&r, lp, warped_bits_f64(*gvt), &ev, pass);
 }
 
@@ -407,6 +496,7 @@ extern "C" __global__ void wtw_deliver(const WtwRun* __restrict__ rp, const WtwB
     const WtwRun& r = *rp;
     const WtwBuf& ev = *evp;
     const WtwBuf& carry = *carryp;
+    if (wtw_done(&r)) return;
     warped_u32 stride = gridDim.x * blockDim.x;
     warped_u32 n = wtw_minu(*ev.count, ev.cap);
     for (warped_u32 i = WARPED_INDEX(); i < n; i += stride) {
@@ -435,6 +525,7 @@ extern "C" __global__ void wtw_sort(const WtwRun* __restrict__ rp, const WtwBuf*
     const WtwBuf& ev = *evp;
     const WtwBuf& carry = *carryp;
     const WtwBuf& anti = *antip;
+    if (wtw_done(&r)) return;
     warped_u32 lp = WARPED_INDEX();
     if (lp == 0) *ev.count = 0;
     if (lp >= r.lps) return;
@@ -506,6 +597,7 @@ extern "C" __global__ void wtw_cancel(const WtwRun* __restrict__ rp, const WtwBu
     const WtwRun& r = *rp;
     const WtwBuf& anti = *antip;
     const WtwBuf& next = *nextp;
+    if (wtw_done(&r)) return;
     warped_u32 stride = gridDim.x * blockDim.x;
     warped_u32 n = wtw_minu(*anti.count, anti.cap);
     for (warped_u32 i = WARPED_INDEX(); i < n; i += stride) {
@@ -534,6 +626,7 @@ extern "C" __global__ void wtw_annul(const WtwRun* __restrict__ rp, const WtwBuf
     const WtwRun& r = *rp;
     const WtwBuf& anti = *antip;
     const WtwBuf& next = *nextp;
+    if (wtw_done(&r)) return;
     warped_u32 lp = WARPED_INDEX();
     if (lp == 0) *anti.count = 0;
     if (lp >= r.lps || !r.cancel[lp]) return;
@@ -574,4 +667,30 @@ extern "C" __global__ void wtw_finish(const WtwRun* __restrict__ rp) {
         r.last[lp] = r.recv[wtw_slot(lp, p - 1)];
         r.head[lp] = p;
     }
+}
+
+// wtw_tally: the run's counters into *out for the host: WtwLive as it is, and the sums of
+// the LPs' counters, which must start at 0. It clears the sums of *next, the block of the
+// tally after (two blocks alternate: the host's copy of one is queued before the tally that
+// clears it). Every thread of the grid takes part in the warps' sums.
+extern "C" __global__ void wtw_tally(const WtwRun* __restrict__ rp, WtwTally* out, WtwTally* next) {
+    const WtwRun& r = *rp;
+    warped_u32 lp = WARPED_INDEX();
+    if (lp == 0) {
+        out->live = *(const WtwLive*)r.err;
+        next->processed = next->rolled = next->moved = next->pending = next->history = 0;
+    }
+    warped_u64 processed = 0, rolled = 0, moved = 0, pending = 0, history = 0;
+    if (lp < r.lps) {
+        processed = r.processed[lp];
+        rolled = r.rolled[lp];
+        moved = r.moved[lp];
+        pending = r.tail[lp] - r.proc[lp];
+        history = r.proc[lp] - r.head[lp];
+    }
+    wtw_warp_add(&out->processed, processed);
+    wtw_warp_add(&out->rolled, rolled);
+    wtw_warp_add(&out->moved, moved);
+    wtw_warp_add(&out->pending, pending);
+    wtw_warp_add(&out->history, history);
 }

@@ -34,7 +34,8 @@ __device__ __forceinline__ warped_u32 wtw_call_handle(const warped_u64* params, 
 #endif
 }
 
-// wtw_call_reverse calls wtw_reverse for LP lp of lps.
+#if !WTW_SAVE
+// wtw_call_reverse calls wtw_reverse for LP lp of lps (a model that saves states has none).
 __device__ __forceinline__ void wtw_call_reverse(const warped_u64* params, warped_u64* state, WarpedXORWOW g,
                                                  warped_u32 lp, warped_u32 lps, double now, const warped_u64* words) {
 #if WTW_RUNS
@@ -44,3 +45,4 @@ __device__ __forceinline__ void wtw_call_reverse(const warped_u64* params, warpe
     wtw_reverse(params, state, g, lp, lps, now, words);
 #endif
 }
+#endif

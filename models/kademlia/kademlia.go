@@ -1,6 +1,7 @@
 // Package kademlia is a Kademlia peer-to-peer overlay (Maymounkov and Mazières, 2002) doing
 // node lookups, the second model of Liu and Andelfinger's "Time Warp on the GPU: design and
-// assessment" (PADS 2017), for the CPU dispatchers.
+// assessment" (PADS 2017), for the CPU dispatchers and the device-resident time warp
+// (--simulation-type gpu, device.go).
 //
 // Each of Nodes nodes is one LP with a 64-bit id (NodeID: distinct, uniformly spread) and
 // a routing table of k-buckets: bucket i holds at most K of the nodes at XOR distance
@@ -28,9 +29,10 @@
 // Every event carries its data in kernel.Words: a start (a node's own timer), a FIND_NODE
 // (key, initiator, lookup number, depth) and a reply (key, lookup number, responder,
 // depth). The state is fixed-size (State, with a Shortlist of MaxK entries) and the tables
-// are flat arrays, so a GPU batch kernel can mirror both; every draw is from the LP's
+// are flat arrays, which the device handler mirrors; every draw is from the LP's
 // generator. Reverse computation is impractical (a merge drops the farthest entries), so
-// the model relies on the kernel's periodic state saving.
+// the model relies on the kernel's periodic state saving, and on the device on the loop's
+// state saving (gpuwarp.Model.SaveState).
 //
 // The results are the lookups started and completed, their mean hops (the most rounds of
 // request and reply on a chain from the initiator, Depth) and mean latency (end minus
@@ -41,7 +43,9 @@ package kademlia
 import (
 	"fmt"
 	"math"
+	"sync"
 
+	"github.com/warpedgo/warped/gpuwarp"
 	"github.com/warpedgo/warped/kernel"
 )
 
@@ -123,10 +127,13 @@ type State struct {
 	List Shortlist
 }
 
-// shared is what the nodes of one model read: the configuration and the overlay.
+// shared is what the nodes of one model read: the configuration and the overlay, and the
+// device model, built on the first DeviceModel call.
 type shared struct {
 	Config
-	net *network
+	net        *network
+	deviceOnce sync.Once
+	device     *gpuwarp.Model
 }
 
 // Node is one Kademlia node.

@@ -24,11 +24,16 @@
 //     object; cuModuleLoadDataEx dlopens it and cuModuleGetFunction finds the entry.
 //   - cuLaunchKernel queues the kernel; it runs every thread of the grid in order on the
 //     thread that synchronizes.
+//   - Events: cuEventRecord queues a record on a stream (not while it is being captured);
+//     cuEventSynchronize runs that stream's work up to the event's last record, and no
+//     further, so work queued behind it stays queued as on a busy GPU. Host memory from
+//     cuMemAllocHost_v2 is the pinned memory of the asynchronous copies.
 //
 // Faults, for tests: $WARPED_CUDA_STANDIN_FAULTS (read by cuInit) or
 // warped_standin_set_faults, a comma-separated list of
 //
 //   alloc           cuMemAlloc_v2 fails with CUDA_ERROR_OUT_OF_MEMORY
+//   hostalloc       cuMemAllocHost_v2 fails with CUDA_ERROR_OUT_OF_MEMORY
 //   compile[:S]     nvrtcCompileProgram of a program whose name contains S (any) fails
 //   launch[:S]      a kernel whose name contains S (any) fails when its stream is
 //                   synchronized: CUDA_ERROR_LAUNCH_FAILED
@@ -129,8 +134,10 @@ struct Module {
     std::map<std::string, Func*> funcs;
 };
 
+struct Event;
+
 struct Op {
-    enum Kind { HtoD, DtoH, Launch, Memset32 } kind;
+    enum Kind { HtoD, DtoH, Launch, Memset32, Record } kind;
     unsigned int value; // Memset32's value, written n times
     void* dst;
     const void* src;
@@ -138,6 +145,7 @@ struct Op {
     Func* f;
     unsigned int dims[6];
     std::vector<unsigned char> args; // each parameter at a 16-byte aligned offset
+    Event* ev;                       // Record's event; n is the record's number
 };
 
 struct Stream {
@@ -155,7 +163,14 @@ struct GraphExec {
     std::vector<Op> ops;
 };
 
+// Event is a CUDA event: its records are numbered; done is the number of the last one run.
+struct Event {
+    unsigned long long records = 0, done = 0;
+    struct Stream* stream = nullptr; // where the last record was queued
+};
+
 struct Faults {
+    bool hostalloc = false;
     bool alloc = false, compile = false, launch = false, context = false, ptxversion = false;
     std::string compileMatch, launchMatch;
 };
@@ -170,6 +185,7 @@ static std::set<Stream*> streams;
 static std::set<Module*> modules;
 static std::set<Graph*> graphs;
 static std::set<GraphExec*> graphExecs;
+static std::set<Event*> events;
 static Faults faults;
 static unsigned long long allocated;
 static std::atomic<long long> launches, compiles, cacheHits;
@@ -198,6 +214,8 @@ static bool parseFaults(const char* spec, Faults* f, std::string* bad) {
         }
         if (item == "alloc" && arg.empty()) {
             f->alloc = true;
+        } else if (item == "hostalloc" && arg.empty()) {
+            f->hostalloc = true;
         } else if (item == "compile") {
             f->compile = true;
             f->compileMatch = arg;
@@ -271,6 +289,9 @@ static CUresult runOp(Op& op) {
         launches++;
         return CUDA_SUCCESS;
     }
+    case Op::Record:
+        op.ev->done = op.n;
+        return CUDA_SUCCESS;
     }
     return CUDA_SUCCESS;
 }
@@ -311,6 +332,10 @@ static void destroyAll() {
         delete e;
     }
     graphExecs.clear();
+    for (Event* e : events) {
+        delete e;
+    }
+    events.clear();
     for (auto& a : allocs) {
         free(reinterpret_cast<void*>(a.first));
     }
@@ -347,7 +372,7 @@ EXPORT CUresult cuInit(unsigned int flags) {
         const char* env = getenv("WARPED_CUDA_STANDIN_FAULTS");
         if (!parseFaults(env, &faults, &bad)) {
             fprintf(stderr, "warped CUDA stand-in: unknown fault %s in WARPED_CUDA_STANDIN_FAULTS=%s "
-                            "(want alloc, compile[:NAME], launch[:NAME], context, ptxversion)\n", bad.c_str(), env);
+                            "(want alloc, hostalloc, compile[:NAME], launch[:NAME], context, ptxversion)\n", bad.c_str(), env);
             return CUDA_ERROR_INVALID_VALUE;
         }
         initialized = true;
@@ -625,6 +650,9 @@ EXPORT CUresult cuMemAllocHost_v2(void** p, size_t n) {
     if (p == nullptr || n == 0) {
         return CUDA_ERROR_INVALID_VALUE;
     }
+    if (faults.hostalloc) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     void* m = nullptr;
     if (posix_memalign(&m, 4096, n) != 0) {
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -742,6 +770,11 @@ EXPORT CUresult cuStreamDestroy_v2(Stream* s) {
         return CUDA_ERROR_INVALID_HANDLE;
     }
     flush(s); // the real one lets queued work finish
+    for (Event* e : events) {
+        if (e->stream == s) {
+            e->stream = nullptr; // its records have run
+        }
+    }
     pendingErr.erase(s);
     streams.erase(s);
     delete s;
@@ -769,6 +802,85 @@ EXPORT CUresult cuStreamSynchronize(Stream* s) {
         pendingErr.erase(it);
     }
     return r;
+}
+
+// ---- events ----
+
+EXPORT CUresult cuEventCreate(Event** e, unsigned int flags) {
+    std::lock_guard<std::mutex> l(mu);
+    if (CUresult r = needCtx()) {
+        return r;
+    }
+    if (e == nullptr || flags > 3) { // DEFAULT, BLOCKING_SYNC, DISABLE_TIMING
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *e = new Event();
+    events.insert(*e);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventRecord(Event* e, Stream* s) {
+    std::lock_guard<std::mutex> l(mu);
+    if (CUresult r = needCtx()) {
+        return r;
+    }
+    if (events.count(e) == 0 || (s != nullptr && !validStream(s))) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (s != nullptr && s->capturing) {
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; // the stand-in captures no event records
+    }
+    Op op{};
+    op.kind = Op::Record;
+    op.ev = e;
+    op.n = ++e->records;
+    e->stream = s;
+    return enqueue(s, std::move(op));
+}
+
+// cuEventSynchronize runs the work queued on the stream of e's last record up to that
+// record; a failure there drops the rest of the stream, as flush does, and is returned.
+EXPORT CUresult cuEventSynchronize(Event* e) {
+    std::lock_guard<std::mutex> l(mu);
+    if (CUresult r = needCtx()) {
+        return r;
+    }
+    if (events.count(e) == 0) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    Stream* s = e->stream;
+    if (s == nullptr || e->done == e->records) {
+        return CUDA_SUCCESS;
+    }
+    auto it = pendingErr.find(s);
+    if (it != pendingErr.end()) {
+        CUresult r = it->second;
+        pendingErr.erase(it);
+        return r;
+    }
+    while (e->done != e->records && !s->ops.empty()) {
+        Op op = std::move(s->ops.front());
+        s->ops.pop_front();
+        if (CUresult r = runOp(op)) {
+            s->ops.clear();
+            return r;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventDestroy_v2(Event* e) {
+    std::lock_guard<std::mutex> l(mu);
+    if (CUresult r = needCtx()) {
+        return r;
+    }
+    if (events.count(e) == 0) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    flushAll(); // a record still queued names it
+    events.erase(e);
+    delete e;
+    return CUDA_SUCCESS;
 }
 
 // ---- graphs: stream capture, instantiation and launch ----
@@ -1449,8 +1561,8 @@ EXPORT int warped_standin_set_faults(const char* spec) {
     return 0;
 }
 
-// warped_standin_count returns a count: "allocs", "host_allocs", "streams", "modules"
-// (live objects), "context_refs" (primary context retains), "launches" (kernels run),
+// warped_standin_count returns a count: "allocs", "host_allocs", "streams", "modules",
+// "events" (live objects), "context_refs" (primary context retains), "launches" (kernels run),
 // "compiles" (compiler runs), "cache_hits" (compiles answered from the cache); -1 for an
 // unknown name.
 EXPORT long long warped_standin_count(const char* what) {
@@ -1460,6 +1572,7 @@ EXPORT long long warped_standin_count(const char* what) {
     if (w == "host_allocs") return (long long)hostAllocs.size();
     if (w == "streams") return (long long)streams.size();
     if (w == "modules") return (long long)modules.size();
+    if (w == "events") return (long long)events.size();
     if (w == "context_refs") return primary ? primary->refs : 0;
     if (w == "launches") return launches.load();
     if (w == "compiles") return compiles.load();

@@ -2,6 +2,8 @@
 // host, hands the initial events and states to package gpuwarp, whose loop runs the
 // whole time warp on a CUDA device, and sets every LP's final state and generator from
 // what comes back, so that the digest and the model's results are read as after any run.
+// Progress and engine samples come from the device's counters, which the host reads as
+// the loop runs (observe.go).
 package device
 
 import (
@@ -41,14 +43,8 @@ func Run(ctx context.Context, s *core.Sim) (core.Stats, error) {
 		return core.Stats{}, err
 	}
 	opts := options(s)
-	if p := s.Cfg.Progress; p != nil {
-		start, last := time.Now(), time.Now()
-		opts.Progress = func(gvt float64) {
-			if now := time.Now(); now.Sub(last) >= s.Cfg.ProgressInterval {
-				last = now
-				p(core.Progress{Now: gvt, EndTime: s.Cfg.MaxSimTime, Elapsed: now.Sub(start)})
-			}
-		}
+	if ob := newObserver(&s.Cfg, time.Now()); ob != nil {
+		opts.Observe = ob.observe
 	}
 	out, err := gpuwarp.Run(ctx, m, in, opts)
 	if err != nil {
@@ -89,7 +85,7 @@ func deviceModels(s *core.Sim) (*gpuwarp.Model, []core.DeviceModeler, error) {
 	for i := range s.LPs {
 		dm, ok := s.LPs[i].Model.(core.DeviceModeler)
 		if !ok || dm.DeviceModel() == nil {
-			return nil, nil, fmt.Errorf("LP %s (%T) has no device code: --simulation-type %s runs models whose LPs implement kernel.DeviceModeler (phold and pcs do; pcs not with --call-duration 0); use %s or %s",
+			return nil, nil, fmt.Errorf("LP %s (%T) has no device code: --simulation-type %s runs models whose LPs implement kernel.DeviceModeler (phold, pcs and kademlia do; pcs not with --call-duration 0); use %s or %s",
 				s.NameOf(event.LPID(i)), s.LPs[i].Model, core.GPU, core.TimeWarp, core.Sequential)
 		}
 		if m == nil {

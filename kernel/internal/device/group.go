@@ -23,8 +23,8 @@ func Key(s *core.Sim) (string, error) {
 		return "", err
 	}
 	g := &s.Cfg.GPU
-	return fmt.Sprintf("%s %x state=%d out=%d words=%t params=%d end=%x device=%d slots=%d bound=%x executions=%d inactivity=%x buffer=%d",
-		m.Name, sha256.Sum256([]byte(m.Source)), m.StateWords, m.OutSlots, m.Words, len(m.Params),
+	return fmt.Sprintf("%s %x save=%t state=%d out=%d words=%t params=%d end=%x device=%d slots=%d bound=%x executions=%d inactivity=%x buffer=%d",
+		m.Name, sha256.Sum256([]byte(m.Source)), m.SaveState, m.StateWords, m.OutSlots, m.Words, len(m.Params),
 		math.Float64bits(s.Cfg.MaxSimTime), g.Device, g.Slots, math.Float64bits(g.Bound), g.Executions,
 		math.Float64bits(g.Inactivity), g.Buffer), nil
 }
