@@ -152,6 +152,10 @@ func NewTQRelay(members int) *TQRelay {
 	return &TQRelay{members: members, next: make([]uint64, members)}
 }
 
+// Waiting returns the number of boundaries some member reported and the group has not
+// completed yet.
+func (g *TQRelay) Waiting() int { return len(g.bounds) }
+
 // Add takes the report r of member i. When r completes a boundary (every member has
 // reported it) it returns the group's merged report for it, valid until the next Add.
 // Reports of one member must come in order, one a boundary; anything else is an error (a
@@ -237,6 +241,10 @@ func (m *TQMaster) Boundaries() uint64 { return m.done }
 // Window returns, for the last boundary combined, the number of quanta from the oldest
 // incomplete one to that boundary (0 when all were complete): how far GVT's cut lags.
 func (m *TQMaster) Window() int { return m.lastWindow }
+
+// Waiting returns the number of boundaries some process reported that are not combined
+// yet, because another process has not reported them.
+func (m *TQMaster) Waiting() int { return m.relay.Waiting() }
 
 // Add takes the report r of process rank. It returns the GVT and true when r completed a
 // boundary and GVT rose. Reports of one process must come in order, one a boundary;

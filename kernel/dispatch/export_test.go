@@ -50,3 +50,7 @@ func HandleThenReverse(lp kernel.LogicalProcess, self kernel.LPID, n int, g kern
 // GVTLaps returns the most laps Mattern's GVT token needed in a round that this rank
 // started (rank 0 of a run across processes; 0 otherwise).
 func (s *Simulation) GVTLaps() uint32 { return s.sim.Laps }
+
+// TQWaiting returns the most TQ-GVT boundaries rank 0's master held reported by some
+// ranks and not yet by all (rank 0 of a run with TQ-GVT; 0 otherwise).
+func (s *Simulation) TQWaiting() int { return s.sim.TQWaiting }

@@ -39,6 +39,9 @@ type Sim struct {
 	// Laps is the most laps Mattern's token needed in a round this rank initiated (a
 	// run across processes; for tests).
 	Laps uint32
+	// TQWaiting is the most boundaries the TQ-GVT master held reported by some ranks and
+	// not yet by all (rank 0 of a run across processes with TQ-GVT; for tests).
+	TQWaiting int
 }
 
 // NewSim checks the configuration and the LPs and returns a Sim ready to run. check, when

@@ -31,8 +31,9 @@
 // GVTPeriod (sooner when its workers want GVT, but at most tqEagerness times a period): it
 // passes a cut as for a token (what it aggregated goes out with the old quantum's tag, what
 // the workers queued with the new one), starts a local round, and when that is over sends
-// its report to rank 0, the master ([gvt.TQMaster]), which broadcasts GVT whenever a
-// boundary that every rank reported raises it. Above tqFlatRanks ranks the masters form a
+// its report to rank 0, the master ([gvt.TQMaster]), which broadcasts GVT each time it
+// combines a boundary that every rank reported. A rank ends no quantum while tqLead of its
+// boundaries wait to be combined, so the ranks' quanta stay in step. Above tqFlatRanks ranks the masters form a
 // tree: groups of about the square root of the rank count report to their first rank, which
 // merges their reports ([gvt.TQRelay]) and sends rank 0 one report a boundary, and passes
 // the GVT broadcast on to its group.
@@ -90,6 +91,11 @@ type Driver struct {
 	tqLocal  uint64
 	tqMaster *gvt.TQMaster
 	tqRecv   [][2]uint64
+	// tqDone is the number of boundaries the master has combined, as this rank last heard
+	// (a GVT broadcast's Round; the master's own count at rank 0).
+	tqDone uint64
+	// tqWaiting is the most boundaries the master held waiting for some rank's report.
+	tqWaiting int
 	// A tree of masters: the group size (0: none, every rank reports to rank 0), this
 	// rank's group leader, and at a leader the relay that merges its group's reports.
 	tqFan    int
@@ -460,6 +466,7 @@ func (m *Driver) handle(from int, msg []byte) error {
 		if m.tqRelay != nil {
 			m.tqForward(msg) // a leader passes the master's GVT on to its group
 		}
+		m.tqDone = max(m.tqDone, g.Round)
 		m.setGVT(g.GVT)
 	case comm.KindTQReport:
 		if m.tqMaster == nil && m.tqRelay == nil {
@@ -637,12 +644,25 @@ const tqFlatRanks = 16
 // most this many times per GVT period.
 const tqEagerness = 8
 
+// tqLead is the most boundaries of a rank that may wait to be combined: a rank ends no
+// quantum while the master has not combined all but tqLead-1 of its boundaries. Without
+// it, a rank whose workers want GVT ends quanta faster than a rank whose workers do not,
+// its quantum numbers run away from the others', and since the master combines boundary q
+// only once every rank reported it, the GVT it finds comes from that rank's reading of
+// ever longer ago: its workers wait at the optimism bound for a GVT that advances less and
+// less (the run's rate fell from 0.19 to 0.004 M events/s, docs/PERFORMANCE.md). With the
+// bound, the rank that reads least often sets the pace, and a reading is at most tqLead
+// quanta old. Above 1, so that a rank may end its next quantum while its last one is
+// combined (no barrier at each boundary).
+const tqLead = 2
+
 // stepTQ advances TQ-GVT at this rank: it ends a quantum every GVT period (or sooner, when
 // its workers want GVT), and reports a quantum's reading once its local round is over.
 func (m *Driver) stepTQ(now time.Time) {
 	if m.tqLocal == 0 {
 		since := now.Sub(m.lastGVT)
-		if since < m.cfg.GVTPeriod && (since < m.cfg.GVTPeriod/tqEagerness || !m.e.GVTWanted()) {
+		if since < m.cfg.GVTPeriod && (since < m.cfg.GVTPeriod/tqEagerness || !m.e.GVTWanted()) ||
+			m.tq.Tag() >= m.tqDone+tqLead {
 			return
 		}
 		m.lastGVT = now
@@ -692,16 +712,20 @@ func (m *Driver) tqReceived(from int, r *gvt.TQReport) {
 	if m.tqFan > 0 {
 		process = from / m.tqFan
 	}
-	g, rose, err := m.tqMaster.Add(process, r)
+	g, _, err := m.tqMaster.Add(process, r)
+	m.tqWaiting = max(m.tqWaiting, m.tqMaster.Waiting())
 	if err != nil {
 		m.fail(fmt.Errorf("kernel: %w (GVT protocol bug)", err))
 		return
 	}
-	if !rose {
-		return
+	if m.tqMaster.Boundaries() == m.tqDone {
+		return // the boundary waits for other ranks' reports
 	}
+	// Every combined boundary is broadcast, also one that leaves GVT where it was: the
+	// ranks count them (tqLead).
+	m.tqDone = m.tqMaster.Boundaries()
 	m.setGVT(g)
-	m.tqForward(m.codec.AppendGVTValue(nil, &comm.GVTValue{Round: m.tqMaster.Boundaries(), GVT: g}))
+	m.tqForward(m.codec.AppendGVTValue(nil, &comm.GVTValue{Round: m.tqDone, GVT: g}))
 }
 
 // sendTQReport sends report r to rank to, a master (rank 0) or this rank's group leader.
@@ -936,6 +960,7 @@ func (m *Driver) Gather(mine core.Stats) (core.Stats, error) {
 		return core.Stats{}, err
 	}
 	s.Laps = m.laps
+	s.TQWaiting = m.tqWaiting
 	st.StateSaving = mine.StateSaving // the same on every rank: the configurations agree
 	st.ScheduleQueues = mine.ScheduleQueues
 	if n := st.PrimaryRollbacks + st.SecondaryRollbacks; n > 0 {
