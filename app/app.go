@@ -153,6 +153,9 @@ func (c *Command) Run(ctx context.Context, args []string, stdout, stderr io.Writ
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			m := c.find(args[1])
+			if m == nil && args[1] == "study" {
+				return c.studyCommand(ctx, []string{"--help"}, stdout, stderr)
+			}
 			if m == nil {
 				fmt.Fprintf(stderr, "%s: unknown model %q; run '%s help' for the list\n", c.name, args[1], c.name)
 				return exitUsage

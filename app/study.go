@@ -94,12 +94,36 @@ func (c *Command) runForStudy(ctx context.Context, name string, args []string, s
 	if shared != nil {
 		defer shared.Close()
 	}
+	inv, lps, cfg, err := c.buildForStudy(name, args)
+	if err != nil {
+		return study.Outcome{}, err
+	}
+	defer inv.close()
+	if shared != nil && inv.o.simType == kernel.TimeWarp && inv.o.gpu != gpuoffload.ModeOff && hasBatcher(lps) {
+		// The study's shared backend, batching on (the study asked to merge batches).
+		cfg.TimeWarp.Offload, cfg.TimeWarp.BatchSize = shared, inv.o.gpuBatchSize
+	} else if _, err := inv.openOffload(&cfg, lps); err != nil {
+		return study.Outcome{}, err
+	}
+	sim, err := dispatch.New(cfg, lps)
+	if err != nil {
+		return study.Outcome{}, err
+	}
+	res, err := sim.Run(ctx)
+	if err != nil {
+		return study.Outcome{}, fmt.Errorf("run failed: %w", err)
+	}
+	return c.studyOutcome(inv, lps, res), nil
+}
+
+// buildForStudy parses model name's flags args and builds its LPs and configuration, as
+// 'PROGRAM NAME ARGS' would but printing nothing. The caller closes the invocation.
+func (c *Command) buildForStudy(name string, args []string) (*invocation, []kernel.LogicalProcess, kernel.Config, error) {
 	m := c.find(name)
 	if m == nil {
-		return study.Outcome{}, fmt.Errorf("unknown model %q", name)
+		return nil, nil, kernel.Config{}, fmt.Errorf("unknown model %q", name)
 	}
 	inv := &invocation{c: c, m: m, stdout: io.Discard, stderr: io.Discard}
-	defer inv.close()
 	c.mu.Lock()
 	err := inv.parseFlags(args)
 	if err == nil {
@@ -115,24 +139,17 @@ func (c *Command) runForStudy(ctx context.Context, name string, args []string, s
 	}
 	c.mu.Unlock()
 	if err != nil {
-		return study.Outcome{}, err
+		inv.close()
+		return nil, nil, kernel.Config{}, err
 	}
-	if shared != nil && inv.o.simType == kernel.TimeWarp && inv.o.gpu != gpuoffload.ModeOff && hasBatcher(lps) {
-		// The study's shared backend, batching on (the study asked to merge batches).
-		cfg.TimeWarp.Offload, cfg.TimeWarp.BatchSize = shared, inv.o.gpuBatchSize
-	} else if _, err := inv.openOffload(&cfg, lps); err != nil {
-		return study.Outcome{}, err
-	}
-	sim, err := dispatch.New(cfg, lps)
-	if err != nil {
-		return study.Outcome{}, err
-	}
-	res, err := sim.Run(ctx)
-	if err != nil {
-		return study.Outcome{}, fmt.Errorf("run failed: %w", err)
-	}
+	return inv, lps, cfg, nil
+}
+
+// studyOutcome is a study's record of a run of inv's model with LPs lps that gave res: the
+// model's results and the kernel's statistics.
+func (c *Command) studyOutcome(inv *invocation, lps []kernel.LogicalProcess, res kernel.Result) study.Outcome {
 	c.mu.Lock()
-	results := m.results(lps, inv.fs)
+	results := inv.m.results(lps, inv.fs)
 	c.mu.Unlock()
 	out := study.Outcome{Results: make(map[string]float64, len(results)), Digest: res.Digest,
 		Events: res.EventsCommitted, WallSeconds: res.WallSeconds}
@@ -142,7 +159,7 @@ func (c *Command) runForStudy(ctx context.Context, name string, args []string, s
 	for _, r := range results {
 		out.Results[r.Key] = r.number()
 	}
-	return out, nil
+	return out
 }
 
 // hasBatcher reports whether some LP has batch kernels.
@@ -197,6 +214,10 @@ varies, named as the model labels them, ticks at the parameter's values, a log x
 where the values are spaced evenly on one; the spec's plot: {x-scale, y-scale} sets
 linear or log) and journal.jsonl (finished runs) into --out.
 
+With --simulation-type gpu the runs are disjoint sets of LPs of one device loop, as many as
+share the device code, end time and --gpu-* flags, up to 2^20 LPs or --group-runs runs a
+loop; each run's digest and results are the ones it has alone.
+
 Flags:
 `
 
@@ -212,10 +233,11 @@ func (c *Command) studyCommand(ctx context.Context, args []string, stdout, stder
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.out, "out", "", "directory of the tables, plots and journal (default: the spec's name with .out)")
 	fs.BoolVar(&o.resume, "resume", false, "go on with the study whose journal is in --out, skipping its finished runs")
-	fs.IntVar(&o.exec.Jobs, "jobs", 0, "runs at once (0: the spec's, else chosen from the cores and memory)")
+	fs.IntVar(&o.exec.Jobs, "jobs", 0, "runs at once (0: the spec's, else chosen from the cores and memory; with --simulation-type gpu, device loops run one at a time)")
 	fs.StringVar(&o.exec.SimulationType, "simulation-type", "", "each run's dispatcher: auto (chosen: sequential runs on every core, or time-warp runs when there are fewer runs than cores and they are long), "+strings.Join(kernel.Types(), " or "))
 	fs.IntVar(&o.exec.Workers, "workers", 0, "time-warp worker threads of each run (0: the cores divided by the jobs)")
 	fs.IntVar(&o.exec.MemoryMiB, "memory-mib", 0, "memory budget of the runs in MiB (0: the spec's, else half the memory available)")
+	fs.IntVar(&o.exec.GroupRuns, "group-runs", 0, "with --simulation-type gpu, the most runs in one device loop (0: as many as 2^20 LPs hold)")
 	fs.BoolVar(&o.exec.MergeBatches, "merge-batches", false, "run time-warp runs on one shared offload backend that merges batches of the same kernel from different runs (CUDA with --gpu on or auto where it opens, else the CPU backend)")
 	fs.Var(&o.progress, "progress", "progress bar on stderr: auto (when stderr is a terminal), on or off")
 	fs.Lookup("progress").NoOptDefVal = "on"
@@ -298,8 +320,10 @@ func (c *Command) studyCommand(ctx context.Context, args []string, stdout, stder
 	default:
 		prog = study.NewProgress(stderr, showProgress("auto", stderr))
 	}
+	dev := &studyDevice{c: c}
 	st, err := study.Execute(ctx, s, c.runForStudy, study.Options{Out: o.out, Resume: o.resume,
-		Execution: o.exec, Progress: prog, Log: log, Types: kernel.Types(), OpenMerge: openMerge(s), Ranks: ranks})
+		Execution: o.exec, Progress: prog, Log: log, Types: kernel.Types(), OpenMerge: openMerge(s), Ranks: ranks,
+		Device: dev})
 	if errors.Is(err, study.ErrInterrupted) {
 		why := "interrupted"
 		if sig := interrupted(ctx); sig != nil {
@@ -327,6 +351,9 @@ func (c *Command) studyCommand(ctx context.Context, args []string, stdout, stder
 		return fail(exitRun, "%v", err)
 	}
 	printStudy(stdout, st)
+	if st.DeviceLoops > 0 {
+		fmt.Fprintln(stdout, dev.summary(len(st.Runs)-st.Resumed, st.DeviceLoops))
+	}
 	if st.MergedBatches > 0 {
 		fmt.Fprintf(stdout, "offload: %d batches (%d events) of the runs in %d merged calls\n", st.MergedBatches, st.MergedElements, st.MergedCalls)
 	}

@@ -301,3 +301,15 @@ func TestStudyRefusesRunOutputs(t *testing.T) {
 		require.NoDirExists(t, out)
 	}
 }
+
+// TestStudyHelp: 'warped help study' is 'warped study --help', which says how runs on the
+// GPU share device loops.
+func TestStudyHelp(t *testing.T) {
+	code, help, stderr := warped("help", "study")
+	require.Equal(t, 0, code, stderr)
+	code, flagHelp, _ := warped("study", "--help")
+	require.Equal(t, 0, code)
+	require.Equal(t, flagHelp, help)
+	require.Contains(t, help, "With --simulation-type gpu the runs are disjoint sets of LPs of one device loop")
+	require.Contains(t, help, "--group-runs")
+}

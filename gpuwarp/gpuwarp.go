@@ -89,6 +89,11 @@ type Model struct {
 	// model lays out its tables after its constants and keeps their offsets among them):
 	// they are uploaded once and never change.
 	Params []uint64
+
+	// several marks a model of several runs merged by RunMany: Params are then their
+	// table (kernels/runs.cu), runParams words of each run's own.
+	several   bool
+	runParams int
 }
 
 // Event is an event in the kernel's key order terms.
@@ -211,6 +216,15 @@ type Result struct {
 	Inactivity float64
 	// Device names the device.
 	Device string
+
+	// perLP are each LP's counters, which RunMany splits by run.
+	perLP lpCounters
+}
+
+// lpCounters are the device's counters of each LP.
+type lpCounters struct {
+	processed, rolled, moved []uint64
+	last                     []float64
 }
 
 // Committed is the number of events committed: handled and not rolled back.
@@ -346,6 +360,6 @@ func source(m *Model, o *Options) string {
 		"\n#define WTW_WORDS " + strconv.Itoa(words) +
 		"\n#define WTW_SAVE " + strconv.Itoa(save) +
 		"\n#define WTW_CAP " + strconv.Itoa(o.Slots) + "u" +
-		"\n#line 1 \"" + m.Name + ".cu\"\n" + m.Source +
+		"\n#line 1 \"" + m.Name + ".cu\"\n" + m.Source + runsSource(m) +
 		"\n#line 1 \"loop.cu\"\n" + loopSource + "\n"
 }

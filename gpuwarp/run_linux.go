@@ -507,6 +507,7 @@ func (d *device) results(m *Model, n, iterations int) (Result, error) {
 		out.FinalTime = max(out.FinalTime, last[i])
 		out.Returned += moved[i]
 	}
+	out.perLP = lpCounters{processed: processed, rolled: rolled, moved: moved, last: last}
 	return out, nil
 }
 

@@ -4,10 +4,10 @@
 # with --simulation-type gpu at the configurations of Liu and Andelfinger's paper (up to
 # 2^20 LPs, event densities 1 and 8) and ROSS's, against time warp on every core; PCS and
 # Kademlia (on the loop's state saving) likewise; the loop with the host waiting for each
-# chunk against chunks queued ahead, and with --sample-file; a study
-# of many small PHOLD runs on the CPU and with batches merged on the GPU; and issue 25's
-# 16-core scaling table (SCALING=0 leaves it out; CPU=0 leaves out the CPU runs). Everything is printed and written to
-# $OUT/device.txt.
+# chunk against chunks queued ahead, and with --sample-file; studies of many small PHOLD
+# runs on the CPU against all their runs in one device loop; and issue 25's 16-core
+# scaling table. SCALING=0 leaves out the scaling table, CPU=0 the CPU runs, STUDY=1 runs
+# the studies alone. Everything is printed and written to $OUT/device.txt.
 #
 # Build here, then run there (see docs/PERFORMANCE.md, "The whole time warp on the GPU"):
 #   go build -tags mpi -o .device/warped ./cmd/warped
@@ -50,8 +50,9 @@ echo "== $(date -u +%FT%TZ) $(uname -n), $(nproc) CPUs, $(grep -m1 'model name' 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
 echo "== uptime: $(uptime)"
 
+if [ "${STUDY:-0}" != 1 ]; then
 echo "== 1. gpuwarp's digest tests on the GPU"
-timeout 120 "$B/gpuwarp.test" -test.run 'PHOLD|Fold' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|committed|Error|expected|actual' | head -40
+timeout 120 "$B/gpuwarp.test" -test.run 'PHOLD|Fold|RunMany' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|committed|Error|expected|actual' | head -40
 [ -x "$B/pcs.test" ] && timeout 120 "$B/pcs.test" -test.run 'Device' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|Error|expected|actual' | head -30
 [ -x "$B/kademlia.test" ] && timeout 120 "$B/kademlia.test" -test.run 'Device' -test.v 2>&1 | grep -E '^(--- |ok|FAIL|PASS)|Error|expected|actual' | head -30
 echo "-- counters read asynchronously: the host waiting for each chunk (queue=1) against two chunks queued ahead (queue=3)"
@@ -98,22 +99,56 @@ for cfg in "--max-sim-time 200" "--lps 1048576 --max-sim-time 20"; do
   [ "$(left)" -gt 40 ] && timeout 30 "$W" phold --simulation-type gpu $cfg --gpu-profile --progress=off 2>&1 | grep -E '^(kernel|wtw_|host:)|Device loop|Wall time' | sed "s/^/  [$cfg] /"
 done
 
-echo "== 4. study of 256 small PHOLD runs (examples/study/bench-phold.yaml)"
-sed 's/^flags:$/flags:\n  gpu: "on"/' examples/study/bench-phold.yaml >/tmp/bench-phold-gpu.yaml
-modes="cpu merged-gpu device-loop"
-[ "${CPU:-1}" = 1 ] || modes="merged-gpu device-loop"
-for mode in $modes; do
-  l=$(left)
-  if [ "$l" -lt 40 ]; then echo "study $mode: skipped"; continue; fi
-  spec=examples/study/bench-phold.yaml extra=""
-  [ $mode = merged-gpu ] && spec=/tmp/bench-phold-gpu.yaml extra=--merge-batches
-  [ $mode = device-loop ] && extra="--simulation-type gpu --jobs 4"
-  s=$(date +%s%N)
-  timeout $((l > 100 ? 60 : l - 30)) "$W" study $spec --out /tmp/study-$mode --progress off $extra >/tmp/study.log 2>&1
-  rc=$?
-  echo "study $mode: rc=$rc wall=$(( ($(date +%s%N) - s) / 1000000 )) ms; $(grep -m1 -i 'runs to do' /tmp/study.log) $(tail -1 /tmp/study.log | cut -c1-150)"
-done
+fi
 
+echo "== 4. studies of many small PHOLD runs: the CPU against one device loop for all runs (the paper's 25x)"
+# study MODE SPEC ARGS...: one study, timed, with its plan and its device line.
+study() {
+  local mode=$1 spec=$2 l s rc
+  shift 2
+  l=$(left)
+  if [ "$l" -lt 40 ]; then echo "study $mode: skipped, budget spent"; return; fi
+  rm -rf "/tmp/study-$mode"
+  s=$(date +%s%N)
+  timeout $((l > 130 ? 90 : l - 40)) "$W" study "$spec" --out "/tmp/study-$mode" --progress off "$@" >"/tmp/study-$mode.log" 2>&1
+  rc=$?
+  echo "study $mode: rc=$rc wall=$(( ($(date +%s%N) - s) / 1000000 )) ms; $(grep -m1 'runs to do' "/tmp/study-$mode.log")"
+  grep -m1 '^device:' "/tmp/study-$mode.log"
+  [ $rc = 0 ] || tail -2 "/tmp/study-$mode.log"
+}
+# same A B: whether studies A and B gave every run the same digest (runs.csv, by run).
+same() {
+  local a b
+  [ -f "/tmp/study-$1/runs.csv" ] || { echo "  no $1 study to compare with"; return; }
+  a=$(awk -F, 'NR==1 {for (i=1;i<=NF;i++) if ($i=="digest") d=i; next} {print $1, $d}' "/tmp/study-$1/runs.csv" 2>/dev/null | md5sum)
+  b=$(awk -F, 'NR==1 {for (i=1;i<=NF;i++) if ($i=="digest") d=i; next} {print $1, $d}' "/tmp/study-$2/runs.csv" 2>/dev/null | md5sum)
+  [ "$a" = "$b" ] && echo "  digests of $1 and $2: the same, run by run" || echo "  digests of $1 and $2: DIFFER"
+}
+# cpustudy MODE SPEC ARGS...: study, unless CPU=0.
+cpustudy() { [ "${CPU:-1}" = 1 ] && study "$@"; }
+# $SPEC (examples/study/bench-phold.yaml: 256 runs of 1,024 LPs, 2^18 LPs in all, end 100),
+# the same with 4,096 LPs a run (2^20 in all: one loop at the default bound), and to end
+# 1000 (the device's fixed costs spread over 10x the events).
+SPEC=${SPEC:-examples/study/bench-phold.yaml}
+sed 's/^  lps: 1024$/  lps: 4096/' "$SPEC" >/tmp/bench-phold-4k.yaml
+sed 's/^  max-sim-time: 100$/  max-sim-time: 1000/' "$SPEC" >/tmp/bench-phold-long.yaml
+sed 's/^flags:$/flags:\n  gpu: "on"/' "$SPEC" >/tmp/bench-phold-gpu.yaml
+cpustudy cpu "$SPEC"
+study loop "$SPEC" --simulation-type gpu
+same cpu loop
+# One CPU core, for a paper that compares with one (its CPU baseline is not recorded here).
+GOMAXPROCS=1 cpustudy cpu-1core "$SPEC" --jobs 1
+study loop-64 "$SPEC" --simulation-type gpu --group-runs 64
+cpustudy cpu-4k /tmp/bench-phold-4k.yaml
+study loop-4k /tmp/bench-phold-4k.yaml --simulation-type gpu
+same cpu-4k loop-4k
+cpustudy cpu-long /tmp/bench-phold-long.yaml
+study loop-long /tmp/bench-phold-long.yaml --simulation-type gpu
+same cpu-long loop-long
+# The batches of time-warp runs merged on the GPU (measured before: 5.94 s), on request.
+[ "${MERGED:-0}" = 1 ] && study merged-gpu /tmp/bench-phold-gpu.yaml --merge-batches
+
+if [ "${STUDY:-0}" != 1 ]; then
 if [ -n "${OLD:-}" ]; then
   echo "== 5a. across processes, the small PHOLD, \$OLD against this build, interleaved"
   small="phold --lps 2048 --remote 0.5 --max-sim-time 2000 --time-warp-worker-threads 1"
@@ -132,5 +167,6 @@ echo "== 5. issue 25's scaling table on 16 cores"
 l=$(left)
 if [ "${SCALING:-1}" = 1 ] && [ "$l" -gt 60 ]; then
   WARPED=$W WORKERS="1 2 4 8 16" RANKS="4 8" timeout $((l - 5)) scripts/bench-scaling.sh 3
+fi
 fi
 echo "== uptime: $(uptime)"

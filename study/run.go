@@ -107,6 +107,9 @@ type Options struct {
 	// Types are the kernel's simulation types; SimulationType must be one of them or
 	// auto. The first is the sequential one, the second time warp.
 	Types []string
+	// Device, when not nil, runs the runs of its simulation type several to a device
+	// loop (see Device) instead of one by one with Runner.
+	Device Device
 }
 
 // Progress is told when runs finish.
@@ -132,6 +135,8 @@ type Study struct {
 	// batches, the calls of the shared backend, the batches this process's runs
 	// submitted, and their elements.
 	MergedCalls, MergedBatches, MergedElements uint64
+	// DeviceLoops is the number of device loops that ran this process's runs (Device).
+	DeviceLoops int
 }
 
 // Plan is how a study's runs are executed.
@@ -264,6 +269,9 @@ func mergeExecution(spec, cmd Execution, types []string) (Execution, error) {
 		e.MemoryMiB = cmd.MemoryMiB
 	}
 	e.MergeBatches = e.MergeBatches || cmd.MergeBatches
+	if cmd.GroupRuns > 0 {
+		e.GroupRuns = cmd.GroupRuns
+	}
 	if cmd.SimulationType != "" && cmd.SimulationType != "auto" {
 		e.SimulationType = cmd.SimulationType
 	}
@@ -327,6 +335,10 @@ func (sch *scheduler) execute(ctx context.Context, pending []Run) error {
 		if ex.MergeBatches {
 			plan.SimulationType = twType // only time-warp runs offload batches
 		}
+	}
+	if o.Device != nil && plan.SimulationType == o.Device.Type() {
+		plan.Jobs = 1
+		return sch.groups(ctx, pending, plan)
 	}
 	plan.Jobs = ex.Jobs
 	if plan.Jobs == 0 {
@@ -460,31 +472,41 @@ func (sch *scheduler) pool(parent context.Context, pending []Run, plan Plan) err
 	return first
 }
 
-// one runs r under plan, journals its outcome and records it.
-func (sch *scheduler) one(ctx context.Context, r Run, plan Plan) (Outcome, error) {
+// args are r's flags under plan: its own and the execution's.
+func (sch *scheduler) args(r Run, plan Plan) []string {
 	args := append(r.Args[:len(r.Args):len(r.Args)], "--simulation-type="+plan.SimulationType)
 	if plan.Workers > 0 {
 		args = append(args, "--time-warp-worker-threads="+strconv.Itoa(plan.Workers))
 	}
+	return args
+}
+
+// one runs r under plan, journals its outcome and records it.
+func (sch *scheduler) one(ctx context.Context, r Run, plan Plan) (Outcome, error) {
 	var offload gpuoffload.Backend
 	if sch.merger != nil {
 		offload = sch.merger.View()
 	}
-	out, err := sch.run(ctx, sch.spec.Model, args, offload)
+	out, err := sch.run(ctx, sch.spec.Model, sch.args(r, plan), offload)
 	if err != nil {
 		if ctx.Err() != nil {
 			return out, fmt.Errorf("%w: resume it with --resume", ErrInterrupted)
 		}
 		return out, fmt.Errorf("run %d (%s): %w", r.Index, r.Key(), err)
 	}
+	return out, sch.record(r, out)
+}
+
+// record journals r's outcome, keeps it and counts it done.
+func (sch *scheduler) record(r Run, out Outcome) error {
 	if err := sch.j.append(r, out); err != nil {
-		return out, err
+		return err
 	}
 	sch.st.Outcomes[r.Index] = out
 	if sch.o.Progress != nil {
 		sch.o.Progress.Add()
 	}
-	return out, nil
+	return nil
 }
 
 // heapLive returns the heap's live bytes after the last GC plus what was allocated since.

@@ -4,7 +4,8 @@
 // memory budget, journals every finished run so that an interrupted study resumes, and
 // summarises the results (mean, standard deviation and 95% confidence interval per point)
 // as CSV, JSON and plots. Its runs may share one offload backend that merges their
-// batches (Merger), and several processes may share its runs (Ranks).
+// batches (Merger), its runs on the GPU may run several to a device loop (Device), and
+// several processes may share its runs (Ranks).
 //
 // The models are not known here: the caller injects them through a Catalog and a Runner.
 package study
@@ -85,6 +86,9 @@ type Execution struct {
 	// MergeBatches runs the runs with time-warp workers on one shared offload backend
 	// that merges batches of the same kernel from different runs (see Merger).
 	MergeBatches bool
+	// GroupRuns is the most runs of the device loop's simulation type that share one
+	// loop (see Device; 0: as many as groupLPs LPs hold).
+	GroupRuns int
 }
 
 // The bounds of Execution's counts; 0 is always allowed (chosen).
@@ -100,7 +104,8 @@ func (e Execution) Check() error {
 	for _, c := range []struct {
 		flag   string
 		v, max int
-	}{{"jobs", e.Jobs, MaxJobs}, {"workers", e.Workers, MaxWorkers}, {"memory-mib", e.MemoryMiB, MaxMemoryMiB}} {
+	}{{"jobs", e.Jobs, MaxJobs}, {"workers", e.Workers, MaxWorkers}, {"memory-mib", e.MemoryMiB, MaxMemoryMiB},
+		{"group-runs", e.GroupRuns, MaxGroupRuns}} {
 		if c.v < 0 || c.v > c.max {
 			return &SettingsError{fmt.Sprintf("--%s must be in [0, %d] (0: chosen), got %d", c.flag, c.max, c.v)}
 		}
@@ -361,7 +366,7 @@ func (p *parser) plot(n *yaml.Node, o *PlotOptions) error {
 
 func (p *parser) execution(n *yaml.Node, e *Execution) error {
 	if n.Kind != yaml.MappingNode {
-		return p.errf(n, "execution must be a mapping (jobs, simulation-type, workers, memory-mib)")
+		return p.errf(n, "execution must be a mapping (jobs, simulation-type, workers, memory-mib, merge-batches, group-runs)")
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
@@ -375,6 +380,8 @@ func (p *parser) execution(n *yaml.Node, e *Execution) error {
 			e.MemoryMiB, err = p.intIn(v, "execution.memory-mib", 0, MaxMemoryMiB)
 		case "simulation-type":
 			e.SimulationType, err = p.scalar(v, "execution.simulation-type")
+		case "group-runs":
+			e.GroupRuns, err = p.intIn(v, "execution.group-runs", 0, MaxGroupRuns)
 		case "merge-batches":
 			var x string
 			if x, err = p.scalar(v, "execution.merge-batches"); err == nil {
@@ -383,7 +390,7 @@ func (p *parser) execution(n *yaml.Node, e *Execution) error {
 				}
 			}
 		default:
-			err = p.errf(k, "unknown key execution.%s (want jobs, simulation-type, workers, memory-mib, merge-batches)", k.Value)
+			err = p.errf(k, "unknown key execution.%s (want jobs, simulation-type, workers, memory-mib, merge-batches, group-runs)", k.Value)
 		}
 		if err != nil {
 			return err

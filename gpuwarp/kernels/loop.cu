@@ -11,7 +11,10 @@
 //   __device__ void wtw_reverse(const warped_u64* params, warped_u64* state,
 //       WarpedXORWOW g, warped_u32 lp, warped_u32 lps, double now, const warped_u64* words)
 //     undoes it on the state, given the generator as wtw_handle found it; a model with
-//     WTW_SAVE set need not define it (see wtw_save).
+//     WTW_SAVE set need not define it (see wtw_save);
+//
+// then runs.cu, whose wtw_call_handle and wtw_call_reverse call them for one run, or for
+// the runs of a study merged into one loop.
 //
 // Every LP owns a circular list of WTW_CAP event slots, sorted by the kernel's event key:
 // [head, proc) processed and not yet committed, [proc, tail) pending. An iteration is a
@@ -302,7 +305,7 @@ __device__ void wtw_undo(const WtwRun* r, warped_u32 lp, warped_u32 pos, const W
     (void)w;
     wtw_restore(r, lp, s);
 #else
-    wtw_reverse(r->params, r->state + (warped_u64)WTW_STATE * lp, g, lp, r->lps, r->recv[s], w);
+    wtw_call_reverse(r->params, r->state + (warped_u64)WTW_STATE * lp, g, lp, r->lps, r->recv[s], w);
 #endif
     warped_u32 n = r->nout[s];
     warped_u64 q = r->seq[lp] - n;
@@ -380,7 +383,7 @@ __device__ __forceinline__ void wtw_exec(const WtwRun* r, warped_u32 lp, double 
 #if WTW_SAVE
     wtw_save(r, lp, s);
 #endif
-    warped_u32 n = wtw_handle(r->params, r->state + (warped_u64)WTW_STATE * lp, &g, lp, r->lps, now, w, to, at, ow);
+    warped_u32 n = wtw_call_handle(r->params, r->state + (warped_u64)WTW_STATE * lp, &g, lp, r->lps, now, w, to, at, ow);
     // The draws taken: d moved by WARPED_WEYL per draw; 0x385e5f0d is WARPED_WEYL's inverse
     // modulo 2^32 (362437 * 0x385e5f0d = 1 mod 2^32).
     r->draws[s] = (g.d - d0) * 0x385e5f0du;

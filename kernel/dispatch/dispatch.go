@@ -11,6 +11,9 @@
 //	if err != nil { ... }
 //	res, err := sim.Run(ctx)
 //	fmt.Println(res.Digest, res.EventsCommitted)
+//
+// RunGroup runs several simulations of type gpu in one device loop, each with the result
+// it has alone (a parameter study's runs; group.go).
 package dispatch
 
 import (

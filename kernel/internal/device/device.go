@@ -34,25 +34,35 @@ func (c *collector) Send(to, from event.LPID, depth uint32, seq uint64, at, now 
 
 // Run runs the LPs of s on the device and returns the run's totals.
 func Run(ctx context.Context, s *core.Sim) (core.Stats, error) {
-	var st core.Stats
 	m, lps, err := deviceModels(s)
 	if err != nil {
-		return st, err
+		return core.Stats{}, err
 	}
 	in, err := initial(s, m, lps)
 	if err != nil {
-		return st, err
+		return core.Stats{}, err
 	}
-	start := time.Now()
-	opts := gpuwarp.Options{Device: s.Cfg.GPU.Device, Slots: s.Cfg.GPU.Slots, Bound: s.Cfg.GPU.Bound,
-		Executions: s.Cfg.GPU.Executions, Inactivity: s.Cfg.GPU.Inactivity, Buffer: s.Cfg.GPU.Buffer, Profile: s.Cfg.GPU.Profile}
-	if ob := newObserver(&s.Cfg, start); ob != nil {
+	opts := options(s)
+	if ob := newObserver(&s.Cfg, time.Now()); ob != nil {
 		opts.Observe = ob.observe
 	}
 	out, err := gpuwarp.Run(ctx, m, in, opts)
 	if err != nil {
-		return st, err
+		return core.Stats{}, err
 	}
+	return finish(s, m, lps, &out), nil
+}
+
+// options are the device loop's options of s's configuration.
+func options(s *core.Sim) gpuwarp.Options {
+	g := &s.Cfg.GPU
+	return gpuwarp.Options{Device: g.Device, Slots: g.Slots, Bound: g.Bound, Executions: g.Executions,
+		Inactivity: g.Inactivity, Buffer: g.Buffer, Profile: g.Profile}
+}
+
+// finish sets every LP's final state and generator from out and returns the run's totals.
+func finish(s *core.Sim, m *gpuwarp.Model, lps []core.DeviceModeler, out *gpuwarp.Result) core.Stats {
+	var st core.Stats
 	for i := range s.LPs {
 		r := &s.LPs[i]
 		r.RNG, r.Seq = out.RNG[i], out.Seq[i]
@@ -65,7 +75,7 @@ func Run(ctx context.Context, s *core.Sim) (core.Stats, error) {
 	st.Device, st.DeviceIterations, st.DeviceReturned = out.Device, uint64(out.Iterations), out.Returned
 	st.DeviceBound, st.DeviceExecutions, st.DeviceInactivity = out.Bound, out.Executions, out.Inactivity
 	st.DeviceLoopSeconds = out.LoopSeconds
-	return st, nil
+	return st
 }
 
 // deviceModels returns the LPs' shared device model, or says which LP has none.
