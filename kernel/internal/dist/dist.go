@@ -278,8 +278,8 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 	s := m.sim
 	m.lastGVT, m.lastFlush = start, start
 	lastProgress := start
-	idle := 0
-	clk := e.Phases() // engine sampling's time split: nil when off
+	var idleSince time.Time // when the manager's turns began to find nothing to do
+	clk := e.Phases()       // engine sampling's time split: nil when off
 	backOff := m.yieldBackOff
 	if tb, ok := m.tr.(comm.ThreadBound); ok && tb.ThreadBound() && e.Hosting() {
 		backOff = m.threadBackOff
@@ -328,11 +328,13 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 			busy = true
 		}
 		if busy {
-			idle = 0
+			idleSince = time.Time{}
 			continue
 		}
-		idle++
-		backOff(idle)
+		if idleSince.IsZero() {
+			idleSince = now
+		}
+		backOff(now.Sub(idleSince))
 	}
 	err := e.Err()
 	if err != nil && !m.peerFailed && m.sync {
@@ -350,30 +352,40 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 	}
 }
 
-// Back-off when the manager's turn found nothing to do: it gives its core to the workers,
-// at once while GVT waits on it (urgent) and for its first 64 idle turns, then it sleeps
-// a little longer each turn, up to 500 µs. yieldBackOff is the manager's own goroutine's:
-// it yields to the workers' goroutines. threadBackOff is the manager's when it runs
-// workers itself (Engine.Hosting) on a thread of its own (comm.ThreadBound: MPI's): the
-// thread is the workers', and yielding or sleeping through the Go scheduler on a locked
-// thread would hand its processor to another thread and back each time, so it yields and
-// sleeps the thread itself. (Unlocked, as the ranks of a loopback run in one process, a
-// thread that yields would keep its processor from the other ranks' goroutines.)
+// Back-off when the manager's turn found nothing to do for idle: it gives its core to the
+// workers, and only once it has found nothing for spinFor, and GVT does not wait on it
+// (urgent), it sleeps, longer the longer it has been idle, up to 500 µs. Remote events
+// come every few microseconds while the ranks run: a manager that slept after a few idle
+// turns let them wait, and the ranks with nothing to do waited with them.
+const spinFor = 2 * time.Millisecond
 
-func (m *Driver) yieldBackOff(idle int) {
-	if idle < 64 || m.urgent() {
+// nap is the back-off's sleep after idle.
+func nap(idle time.Duration) time.Duration {
+	return min(max(idle/16, 10*time.Microsecond), 500*time.Microsecond)
+}
+
+// yieldBackOff is the back-off of a manager with a goroutine of its own, or one whose
+// goroutine is not locked to its thread (the ranks of a loopback run share one process's
+// processors): it yields and sleeps through the Go scheduler, so that the other
+// goroutines get its processor.
+func (m *Driver) yieldBackOff(idle time.Duration) {
+	if idle < spinFor || m.urgent() {
 		runtime.Gosched()
 		return
 	}
-	time.Sleep(time.Duration(min(idle-63, 50)) * 10 * time.Microsecond)
+	time.Sleep(nap(idle))
 }
 
-func (m *Driver) threadBackOff(idle int) {
-	if idle < 64 || m.urgent() {
+// threadBackOff is the back-off of a manager that runs workers itself (Engine.Hosting) on
+// a thread of its own (comm.ThreadBound: MPI's): the thread is the workers', and yielding
+// or sleeping through the Go scheduler on a locked thread would hand its processor to
+// another thread and back each time, so it yields and sleeps the thread itself.
+func (m *Driver) threadBackOff(idle time.Duration) {
+	if idle < spinFor || m.urgent() {
 		osthread.Yield()
 		return
 	}
-	osthread.Sleep(time.Duration(min(idle-63, 50)) * 10 * time.Microsecond)
+	osthread.Sleep(nap(idle))
 }
 
 // fail ends the run with err on this rank and tells the others.
@@ -657,11 +669,17 @@ func (m *Driver) stepGVT(now time.Time) {
 
 // urgent reports whether GVT waits on this manager, so that its idle back-off must not
 // sleep: it holds the token (its local reading is due), a round it started is in flight
-// (rank 0 forwards the token when it returns), or its workers asked for GVT (they stopped
-// at the optimism bound). A back-off sleep at each hop would add up over the ring, so that
-// the token's round trip, not the workers, set the pace of a run across processes.
+// (rank 0 forwards the token when it returns), its TQ-GVT reading is under way, a worker
+// asked for a round where this rank starts them (rank 0, or every rank under TQ-GVT), or
+// its workers are all passive holding events (they wait at the optimism bound for the next
+// GVT, which needs this rank's reading when the token comes). A back-off sleep at each hop
+// would add up over the ring, so that the token's round trip, not the workers, set the
+// pace of a run across processes. Elsewhere the workers' request is not cleared (only
+// the ranks that start rounds take it), so it does not count there.
 func (m *Driver) urgent() bool {
-	return m.tok != nil || m.gvtRunning || m.tqLocal != 0 || m.e.GVTWaiting()
+	return m.tok != nil || m.gvtRunning || m.tqLocal != 0 ||
+		(m.tq != nil || m.rank == 0 && !m.sync) && m.e.GVTWaiting() ||
+		m.workers.AllPassive() && m.e.LocalWork()
 }
 
 // tqFlatRanks is the most ranks that report to rank 0 directly under TQ-GVT; above it the
