@@ -372,12 +372,13 @@ func (c *Calendar) slotFor(t float64) (*record, bool) {
 	return c.reserve(&c.ring[c.cur&c.mask]), true
 }
 
-// evictMax is the most events of the sorted run that pushLate moves to after.
-const evictMax = 256
+// insertMax is the most events of the sorted run that pushLate moves up by one to insert
+// an event among them.
+const insertMax = 256
 
 // pushLate adds a filled record of the current bucket to after, when it sorts after the
-// whole sorted run (or after all but a few of its events left, which move there with it),
-// else to the late heap.
+// whole sorted run, into the run, when it sorts before at most insertMax of the run's
+// events left, else to the late heap.
 func (c *Calendar) pushLate(r *record) {
 	s := slotOf(r)
 	n := len(c.order)
@@ -385,24 +386,23 @@ func (c *Calendar) pushLate(r *record) {
 		appendSlot(&c.after, r)
 		return
 	}
-	// When at most evictMax of the run's events left sort after it, those move to after,
-	// and it with them. An event that sorts after most of a wave of zero-delay events (one
-	// handed over from another worker's longer chain, or put back by a rollback) would
-	// otherwise send every event of the next wave to the late heap: a time-warp worker
-	// on PCS sent an eighth of its events there, thousands deep.
+	// An event that sorts among the last few of the run (one handed over from another
+	// worker or process, one put back by a rollback, one of a wave of zero-delay events
+	// that sorts after most of the wave) goes in its place: the run's tail moves up by
+	// one slot, a copy without comparisons. Moving that tail to after instead, to be
+	// sorted again when the run is used up, sorted each event of a time-warp rank
+	// receiving PHOLD's remote events five times over (docs/PERFORMANCE.md); sending
+	// such events to the late heap sent an eighth of a PCS worker's events there,
+	// thousands deep.
 	if n > c.head {
 		pos := n - 1
-		for pos > c.head && pos > n-evictMax && sless(&s, &c.order[pos-1]) {
+		for pos > c.head && pos > n-insertMax && sless(&s, &c.order[pos-1]) {
 			pos--
 		}
 		if pos == c.head || !sless(&s, &c.order[pos-1]) {
-			c.after = append(c.after, c.order[pos:]...)
-			c.after = append(c.after, s)
-			if c.order = c.order[:pos]; pos == c.head {
-				// The run is used up: drop its taken slots too, as promote would (s may
-				// sort before the last of them, a straggler put back).
-				c.order, c.head = c.order[:0], 0
-			}
+			c.order = append(c.order, slot{})
+			copy(c.order[pos+1:], c.order[pos:n])
+			c.order[pos] = s
 			return
 		}
 	}
