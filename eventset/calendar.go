@@ -394,17 +394,22 @@ func (c *Calendar) pushLate(r *record) {
 	// receiving PHOLD's remote events five times over (docs/PERFORMANCE.md); sending
 	// such events to the late heap sent an eighth of a PCS worker's events there,
 	// thousands deep.
-	if n > c.head {
-		pos := n - 1
-		for pos > c.head && pos > n-insertMax && sless(&s, &c.order[pos-1]) {
-			pos--
+	if lo := max(c.head, n-insertMax); n > c.head && (lo == c.head || !sless(&s, &c.order[lo])) {
+		// Binary search for the first slot of order[lo:n] that sorts after s (order[n-1]
+		// does).
+		pos, hi := lo, n-1
+		for pos < hi {
+			mid := int(uint(pos+hi) >> 1)
+			if sless(&s, &c.order[mid]) {
+				hi = mid
+			} else {
+				pos = mid + 1
+			}
 		}
-		if pos == c.head || !sless(&s, &c.order[pos-1]) {
-			c.order = append(c.order, slot{})
-			copy(c.order[pos+1:], c.order[pos:n])
-			c.order[pos] = s
-			return
-		}
+		c.order = append(c.order, slot{})
+		copy(c.order[pos+1:], c.order[pos:n])
+		c.order[pos] = s
+		return
 	}
 	c.late = append(c.late, s)
 	upSlots(c.late, len(c.late)-1)
