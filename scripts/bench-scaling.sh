@@ -13,6 +13,7 @@
 #                    mpirun is installed)
 #   WORKERS="4 8 16" worker counts compared with 2 workers (16 cores: "1 2 4 8 16")
 #   RANKS="4 8"      mpirun rank counts compared with -np 2 (skipped without mpirun)
+#   RANKWORKERS="7"  also -np 2 with that many workers a rank, compared with the sequential run
 #   MODELS="phold pcs"
 #   NOHOG=1          skip the case with a CPU-bound process beside the run
 #   LONG=1           add the long TQ-GVT run against the asynchronous one (needs mpirun)
@@ -85,6 +86,9 @@ for r in $(seq 1 "$rounds"); do
     for n in $ranks; do
       record "small/np$n" "$r" "$(rate $mpi -np "$n" "$bin" $small --time-warp-worker-threads 1)"
     done
+    for w in ${RANKWORKERS:-}; do
+      record "small/np2x$w" "$r" "$(rate $mpi -np 2 "$bin" $small --time-warp-worker-threads "$w")"
+    done
     if [ -n "${LONG:-}" ]; then
       record "small/np2-async" "$r" "$(rate $mpi -np 2 "$bin" $small --time-warp-worker-threads 1)"
       record "small/np2-tq" "$r" "$(rate $mpi -np 2 "$bin" $small --time-warp-worker-threads 1 --time-warp-gvt-calculation-method tq)"
@@ -119,4 +123,5 @@ done
 table "small/2w" "small/sequential"
 table "small/np2" "small/sequential"
 for n in $ranks; do table "small/np$n" "small/np2"; done
+for w in ${RANKWORKERS:-}; do table "small/np2x$w" "small/sequential"; done
 table "small/np2-tq" "small/np2-async"

@@ -166,7 +166,7 @@ fi
 echo "== 5. issue 25's scaling table on 16 cores"
 l=$(left)
 if [ "${SCALING:-1}" = 1 ] && [ "$l" -gt 60 ]; then
-  WARPED=$W WORKERS="1 2 4 8 16" RANKS="4 8" timeout $((l - 5)) scripts/bench-scaling.sh 3
+  WARPED=$W WORKERS="1 2 4 8 16" RANKS="4 8" RANKWORKERS="7" LONG=1 timeout $((l - 5)) scripts/bench-scaling.sh 3
 fi
 fi
 echo "== uptime: $(uptime)"
