@@ -65,15 +65,7 @@ func (r *Resident) async(host unsafe.Pointer, size int, call string, op func() c
 	if !r.pinned(host, size) {
 		return fmt.Errorf("gpuoffload: %s: %d bytes at %p are not pinned host memory from AllocHost", call, size, host)
 	}
-	leave, err := r.c.enter()
-	if err != nil {
-		return err
-	}
-	defer leave()
-	if err := r.c.d.check(call, op()); err != nil {
-		return fmt.Errorf("gpuoffload: %s: %w", r.c.name, err)
-	}
-	return nil
+	return r.call(call, op)
 }
 
 // UploadAsync queues a copy of size bytes from pinned host memory src (AllocHost) to
@@ -113,27 +105,11 @@ func (r *Resident) NewEvent() (*Event, error) {
 // Record queues e on the stream, after the work queued so far; it does not wait. A
 // later Wait(e) waits for that work.
 func (r *Resident) Record(e *Event) error {
-	leave, err := r.c.enter()
-	if err != nil {
-		return err
-	}
-	defer leave()
-	if err := r.c.d.check("cuEventRecord", r.c.d.cuEventRecord(e.e, r.stream)); err != nil {
-		return fmt.Errorf("gpuoffload: %s: %w", r.c.name, err)
-	}
-	return nil
+	return r.call("cuEventRecord", func() cuResult { return r.c.d.cuEventRecord(e.e, r.stream) })
 }
 
 // Wait waits until the work queued before e's last Record has run, and no longer: work
 // queued after it goes on. A kernel's failure before the record shows here.
 func (r *Resident) Wait(e *Event) error {
-	leave, err := r.c.enter()
-	if err != nil {
-		return err
-	}
-	defer leave()
-	if err := r.c.d.check("cuEventSynchronize", r.c.d.cuEventSynchronize(e.e)); err != nil {
-		return fmt.Errorf("gpuoffload: %s: %w", r.c.name, err)
-	}
-	return nil
+	return r.call("cuEventSynchronize", func() cuResult { return r.c.d.cuEventSynchronize(e.e) })
 }

@@ -244,12 +244,18 @@ func (r *Resident) Capture(calls []Call) (*Graph, error) {
 
 // Replay queues the launches of g on the stream. It does not wait.
 func (r *Resident) Replay(g *Graph) error {
+	return r.call("cuGraphLaunch", func() cuResult { return r.c.d.cuGraphLaunch(g.exec, r.stream) })
+}
+
+// call makes the driver call op, named call, on the device's thread, and says which device
+// failed.
+func (r *Resident) call(call string, op func() cuResult) error {
 	leave, err := r.c.enter()
 	if err != nil {
 		return err
 	}
 	defer leave()
-	if err := r.c.d.check("cuGraphLaunch", r.c.d.cuGraphLaunch(g.exec, r.stream)); err != nil {
+	if err := r.c.d.check(call, op()); err != nil {
 		return fmt.Errorf("gpuoffload: %s: %w", r.c.name, err)
 	}
 	return nil
