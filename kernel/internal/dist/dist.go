@@ -639,7 +639,7 @@ func (m *Driver) beginReading(tok *gvt.Token) {
 // reading is complete adds it to the token and passes it on.
 func (m *Driver) stepGVT(now time.Time) {
 	// A round starts every GVT period, or sooner when a worker of rank 0 asked for one: a
-	// worker takes at most aheadEvents events per GVT round (package timewarp), so waiting
+	// worker takes at most its ahead bound of events per GVT round (package timewarp), so waiting
 	// for the period would cap it at that many per period, and the round rate would be
 	// the event rate (docs/PERFORMANCE.md, "Time warp across processes").
 	if m.rank == 0 && !m.gvtRunning && m.tok == nil &&

@@ -12,7 +12,7 @@ import (
 // window's edge and the limit, with the worker ahead or not.
 func TestTakeBound(t *testing.T) {
 	d := &timeWarpDispatcher{logMax: 1 << 20}
-	w := &worker{d: d, q: &queue{th: newThrottle()}}
+	w := &worker{d: d, q: &queue{th: newThrottle(), aheadMax: aheadFirst}}
 	r := rand.New(rand.NewPCG(1, 2))
 	near := func(x Time) []Time {
 		return []Time{x, math.Nextafter(x, math.Inf(-1)), math.Nextafter(x, math.Inf(1)), x - 0.5, x + 0.5}
@@ -21,7 +21,7 @@ func TestTakeBound(t *testing.T) {
 		g := []Time{0, 1, 3.25, 1e6, math.Floor(r.Float64() * 100)}[i%5]
 		w.q.th.win = []Time{math.Inf(1), 0, 1, 0.125, r.Float64() * 10}[i/5%5]
 		lim := []Time{math.Inf(1), g + 5, g, 2*g + 1, g + r.Float64()*20}[i/25%5]
-		w.q.ahead = []int{0, aheadEvents - 1, aheadEvents}[i/125%3]
+		w.q.ahead = []int{0, aheadFirst - 1, aheadFirst}[i/125%3]
 		for _, t0 := range []Time{g, g + w.q.th.win, lim, r.Float64() * 2 * (g + 10)} {
 			for _, ti := range near(t0) {
 				if ti < 0 || math.IsNaN(ti) {

@@ -172,7 +172,9 @@ type queue struct {
 	horizonSeen    uint64    // the round of the last horizon read
 	maxCommitted   Time      // the latest receive time among the committed events dropped
 	undone, coasts []int64   // rollback scratch
-	ahead          int       // events taken since a GVT round last ended (see aheadEvents)
+	ahead          int       // events taken since a GVT round last ended (see aheadFirst)
+	aheadMax       int       // the ahead bound (see aheadFirst)
+	aheadMean      int       // mean events taken in a round that ended before the bound
 	th             throttle  // the window beyond GVT (throttle.go)
 	gvtMask        uint64    // events between the GVT rounds the worker starts (gvtEvents), less 1
 	roundsSeen     uint64    // GVT rounds ended when ahead was last reset
@@ -228,26 +230,33 @@ const gvtEvents = 256 // a power of two, as is slowGVTEvents
 // rank 0's manager for one).
 const slowGVTEvents = 2048
 
-// aheadEvents bounds how far a worker runs ahead of the others: after taking that many
-// events without seeing a GVT round end, it takes only events at GVT until one does. A
-// round needs every worker's report, so while the workers run side by side rounds end
-// every few thousand events and the bound is never reached; when one is descheduled (a
-// busy machine), the others would otherwise run on alone and lose most of that work to
+// The ahead bound: after taking aheadMax events without seeing a GVT round end, a worker
+// takes only events at GVT until one does. A round needs every worker's report, so while
+// the workers run side by side rounds end every few hundred or thousand events and the
+// bound is not reached; when one is descheduled (a busy machine) or its rank is (more
+// ranks than cores), the others would otherwise run on alone and lose most of that work to
 // rollbacks, and their history logs would grow with it. The count restarts when a round
 // ends, not when GVT advances: a model with many events at one time (PCS's times are
 // integers) keeps GVT at that time for thousands of events while both workers run, and
-// counting from its advances would keep PCS's workers waiting at the bound. Across
-// processes GVT rounds follow Mattern's token, once per GVT period, not the work done, so
-// the bound caps each worker at that many events per round there; it is kept, because
-// without it ranks that share cores run far ahead of each other, and the workers take the
-// cores from the managers that carry the token, so that rounds come far apart and
-// rollbacks grow (docs/PERFORMANCE.md). Beside it, a window in virtual time that follows
-// the worker's own rollbacks bounds how far beyond GVT it goes (throttle.go).
-const aheadEvents = 4096
+// counting from its advances would keep PCS's workers waiting at the bound.
+//
+// The bound follows the rounds (queue.followRounds): aheadRounds times the running mean of
+// the events the worker took in the rounds that ended before it reached the bound, within
+// [aheadLeast, the history log's bound]. So it holds a worker to a few rounds' worth of its
+// own pace, whatever that pace is: a few hundred events where rounds come every 256 (one
+// process, reverse computation), thousands across processes, where a round is a lap of
+// Mattern's token. It starts at aheadFirst. Beside it, a window in virtual time that
+// follows the worker's own rollbacks bounds how far beyond GVT it goes (throttle.go), and
+// the log's bound bounds its memory (logMaxDefault).
+const (
+	aheadFirst  = 4096
+	aheadRounds = 4
+	aheadLeast  = 512
+)
 
 // logMaxDefault bounds a worker's run ahead of GVT by the length of its history log: with that
 // many entries (processed events above GVT, and rolled-back ones not yet collected), it
-// takes only events at GVT until fossil collection makes room. aheadEvents alone does
+// takes only events at GVT until fossil collection makes room. The ahead bound alone does
 // not bound the log, because GVT may advance by little while the worker runs far ahead of
 // it (the other worker starved of its core, as when test packages share the machine). It
 // is never reached when the workers keep pace: the log then holds a fraction of it.
@@ -320,7 +329,8 @@ func (d *timeWarpDispatcher) initQueues(sched []int, lockType string) error {
 			return err
 		}
 		q := &queue{inMu: l, outbox: make([][]event.Event, len(d.queues)), keyMin: maxKey(),
-			heldMin: maxKey(), gvtMask: gvtEvents - 1, th: newThrottle()}
+			heldMin: maxKey(), gvtMask: gvtEvents - 1, th: newThrottle(),
+			aheadMax: aheadFirst, aheadMean: aheadFirst / aheadRounds}
 		if err := q.pend.use(d.cfg.QueueType, n); err != nil {
 			return err
 		}

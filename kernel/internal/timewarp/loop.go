@@ -59,6 +59,7 @@ func (w *worker) housekeep() Time {
 		w.mark(phaseProcess)
 	}
 	if r := d.gvt.Rounds(); r != q.roundsSeen {
+		q.followRounds(d.logMax)
 		q.roundsSeen, q.ahead = r, 0
 		next, ok := q.pend.Min()
 		if !ok {
@@ -168,7 +169,7 @@ func (w *worker) run(n int) (int, turnState) {
 // waits, second part").
 func (w *worker) stretch(n int, b Time) (int, bool) {
 	d, q := w.d, w.q
-	// q.ahead counts the events taken (stretchMax keeps it from reaching aheadEvents).
+	// q.ahead counts the events taken (stretchMax keeps it from reaching q.aheadMax).
 	start := q.ahead
 	for stop := start + n; q.ahead < stop; {
 		// The calendar's own copy, valid until the next Pop: copying it out right after Pop
@@ -213,6 +214,16 @@ func (w *worker) stretch(n int, b Time) (int, bool) {
 	return n, true
 }
 
+// followRounds sets the ahead bound from the events taken in the round that just ended
+// (q.ahead), unless the bound cut that round short: then it says how long the round was
+// held up, not the worker's pace (see aheadFirst).
+func (q *queue) followRounds(logMax int) {
+	if q.ahead < q.aheadMax {
+		q.aheadMean += (q.ahead - q.aheadMean) / 8
+		q.aheadMax = min(max(aheadRounds*q.aheadMean, aheadLeast), logMax)
+	}
+}
+
 // stretchMax is the number of events a stretch may take without looking at more than its
 // bound: none beyond the first where the worker housekeeps before every event
 // (perEvent) or is at its ahead bound; otherwise as many as keep it below the ahead bound
@@ -222,7 +233,7 @@ func (w *worker) stretchMax() int {
 	if w.perEvent || w.aheadFull() {
 		return 1
 	}
-	return min(aheadEvents-q.ahead, w.d.logMax-q.hist.Len())
+	return min(q.aheadMax-q.ahead, w.d.logMax-q.hist.Len())
 }
 
 // takeBound returns the time below which the worker may take an event now, with GVT g
@@ -255,10 +266,10 @@ func (w *worker) pastLimit(t, lim, g Time) bool {
 	return t >= w.takeBound(g, lim)
 }
 
-// aheadFull reports whether the worker has taken aheadEvents since the last GVT round
+// aheadFull reports whether the worker has taken q.aheadMax events since the last GVT round
 // ended, or its history log is full: it then takes no event past GVT.
 func (w *worker) aheadFull() bool {
-	return w.q.ahead >= aheadEvents || w.q.hist.Len() >= w.d.logMax
+	return w.q.ahead >= w.q.aheadMax || w.q.hist.Len() >= w.d.logMax
 }
 
 // goIdle hands over the buffered events and marks the worker idle; work says whether it

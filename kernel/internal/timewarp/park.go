@@ -45,7 +45,7 @@ const parkAfter = 5 * time.Millisecond
 
 // yieldAfter is the number of idle turns in a row after which a worker also gives its
 // thread's core away (sched_yield) at each turn, besides [runtime.Gosched]. A worker waits
-// mostly at the ahead bound (aheadEvents), for a GVT round that needs another worker's
+// mostly at the ahead bound (aheadFirst), for a GVT round that needs another worker's
 // report; on a loaded machine that worker's thread is often off its core, and spinning on
 // Gosched keeps the core from it (most of a loaded 2-worker run's CPU samples fall in
 // that spin). Yielding on every idle turn costs a model with short waits (the epidemic);

@@ -2,7 +2,7 @@ package timewarp
 
 import "math"
 
-// Throttling in virtual time: besides the ahead bound (aheadEvents), a worker takes no event
+// Throttling in virtual time: besides the ahead bound (aheadFirst), a worker takes no event
 // later than GVT plus its window. A worker that runs far ahead of the others is rolled back
 // when their events arrive, and every rolled-back event, with the anti-messages it sends,
 // is work lost; the worker that receives a straggler is the one that ran ahead, so its own
