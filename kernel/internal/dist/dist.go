@@ -33,10 +33,14 @@
 // the workers queued with the new one), starts a local round, and when that is over sends
 // its report to rank 0, the master ([gvt.TQMaster]), which broadcasts GVT each time it
 // combines a boundary that every rank reported. A rank ends no quantum while tqLead of its
-// boundaries wait to be combined, so the ranks' quanta stay in step. Above tqFlatRanks ranks the masters form a
-// tree: groups of about the square root of the rank count report to their first rank, which
-// merges their reports ([gvt.TQRelay]) and sends rank 0 one report a boundary, and passes
-// the GVT broadcast on to its group.
+// boundaries wait to be combined, so the ranks' quanta stay in step. Above tqFlatRanks
+// ranks the masters form a tree: groups of about the square root of the rank count report
+// to their first rank, which merges their reports ([gvt.TQRelay]) and sends rank 0 one
+// report a boundary, and passes the GVT broadcast on to its group.
+//
+// The manager's goroutine also runs host 0 of the rank's workers (Engine.Work), a turn of
+// them between two turns of its own loop, so that a rank has no busy thread more than it
+// has hosts.
 //
 // Termination: Mattern's sticky flags ([termination.Sticky]). A rank is passive when its
 // workers are all passive, no schedule queue holds an event below the end time and nothing
@@ -639,9 +643,9 @@ func (m *Driver) beginReading(tok *gvt.Token) {
 // reading is complete adds it to the token and passes it on.
 func (m *Driver) stepGVT(now time.Time) {
 	// A round starts every GVT period, or sooner when a worker of rank 0 asked for one: a
-	// worker takes at most its ahead bound of events per GVT round (package timewarp), so waiting
-	// for the period would cap it at that many per period, and the round rate would be
-	// the event rate (docs/PERFORMANCE.md, "Time warp across processes").
+	// worker takes at most its ahead bound of events per GVT round (package timewarp), so
+	// waiting for the period would cap it at that many per period, and the round rate would
+	// be the event rate (docs/PERFORMANCE.md, "Time warp across processes").
 	if m.rank == 0 && !m.gvtRunning && m.tok == nil &&
 		(now.Sub(m.lastGVT) >= m.cfg.GVTPeriod || m.e.GVTWanted()) {
 		m.gvtRunning = true
