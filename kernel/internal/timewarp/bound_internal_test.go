@@ -37,3 +37,58 @@ func TestTakeBound(t *testing.T) {
 		}
 	}
 }
+
+// TestAheadFollowsRounds checks the ahead bound's rule (queue.followRounds): it starts at
+// aheadFirst; rounds that end before the bound move it towards aheadRounds times their
+// events, within [aheadLeast, the log's bound]; a round that the bound cut short (a
+// stalled peer) leaves it where it is, so that stalls do not push it up.
+func TestAheadFollowsRounds(t *testing.T) {
+	const logMax = 1 << 14
+	newQueue := func() *queue { return &queue{aheadMax: aheadFirst, aheadMean: aheadFirst / aheadRounds} }
+	rounds := func(q *queue, n, events int) {
+		for range n {
+			q.ahead = min(events, q.aheadMax)
+			q.followRounds(logMax)
+		}
+	}
+	t.Run("short rounds lower it to the floor", func(t *testing.T) {
+		q := newQueue()
+		rounds(q, 200, 100)
+		if q.aheadMax != aheadLeast {
+			t.Fatalf("after rounds of 100 events the bound is %d, want %d", q.aheadMax, aheadLeast)
+		}
+	})
+	// The mean is kept in whole events, moving by an eighth of the difference: it settles
+	// within 8 events of the rounds' count.
+	t.Run("it settles at a multiple of the round's events", func(t *testing.T) {
+		q := newQueue()
+		rounds(q, 200, 700)
+		if q.aheadMax < aheadRounds*(700-8) || q.aheadMax > aheadRounds*(700+8) {
+			t.Fatalf("after rounds of 700 events the bound is %d, want about %d", q.aheadMax, aheadRounds*700)
+		}
+	})
+	t.Run("longer rounds raise it up to the log's bound", func(t *testing.T) {
+		q := newQueue()
+		rounds(q, 200, 3*logMax) // every round cut short by the bound: not counted
+		if q.aheadMax != aheadFirst {
+			t.Fatalf("rounds cut short by the bound moved it to %d", q.aheadMax)
+		}
+		rounds(q, 200, aheadFirst-1) // rounds that end just below it count
+		if q.aheadMax < logMax-aheadRounds*8 {
+			t.Fatalf("after rounds of %d events the bound is %d, want about %d", aheadFirst-1, q.aheadMax, logMax)
+		}
+		rounds(q, 200, 5000)
+		if q.aheadMax != logMax {
+			t.Fatalf("after rounds of 5000 events the bound is %d, want the log's %d", q.aheadMax, logMax)
+		}
+	})
+	t.Run("a stalled peer does not move it", func(t *testing.T) {
+		q := newQueue()
+		rounds(q, 200, 500)
+		before := q.aheadMax
+		rounds(q, 50, 1<<30) // every round held up until the bound stopped the worker
+		if q.aheadMax != before {
+			t.Fatalf("stalled rounds moved the bound from %d to %d", before, q.aheadMax)
+		}
+	})
+}
