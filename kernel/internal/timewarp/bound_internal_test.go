@@ -53,9 +53,9 @@ func TestAheadFollowsRounds(t *testing.T) {
 	}
 	t.Run("short rounds lower it to the floor", func(t *testing.T) {
 		q := newQueue()
-		rounds(q, 200, 100)
+		rounds(q, 200, aheadLeast/aheadRounds/2)
 		if q.aheadMax != aheadLeast {
-			t.Fatalf("after rounds of 100 events the bound is %d, want %d", q.aheadMax, aheadLeast)
+			t.Fatalf("after rounds of %d events the bound is %d, want %d", aheadLeast/aheadRounds/2, q.aheadMax, aheadLeast)
 		}
 	})
 	// The mean is kept in whole events, moving by an eighth of the difference: it settles

@@ -243,14 +243,17 @@ const slowGVTEvents = 2048
 // The bound follows the rounds (queue.followRounds): aheadRounds times the running mean of
 // the events the worker took in the rounds that ended before it reached the bound, within
 // [aheadLeast, the history log's bound]. So it holds a worker to a few rounds' worth of its
-// own pace, whatever that pace is: a few hundred events where rounds come every 256 (one
-// process, reverse computation), thousands across processes, where a round is a lap of
-// Mattern's token. It starts at aheadFirst. Beside it, a window in virtual time that
+// own pace, whatever that pace is: a few thousand events where rounds come every 256 (one
+// process, reverse computation), more across processes, where a round is a lap of
+// Mattern's token. It starts at aheadFirst. It can rise only through rounds that end
+// below it, by at most aheadRounds times each time it settles. Four rounds' worth held PCS's
+// two workers back on an idle machine (6% slower); eight are neutral there and keep most
+// of the gain with more ranks than cores (docs/PERFORMANCE.md). Beside it, a window in virtual time that
 // follows the worker's own rollbacks bounds how far beyond GVT it goes (throttle.go), and
 // the log's bound bounds its memory (logMaxDefault).
 const (
 	aheadFirst  = 4096
-	aheadRounds = 4
+	aheadRounds = 8
 	aheadLeast  = 512
 )
 
