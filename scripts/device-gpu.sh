@@ -156,7 +156,7 @@ if [ -n "${OLD:-}" ]; then
     for np in 2 4 8; do
       for b in "$OLD" "$W"; do
         [ "$(left)" -gt 30 ] || continue
-        r=$(timeout 25 mpirun --oversubscribe --allow-run-as-root --bind-to none -np $np "$b" $small --progress=off 2>&1 | awk '/Committed events\/s:/ {print $3}')
+        r=$(timeout -k 5 25 mpirun --oversubscribe --allow-run-as-root --bind-to none -np $np "$b" $small --progress=off 2>&1 | awk '/Committed events\/s:/ {print $3}')
         echo "np$np $(basename "$b") round $round: ${r:-timeout} events/s"
       done
     done
