@@ -4,9 +4,7 @@ package gpuwarp_test
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,17 +23,7 @@ import (
 // why says why no CUDA library is available, or "".
 var why string
 
-func TestMain(m *testing.M) {
-	cleanup, w, err := standin.Use()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	why = w
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { standin.Main(m.Run, &why) }
 
 func need(t *testing.T) {
 	t.Helper()

@@ -156,3 +156,19 @@ func Use() (cleanup func(), why string, err error) {
 	}
 	return cleanup, "", os.Setenv(LibraryEnv, lib)
 }
+
+// Main is a test package's TestMain around Use: it sets the stand-in up, stores in *why
+// why there is no CUDA library ("" when there is one), runs the tests (run: the
+// testing.M's Run), removes the stand-in and exits with the tests' code. An error of the
+// machine exits with 1 before any test.
+func Main(run func() int, why *string) {
+	cleanup, w, err := Use()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*why = w
+	code := run()
+	cleanup()
+	os.Exit(code)
+}

@@ -4,9 +4,7 @@ package kademlia
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,17 +21,7 @@ import (
 // noDevice says why no CUDA library is available, or "".
 var noDevice string
 
-func TestMain(m *testing.M) {
-	cleanup, why, err := standin.Use()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	noDevice = why
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { standin.Main(m.Run, &noDevice) }
 
 // runType runs Kademlia c to end with dispatcher typ and returns the result and the totals.
 func runType(t *testing.T, c Config, end float64, typ string, g kernel.GPUConfig) (kernel.Result, Results) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,17 +26,7 @@ import (
 // noDevice says why no CUDA library is available, or "".
 var noDevice string
 
-func TestMain(m *testing.M) {
-	cleanup, why, err := standin.Use()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	noDevice = why
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { standin.Main(m.Run, &noDevice) }
 
 // needDevice skips the test when there is no CUDA library.
 func needDevice(t *testing.T) {
