@@ -37,7 +37,7 @@ import (
 // which of its workers goes next; soloEvents the most a host with one worker takes before
 // it looks at the plan and its thread's load again.
 const (
-	hostEvents = 32
+	hostEvents = 64
 	soloEvents = 4096
 )
 
@@ -146,7 +146,7 @@ func (h *host) follow() {
 	}
 	for i := 0; i < len(h.want); {
 		if w := h.want[i]; w.host.CompareAndSwap(free, int32(h.id)) {
-			w.hostPlan = h.plan
+			w.hostPlan, w.leastKnown = h.plan, false // another host may have run it
 			h.ws = append(h.ws, w)
 			h.want[i] = h.want[len(h.want)-1]
 			h.want = h.want[:len(h.want)-1]
@@ -205,6 +205,13 @@ func (h *host) solo() bool {
 
 // pass is a pass of a host over its workers (see the comment at the top of host.go). It
 // returns false when the run failed.
+//
+// A pass costs the host a look at every worker, and with many workers a host (16 on one
+// thread) those looks cost more than the events: a third more instructions an event than
+// one worker (docs/PERFORMANCE.md). So a worker whose queue saw no change since its last
+// housekeep (quiet) is not housekept again, and its least event is the one the host read
+// after it last ran: only its own runs and housekeeps move its pending events (hand-overs
+// go to its inbound, which bumps its changes).
 func (h *host) pass() bool {
 	ws := h.ws
 	next := hostNext(ws)
@@ -212,13 +219,14 @@ func (h *host) pass() bool {
 	if next != nil {
 		h.cur = next
 		took, st := next.runOrHousekeep(hostEvents)
+		next.leastKnown = false
 		if st == turnFailed {
 			return false
 		}
 		progress = took > 0
 	}
 	for _, w := range ws {
-		if w == next {
+		if w == next || progress && w.quiet() {
 			continue
 		}
 		// The others housekeep, or, when the first could take nothing (its least event
@@ -229,6 +237,7 @@ func (h *host) pass() bool {
 			n = hostEvents
 		}
 		took, st := w.runOrHousekeep(n)
+		w.leastKnown = false
 		if st == turnFailed {
 			return false
 		}
@@ -246,14 +255,27 @@ func (h *host) pass() bool {
 	return true
 }
 
+// quiet reports whether a hosted worker has nothing to housekeep: its queue saw no change
+// since its last housekeep, and it is not one that housekeeps before every event.
+func (w *worker) quiet() bool {
+	return w.leastKnown && !w.perEvent && !w.grp && w.q.changes.Load() == w.seenChanges
+}
+
 // hostNext returns the hosted worker whose least pending event is earliest, or nil when
 // none holds any.
 func hostNext(ws []*worker) *worker {
 	var next *worker
 	least := math.Inf(1)
 	for _, w := range ws {
-		if t, ok := w.q.pend.Min(); ok && t < least {
-			next, least = w, t
+		if !w.leastKnown {
+			w.least = math.Inf(1)
+			if t, ok := w.q.pend.Min(); ok {
+				w.least = t
+			}
+			w.leastKnown = true
+		}
+		if w.least < least {
+			next, least = w, w.least
 		}
 	}
 	return next

@@ -106,6 +106,10 @@ type worker struct {
 	// seenChanges is its queue's changes as the worker's last housekeep read it, before
 	// it looked at what bumps them (see stretch).
 	seenChanges uint64
+	// least is the time of the least pending event (+Inf: none) as its host's last pass
+	// read it, valid while leastKnown; both are the host's (host.pass).
+	least      Time
+	leastKnown bool
 	// perEvent is set where the worker must housekeep before every event (lazy
 	// cancellation, offload, safe events across processes: their checks are not behind
 	// queue.changes), so that its stretches take one event each. Set once, before the run.
