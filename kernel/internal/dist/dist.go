@@ -285,8 +285,10 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 	var idleSince time.Time // when the manager's turns began to find nothing to do
 	clk := e.Phases()       // engine sampling's time split: nil when off
 	backOff := m.yieldBackOff
+	var tl turns // turn.go: measured only on a thread of the manager's own
 	if tb, ok := m.tr.(comm.ThreadBound); ok && tb.ThreadBound() && e.Hosting() {
 		backOff = m.threadBackOff
+		tl.start(start)
 	}
 	for !e.Stopped() {
 		if clk != nil {
@@ -328,7 +330,7 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 		if clk != nil {
 			clk.Idle() // the workers' turn, when hosting, is in their own time split
 		}
-		if e.Work() {
+		if e.Work(tl.events(now)) {
 			busy = true
 		}
 		if busy {

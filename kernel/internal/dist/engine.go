@@ -49,8 +49,9 @@ type Engine interface {
 	// off on that thread rather than yielding to other goroutines.
 	Hosting() bool
 	// Work runs a turn of the workers the manager's goroutine runs (none when not
-	// Hosting) and reports whether they processed events.
-	Work() bool
+	// Hosting), at most events events of a worker that runs alone, and reports whether
+	// they processed events.
+	Work(events int) bool
 	// Tick is called once a turn of the manager's loop, for engine sampling.
 	Tick(now time.Time)
 	// Phases returns the manager's time split for engine sampling, or nil when it is off.

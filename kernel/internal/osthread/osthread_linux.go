@@ -2,7 +2,8 @@
 // goroutine that waits on its own thread (a manager locked to MPI's thread and running
 // workers, a worker that spins) yields or sleeps in the kernel, where [runtime.Gosched] or
 // [time.Sleep] on a locked thread would hand the thread's processor to another thread and
-// back at each call.
+// back at each call. It also reads how long a thread, or the process's threads, waited
+// for a processor while runnable (the kernel's run delay), which tells a busy machine.
 package osthread
 
 import (

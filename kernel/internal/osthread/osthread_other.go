@@ -1,7 +1,7 @@
 //go:build !linux
 
 // Package osthread gives the calling OS thread's core away without the Go scheduler
-// (on Linux; elsewhere through it).
+// (on Linux; elsewhere through it), and reads the run delay (on Linux only).
 package osthread
 
 import (

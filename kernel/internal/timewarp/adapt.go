@@ -1,6 +1,10 @@
 package timewarp
 
-import "time"
+import (
+	"time"
+
+	"github.com/warpedgo/warped/kernel/internal/osthread"
+)
 
 // The number of active hosts follows the machine's load. Where other processes take
 // cores, a worker whose thread waits for one holds up every GVT round, and the others
@@ -29,7 +33,6 @@ const (
 // adaptState is host 0's measure of the load and record of its decisions.
 type adaptState struct {
 	on        bool          // adapting (several hosts, and the run delay can be read or is given)
-	meter     delayMeter    // the process's run delay (adapt_linux.go)
 	turns     int           // host 0's turns since its last look at the clock
 	since     time.Time     // the start of the current window
 	delay0    time.Duration // the run delay then
@@ -46,7 +49,7 @@ func (hs *hostSet) startAdapt(d *timeWarpDispatcher) {
 		return
 	}
 	if d.hostLoad == nil {
-		if st.delay0 = st.meter.delay(); st.delay0 < 0 {
+		if st.delay0 = osthread.ProcessRunDelay(); st.delay0 < 0 {
 			return // the run delay cannot be read here
 		}
 	}
@@ -76,7 +79,7 @@ func (h *host) adapt() {
 	if f := d.hostLoad; f != nil {
 		share = f()
 	} else {
-		dl := st.meter.delay()
+		dl := osthread.ProcessRunDelay()
 		share = max(0, float64(dl-st.delay0)) / (float64(el) * float64(k))
 		st.delay0 = dl
 	}

@@ -12,13 +12,9 @@ package timewarp
 //
 // The co-host never blocks and never parks: when its workers may take nothing, its turn
 // ends, and the manager backs off on its own thread (dist's idle back-off), polling the
-// network meanwhile. Its turns are shorter than a host goroutine's (cohostEvents), since
-// the manager's work waits for the end of each.
-
-// cohostEvents is the most events the co-host's only worker takes in one turn: at PHOLD's
-// rate a few tens of microseconds, the most a message from another rank waits for the
-// manager while the worker runs.
-const cohostEvents = 256
+// network meanwhile. Its turns are shorter than a host goroutine's, since the manager's
+// work waits for the end of each: the manager chooses how many events its only worker
+// takes in one (dist's turn lengths), a few tens of microseconds at PHOLD's rate.
 
 // cohost is host 0 run by the manager goroutine.
 type cohost struct {
@@ -30,17 +26,18 @@ func (d *timeWarpDispatcher) newCohost() *cohost {
 	h := d.hs.hosts[0]
 	c := &cohost{h: h}
 	h.cohost = c
-	h.turnEvents = cohostEvents
 	h.rest = func(*worker, bool) {} // no idle round to start across processes, no parking
 	return c
 }
 
-// work runs a turn of the co-host; it reports whether its workers processed events.
-func (c *cohost) work() bool {
+// work runs a turn of the co-host, at most events events of a worker that runs alone; it
+// reports whether its workers processed events.
+func (c *cohost) work(events int) bool {
 	h := c.h
 	if h.d.done.Load() {
 		return false
 	}
+	h.turnEvents = events
 	before := h.processed()
 	defer h.recoverModel()
 	h.turn()

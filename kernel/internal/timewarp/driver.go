@@ -22,7 +22,7 @@ func (e *driverEngine) Hosting() bool { return e.co != nil }
 
 // Work runs a turn of the host the manager's goroutine runs; it reports whether its
 // workers processed events.
-func (e *driverEngine) Work() bool { return e.co != nil && e.co.work() }
+func (e *driverEngine) Work(events int) bool { return e.co != nil && e.co.work(events) }
 
 // Deliver hands e, from another rank, to the worker of its LP, as the manager's worker.
 func (e *driverEngine) Deliver(ev *event.Event) { e.d.deliver(e.d.mw, ev) }

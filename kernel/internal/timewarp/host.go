@@ -68,10 +68,11 @@ type host struct {
 	cur *worker
 	// wake wakes the host while it has no workers (adapt.go).
 	wake chan struct{}
-	// turnEvents is the most events its only worker takes in a turn (soloEvents, or
-	// cohostEvents on the manager's goroutine); rest is its idle turn when its workers
+	// turnEvents is the most events its only worker takes in a turn (soloEvents, or the
+	// manager's choice on its goroutine, cohost.work); rest is its idle turn when its workers
 	// may take nothing (the worker's idleTurn, or the co-host's); cohost is set on the
-	// manager's goroutine (cohost.go). All three are set before the run.
+	// manager's goroutine (cohost.go). All three are set before the run, turnEvents also
+	// by the manager before each co-host turn.
 	turnEvents int
 	rest       func(w *worker, spin bool)
 	cohost     *cohost

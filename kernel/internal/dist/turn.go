@@ -1,0 +1,68 @@
+package dist
+
+import (
+	"time"
+
+	"github.com/warpedgo/warped/kernel/internal/osthread"
+)
+
+// Turn lengths: how many events the workers the manager runs itself (Engine.Hosting) take
+// between two turns of its loop, in which it receives what other ranks sent. A rank with
+// a core of its own takes turnEvents: a few tens of microseconds of events, short enough
+// for the messages that arrive meanwhile, long enough for the loop's turn to cost little.
+// A rank whose thread waits for its core (more ranks than cores, or other processes on
+// them) takes contendedEvents: while it is off its core the others run on without its
+// messages, and what it then receives late rolls them back, so it polls the network four
+// times as often while it runs (and Open MPI, with more ranks than cores, yields the core
+// to a rank beside it when a poll finds nothing). With 4 and 8 ranks on 2 cores the short
+// turns raised the efficiency from 72% to 85 – 90% and from 48% to 70 – 75%; with 2
+// ranks on 2 cores, where the long turns stay, they cost up to 15% (docs/PERFORMANCE.md).
+//
+// The manager measures its own thread's wait for a processor (the kernel's run delay) as a
+// share of each contendWindow; above contendedShare it takes the short turns until a
+// window below contendedShare/2. Only a manager that runs on a thread of its own (MPI's,
+// comm.ThreadBound) can measure its thread; the others keep the long turns.
+const (
+	turnEvents      = 256
+	contendedEvents = 64
+	contendWindow   = 100 * time.Millisecond
+	contendedShare  = 0.2
+)
+
+// turns chooses the turn length of a manager that runs workers on a thread of its own.
+type turns struct {
+	delay     func() time.Duration // the thread's run delay so far (osthread.RunDelay; tests give theirs)
+	on        bool                 // the thread's run delay can be read
+	contended bool                 // the last window's share was above contendedShare (with hysteresis)
+	since     time.Time            // the current window's start
+	delay0    time.Duration        // the thread's run delay then
+}
+
+// start begins measuring the calling thread (locked to the manager's goroutine) at now.
+func (t *turns) start(now time.Time) {
+	if t.delay == nil {
+		t.delay = osthread.RunDelay
+	}
+	if t.delay0 = t.delay(); t.delay0 >= 0 {
+		t.on, t.since = true, now
+	}
+}
+
+// events returns the turn length at now.
+func (t *turns) events(now time.Time) int {
+	if t.on && now.Sub(t.since) >= contendWindow {
+		d := t.delay()
+		share := float64(d-t.delay0) / float64(now.Sub(t.since))
+		switch {
+		case share > contendedShare:
+			t.contended = true
+		case share < contendedShare/2:
+			t.contended = false
+		}
+		t.since, t.delay0 = now, d
+	}
+	if t.contended {
+		return contendedEvents
+	}
+	return turnEvents
+}
