@@ -300,6 +300,7 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	}
 	inv.note(offloadNote) // once the configuration is known to be good
 	inv.note(bindingNote(inv.tr, runtime.GOMAXPROCS(0)))
+	inv.note(crowdNote(inv.tr, comm.LocalRanks(), runtime.NumCPU()))
 	res, err := inv.simulate(ctx, sim, cfg.Progress != nil)
 	if err != nil {
 		return err
@@ -525,6 +526,20 @@ func bindingNote(tr comm.Transport, procs int) string {
 	}
 	return "this rank may use 1 CPU (mpirun binds ranks to cores), so its workers and its manager take turns on it; " +
 		"mpirun --bind-to none (or --map-by slot:PE=N) lets them run at once"
+}
+
+// crowdNote says, for a run with more ranks on this node (local, as the launcher says)
+// than it has CPUs, that the ranks take turns on the cores: a rank off its core holds
+// back the others' GVT, and what it sends when it runs again rolls them back. Each rank
+// adapts its own threads to the load, but not the number of ranks: PHOLD's small
+// configuration at -np 4 on 2 cores ran at 0.4 of -np 2's rate, and at -np 8 at 0.16
+// (docs/PERFORMANCE.md).
+func crowdNote(tr comm.Transport, local, cpus int) string {
+	if tr == nil || tr.Size() < 2 || local <= cpus {
+		return ""
+	}
+	return fmt.Sprintf("%d ranks share this node's %d CPUs, so they take turns on them and roll each other back; "+
+		"start at most %d ranks a node (each rank runs --time-warp-worker-threads workers)", local, cpus, cpus)
 }
 
 // note prints a note about the run on stderr (on rank 0 only); empty notes are skipped.

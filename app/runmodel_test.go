@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
+	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/partition"
 )
@@ -156,5 +157,36 @@ func TestExitStep(t *testing.T) {
 		errOut.Reset()
 		require.Equal(t, tc.status, inv.exit(tc.err))
 		require.Equal(t, tc.want, errOut.String())
+	}
+}
+
+// TestCrowdNote: the note on more ranks than CPUs comes only where the launcher started more
+// ranks on this node than it has CPUs.
+func TestCrowdNote(t *testing.T) {
+	two := comm.NewLoopback(2, comm.LoopbackOptions{})
+	defer func() {
+		for _, tr := range two {
+			_ = tr.Close()
+		}
+	}()
+	cases := []struct {
+		name       string
+		tr         comm.Transport
+		local, cpu int
+		want       string
+	}{
+		{"one process", nil, 8, 2, ""},
+		{"unknown local count", two[0], 0, 2, ""},
+		{"a rank a CPU", two[0], 2, 2, ""},
+		{"four ranks on two CPUs", two[0], 4, 2, "4 ranks share this node's 2 CPUs"},
+	}
+	for _, c := range cases {
+		got := crowdNote(c.tr, c.local, c.cpu)
+		if c.want == "" {
+			require.Empty(t, got, c.name)
+		} else {
+			require.Contains(t, got, c.want, c.name)
+			require.Contains(t, got, "start at most 2 ranks a node", c.name)
+		}
 	}
 }

@@ -70,11 +70,26 @@ var launchSizeVars = []string{
 	"MPI_LOCALNRANKS",
 }
 
+// launchLocalVars are the environment variables in which MPI launchers announce the
+// number of ranks started on this node: Open MPI's mpirun, MVAPICH2 and MPICH's hydra.
+var launchLocalVars = []string{
+	"OMPI_COMM_WORLD_LOCAL_SIZE",
+	"MV2_COMM_WORLD_LOCAL_SIZE",
+	"MPI_LOCALNRANKS",
+}
+
+// LocalRanks returns the number of ranks an MPI launcher says it started on this node, read
+// from the environment; 0 when no launcher says.
+func LocalRanks() int { return envCount(launchLocalVars) }
+
 // LaunchedRanks returns the number of ranks an MPI launcher (mpirun, mpiexec, srun with
 // PMI) says this process was started among, read from the environment without calling
 // MPI; 0 when no launcher's variables are set.
-func LaunchedRanks() int {
-	for _, v := range launchSizeVars {
+func LaunchedRanks() int { return envCount(launchSizeVars) }
+
+// envCount returns the positive count in the first of vars that is set to one, or 0.
+func envCount(vars []string) int {
+	for _, v := range vars {
 		if s, ok := os.LookupEnv(v); ok {
 			if n, err := strconv.Atoi(s); err == nil && n > 0 {
 				return n

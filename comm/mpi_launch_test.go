@@ -36,6 +36,27 @@ func TestLaunchedRanks(t *testing.T) {
 	}
 }
 
+func TestLocalRanks(t *testing.T) {
+	for _, v := range launchLocalVars {
+		t.Setenv(v, "")
+		os.Unsetenv(v)
+	}
+	if n := LocalRanks(); n != 0 {
+		t.Fatalf("LocalRanks() = %d with no launcher variables, want 0", n)
+	}
+	for _, v := range launchLocalVars {
+		t.Setenv(v, "4")
+		if n := LocalRanks(); n != 4 {
+			t.Errorf("LocalRanks() = %d with %s=4, want 4", n, v)
+		}
+		os.Unsetenv(v)
+	}
+	t.Setenv("MPI_LOCALNRANKS", "-2")
+	if n := LocalRanks(); n != 0 {
+		t.Errorf("LocalRanks() = %d with MPI_LOCALNRANKS=-2, want 0", n)
+	}
+}
+
 func TestCheckLaunch(t *testing.T) {
 	clearLaunchEnv(t)
 	t.Setenv("OMPI_COMM_WORLD_SIZE", "1")
