@@ -289,6 +289,7 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 	if tb, ok := m.tr.(comm.ThreadBound); ok && tb.ThreadBound() && e.Hosting() {
 		backOff = m.threadBackOff
 		tl.start(start)
+		tl.crowded = comm.LocalRanks() > runtime.NumCPU()
 	}
 	for !e.Stopped() {
 		if clk != nil {
@@ -335,6 +336,9 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 		}
 		if busy {
 			idleSince = time.Time{}
+			if tl.crowded && tl.contended && e.Ahead() {
+				osthread.Yield() // turn.go: the core to a rank beside it that holds GVT back
+			}
 			continue
 		}
 		if idleSince.IsZero() {

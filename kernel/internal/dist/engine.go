@@ -52,6 +52,9 @@ type Engine interface {
 	// Hosting), at most events events of a worker that runs alone, and reports whether
 	// they processed events.
 	Work(events int) bool
+	// Ahead reports whether the workers the manager runs hold no event near GVT (within a
+	// quarter of GVT's average advance per round): some other rank holds GVT back.
+	Ahead() bool
 	// Tick is called once a turn of the manager's loop, for engine sampling.
 	Tick(now time.Time)
 	// Phases returns the manager's time split for engine sampling, or nil when it is off.

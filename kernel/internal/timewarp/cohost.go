@@ -44,6 +44,18 @@ func (c *cohost) work(events int) bool {
 	return h.processed() != before
 }
 
+// ahead reports whether the co-host's workers hold no event within a quarter of GVT's
+// average advance per round of GVT (none at all counts as ahead).
+func (c *cohost) ahead() bool {
+	g := c.h.d.gvt.GVT()
+	for _, w := range c.h.ws {
+		if t, ok := w.q.pend.Min(); ok && t-g <= w.q.th.adv/4 {
+			return false
+		}
+	}
+	return true
+}
+
 // processed is the number of events the host's workers processed.
 func (h *host) processed() uint64 {
 	n := uint64(0)

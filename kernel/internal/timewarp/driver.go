@@ -24,6 +24,9 @@ func (e *driverEngine) Hosting() bool { return e.co != nil }
 // workers processed events.
 func (e *driverEngine) Work(events int) bool { return e.co != nil && e.co.work(events) }
 
+// Ahead implements [dist.Engine].
+func (e *driverEngine) Ahead() bool { return e.co != nil && e.co.ahead() }
+
 // Deliver hands e, from another rank, to the worker of its LP, as the manager's worker.
 func (e *driverEngine) Deliver(ev *event.Event) { e.d.deliver(e.d.mw, ev) }
 
