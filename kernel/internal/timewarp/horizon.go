@@ -20,7 +20,8 @@ import (
 //
 // A round's reports go to slots of its parity, each worker's on a cache line of its own,
 // and so does its result: round r+2, which reuses them, cannot end before every worker has
-// reported in round r+1, after it read round r's result and wrote its report.
+// reported in it, and a worker reads round r's result only while it has not (housekeep):
+// the result may be published late, after the worker reported in rounds r+1 and r+2.
 type horizon struct {
 	reports [2][]paddedKey
 	keys    [2]event.Key

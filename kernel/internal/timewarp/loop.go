@@ -41,9 +41,12 @@ func (w *worker) housekeep() Time {
 			w.collectFossils(event.Key{RecvTime: g}) // below every event at g
 			w.mark(phaseProcess)
 		}
-	} else if r := d.hz.round.Load(); r != q.horizonSeen {
+	} else if r := d.hz.round.Load(); r != q.horizonSeen && q.handedRound[r&1] <= r {
 		// Every round publishes a horizon, which is at least its GVT; GVT may come from
-		// a round whose horizon is not out yet.
+		// a round whose horizon is not out yet. Round r+2 rewrites round r's slot, and it
+		// ends only with this worker's report: once the worker has reported in it, the
+		// slot may be being rewritten (round r+1's publication still under way), so it
+		// waits for the next publication, which bumps its queue's changes.
 		w.mark(phaseGVT)
 		q.horizonSeen = r
 		hk := d.hz.keys[r&1]
