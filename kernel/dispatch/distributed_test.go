@@ -116,6 +116,7 @@ func TestAcrossProcessesMatchesSequential(t *testing.T) {
 	be := cpuBackend(t)
 	for _, m := range smallModels(t) {
 		want := sequentialResult(t, m, 7)
+		var cov coverage
 		for _, ranks := range []int{2, 3, 4} {
 			for _, workers := range []int{1, 2, 3} {
 				for _, method := range []string{kernel.GVTAsynchronous, kernel.GVTSynchronous} {
@@ -156,11 +157,13 @@ func TestAcrossProcessesMatchesSequential(t *testing.T) {
 							require.Contains(t, []string{kernel.StateSavingPeriodic, kernel.StateSavingReverse}, res[r].StateSaving,
 								"rank %d state saving", r)
 							require.Equal(t, arrangement, res[r].ScheduleQueues, "rank %d arrangement", r)
+							cov.add(res[r])
 						}
 					})
 				}
 			}
 		}
+		cov.check(t, m.name)
 	}
 }
 

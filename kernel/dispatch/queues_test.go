@@ -59,6 +59,7 @@ func TestQueueTypesDeterminism(t *testing.T) {
 	models := append(smallModels(t), logicModel(t))
 	for _, m := range models {
 		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 5}, m.build())
+		var cov coverage
 		for _, qt := range ltsf.QueueTypes() {
 			for _, c := range queueCases {
 				t.Run(m.name+"/"+qt+"/"+c.String(), func(t *testing.T) {
@@ -81,8 +82,10 @@ func TestQueueTypesDeterminism(t *testing.T) {
 					}
 					require.Equal(t, seq.Digest, r.Digest)
 					require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
+					cov.add(r.Result)
 				})
 			}
 		}
+		cov.check(t, m.name)
 	}
 }

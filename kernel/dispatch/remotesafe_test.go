@@ -20,7 +20,7 @@ import (
 // every rollback checked, give the sequential digest. A broken promise fails the run (the
 // receiving rank checks every event against its sender's promise).
 func TestRemoteSafeMatchesSequential(t *testing.T) {
-	models := append(smallModels(t), model{"phold-long-lookahead", 6, func() []kernel.LogicalProcess {
+	models := append(smallModels(t), model{"phold-long-lookahead", underRace(6.0, 3), func() []kernel.LogicalProcess {
 		c := phold.DefaultConfig()
 		c.LPs, c.Lookahead = 4096, 0.9 // most events safe (see TestRemoteSafeCommitsMostEvents)
 		lps, err := phold.New(c)
@@ -68,7 +68,7 @@ func TestRemoteSafeCommitsMostEvents(t *testing.T) {
 		require.NoError(t, err)
 		return lps
 	}
-	const end = 10
+	end := underRace(10.0, 5)
 	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 4}, build(0))
 	require.NoError(t, err)
 	want, err := s.Run(t.Context())
