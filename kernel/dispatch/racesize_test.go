@@ -11,10 +11,11 @@ import (
 // underRace returns race when the race detector is on and plain otherwise. The detector
 // makes every event many times slower, and what it is there to check is the concurrency:
 // hand-overs, rollbacks and cancellations, GVT rounds and fossil collection, which a run of
-// a few hundred events per arrangement already goes through (GVT rounds come per wall-clock
-// period, so a slowed run has more of them per event, not fewer). So the heaviest tests run
-// every arrangement under it, each compared with the sequential digest, with shorter end
-// times or smaller models; see docs/DECISIONS.md, "Runs under the race detector".
+// a few hundred events per arrangement already goes through (GVT rounds come every few
+// hundred events a worker and every GVT period of wall-clock time, so a slowed run has more
+// of them per event, not fewer). So the heaviest tests run every arrangement under it,
+// each compared with the sequential digest, with shorter end times or smaller models; see
+// docs/DECISIONS.md, "Runs under the race detector".
 func underRace[T any](plain, race T) T {
 	if raceEnabled {
 		return race
