@@ -372,7 +372,7 @@ func TestSafeEvents(t *testing.T) {
 	models := []model{
 		{"phold", underRace(20.0, 8), pholdOf(2048, 0.1, 0.25), true},
 		{"phold-zero-lookahead", underRace(10.0, 4), pholdOf(512, 0, 1), true},
-		{"pcs", underRace(100.0, 40), func() []kernel.LogicalProcess {
+		{"pcs", underRace(100.0, 60), func() []kernel.LogicalProcess {
 			c := pcs.DefaultConfig()
 			c.CellsX, c.CellsY = 16, 16
 			lps, err := pcs.New(c)
