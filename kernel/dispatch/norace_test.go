@@ -2,6 +2,6 @@
 
 package dispatch_test
 
-// raceEnabled reports whether the race detector is on: the heaviest tests then run shorter
-// (underRace).
+// raceEnabled reports whether the race detector is on: the heaviest tests then run
+// shorter (underRace).
 const raceEnabled = false

@@ -50,6 +50,7 @@ func TestOffloadDeterminismMatrix(t *testing.T) {
 		build func() []kernel.LogicalProcess
 		tw    kernel.TimeWarpConfig
 	}{
+		// End times under the race detector: racesize_test.go.
 		{"phold", underRace(30.0, 12), pholdModel(t, 0), kernel.TimeWarpConfig{Workers: 2, StateSavingPeriod: 3}},
 		{"phold-rollbacks", underRace(10.0, 4), zeroLookaheadPHOLD(t, 64, 4),
 			kernel.TimeWarpConfig{Workers: 4, Schedulers: 2, StateSavingPeriod: 4}},
@@ -236,7 +237,7 @@ func (f *faultyBackend) Run(k *gpuoffload.Kernel, b *gpuoffload.Batch) error {
 // result; a backend that never has a free slot for Submit is used through Run.
 func TestOffloadFaults(t *testing.T) {
 	build := pholdModel(t, 0)
-	end := underRace(40.0, 16)
+	end := underRace(40.0, 16) // racesize_test.go
 	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 2}, build())
 	cfg := func(be gpuoffload.Backend, auto bool) kernel.Config {
 		return kernel.Config{MaxSimTime: end, Seed: 2, Type: kernel.TimeWarp, TimeWarp: kernel.TimeWarpConfig{

@@ -23,31 +23,33 @@ type model struct {
 	build func() []kernel.LogicalProcess
 	// reversible: every LP implements kernel.Reverser.
 	reversible bool
+	// raceEnd is the end time of the model's runs in the matrices under the race detector
+	// (raceShort; 0: end).
+	raceEnd float64
 }
 
 // smallModels are the models of the determinism matrices: a few thousand events each
-// (PHOLD 3,800, PCS 2,500, zero-lookahead PHOLD 1,200), about 40% of that under the race
-// detector (underRace), which still rolls back, hands over and runs many GVT rounds in
-// every arrangement (the matrices assert it).
+// (PHOLD about 3,800, PCS 2,500, zero-lookahead PHOLD 1,200), about 40% of that in the
+// matrices under the race detector (raceShort).
 func smallModels(t *testing.T) []model {
 	return []model{
-		{"phold", underRace(30.0, 12), func() []kernel.LogicalProcess {
+		{"phold", 30, func() []kernel.LogicalProcess {
 			c := phold.DefaultConfig()
 			c.LPs = 64
 			c.StartEvents = 2
 			lps, err := phold.New(c)
 			require.NoError(t, err)
 			return lps
-		}, true},
-		{"pcs", underRace(150.0, 60), func() []kernel.LogicalProcess {
+		}, true, 12},
+		{"pcs", 150, func() []kernel.LogicalProcess {
 			c := pcs.DefaultConfig()
 			c.CellsX, c.CellsY, c.Portables = 4, 4, 8
 			c.CallInterval, c.CallDuration, c.MoveInterval = 30, 10, 20
 			lps, err := pcs.New(c)
 			require.NoError(t, err)
 			return lps
-		}, true},
-		{"phold-zero-lookahead", underRace(10.0, 4), func() []kernel.LogicalProcess {
+		}, true, 60},
+		{"phold-zero-lookahead", 10, func() []kernel.LogicalProcess {
 			c := phold.DefaultConfig()
 			c.LPs = 32
 			c.Lookahead = 0
@@ -56,7 +58,7 @@ func smallModels(t *testing.T) []model {
 			lps, err := phold.New(c)
 			require.NoError(t, err)
 			return lps
-		}, true},
+		}, true, 4},
 	}
 }
 
@@ -166,7 +168,7 @@ var sharedCases = []twCase{
 // of sharedCases commits exactly what the sequential dispatcher commits, digest for digest.
 func TestDeterminismMatrixSharedQueues(t *testing.T) {
 	be := cpuBackend(t)
-	for _, m := range smallModels(t) {
+	for _, m := range raceShort(smallModels(t)) {
 		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 5}, m.build())
 		var cov coverage
 		for _, c := range sharedCases {
@@ -179,7 +181,7 @@ func TestDeterminismMatrixSharedQueues(t *testing.T) {
 				cov.add(r.Result)
 			})
 		}
-		cov.check(t, m.name)
+		cov.check(t, m.name, true)
 	}
 }
 
@@ -216,7 +218,7 @@ var ownCases = []twCase{
 // worker: every configuration of ownCases commits what the sequential dispatcher commits.
 func TestDeterminismMatrixOwnQueues(t *testing.T) {
 	be := cpuBackend(t)
-	for _, m := range smallModels(t) {
+	for _, m := range raceShort(smallModels(t)) {
 		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 5}, m.build())
 		var cov coverage
 		for _, c := range ownCases {
@@ -229,7 +231,7 @@ func TestDeterminismMatrixOwnQueues(t *testing.T) {
 				cov.add(r.Result)
 			})
 		}
-		cov.check(t, m.name)
+		cov.check(t, m.name, true)
 	}
 }
 
@@ -318,7 +320,6 @@ func TestLogCompaction(t *testing.T) {
 // processes the horizon is GVT's time; the distributed tests cover that path.)
 func TestCommitHorizon(t *testing.T) {
 	m := smallModels(t)[1]
-	m.end = 150 // PCS's plain size under the race detector too: a shorter run with one worker may end before a round commits at GVT's time
 	seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 3}, m.build())
 	for _, workers := range []int{1, 2, 3} {
 		for _, ss := range []string{"periodic", "reverse"} {
@@ -369,17 +370,17 @@ func TestSafeEvents(t *testing.T) {
 			return lps
 		}
 	}
-	models := []model{
-		{"phold", underRace(20.0, 8), pholdOf(2048, 0.1, 0.25), true},
-		{"phold-zero-lookahead", underRace(10.0, 4), pholdOf(512, 0, 1), true},
-		{"pcs", underRace(100.0, 60), func() []kernel.LogicalProcess {
+	models := raceShort([]model{
+		{"phold", 20, pholdOf(2048, 0.1, 0.25), true, 8},
+		{"phold-zero-lookahead", 10, pholdOf(512, 0, 1), true, 4},
+		{"pcs", 100, func() []kernel.LogicalProcess {
 			c := pcs.DefaultConfig()
 			c.CellsX, c.CellsY = 16, 16
 			lps, err := pcs.New(c)
 			require.NoError(t, err)
 			return lps
-		}, true},
-	}
+		}, true, 60},
+	})
 	var shared uint64 // safe events with more than one worker, which depend on timing
 	for _, m := range models {
 		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 5}, m.build())
@@ -422,7 +423,7 @@ func TestStateSavingAuto(t *testing.T) {
 		{phold, kernel.TimeWarpConfig{Workers: 2, StateSavingPeriod: 4}, kernel.StateSavingPeriodic},
 		{phold, kernel.TimeWarpConfig{Workers: 2, StateSaving: kernel.StateSavingPeriodic}, kernel.StateSavingPeriodic},
 		{pcs, kernel.TimeWarpConfig{Workers: 2}, kernel.StateSavingReverse},
-		{model{"ping-pong", 20, pingPong, false}, kernel.TimeWarpConfig{Workers: 2}, kernel.StateSavingPeriodic},
+		{model{"ping-pong", 20, pingPong, false, 0}, kernel.TimeWarpConfig{Workers: 2}, kernel.StateSavingPeriodic},
 	} {
 		seq := run(t, kernel.Config{MaxSimTime: c.m.end, Seed: 5}, c.m.build())
 		s, err := dispatch.New(kernel.Config{MaxSimTime: c.m.end, Seed: 5, Type: kernel.TimeWarp, TimeWarp: c.tw}, c.m.build())
@@ -737,7 +738,7 @@ func TestGroupSafe(t *testing.T) {
 		require.NoError(t, err)
 		return lps
 	}
-	end := underRace(40.0, 16)
+	end := underRace(40.0, 12) // under the race detector: 2048 LPs still, fewer events each (racesize_test.go)
 	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 3}, build())
 	reps := 4
 	if testing.Short() || raceEnabled {

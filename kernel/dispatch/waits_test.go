@@ -24,7 +24,7 @@ func TestHostedWorkers(t *testing.T) {
 	for _, procs := range []int{1, 2} {
 		old := runtime.GOMAXPROCS(procs)
 		t.Cleanup(func() { runtime.GOMAXPROCS(old) })
-		for _, m := range smallModels(t) {
+		for _, m := range raceShort(smallModels(t)) {
 			seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 9}, m.build())
 			for _, workers := range []int{procs + 1, 5, 16} {
 				for _, ss := range []string{"periodic", "reverse"} {
@@ -97,7 +97,7 @@ func TestAdaptiveHosts(t *testing.T) {
 		require.NoError(t, err)
 		return lps
 	}
-	const end = 30
+	end := underRace(30.0, 10) // racesize_test.go
 	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 5}, build())
 	for _, c := range []struct {
 		workers int
