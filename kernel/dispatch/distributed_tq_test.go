@@ -57,7 +57,7 @@ func TestTQAcrossProcessesMatchesSequential(t *testing.T) {
 // quanta (the master keeps incomplete quanta for several boundaries), with a tree of
 // masters under slow links, and with a rank without LPs.
 func TestTQSlowLinks(t *testing.T) {
-	m := smallModels(t)[0]
+	m := raceShort(smallModels(t))[0]
 	want := sequentialResult(t, m, 3)
 	for seed := range uint64(2) {
 		opts := comm.LoopbackOptions{Seed: seed, MaxDelay: 3, Reorder: true,

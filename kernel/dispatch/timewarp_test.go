@@ -260,11 +260,12 @@ func TestInitSendsAcrossWorkers(t *testing.T) {
 // (periodic) coast forward occur, and the result is the sequential one.
 func TestRollbacksHappenPerStateSaving(t *testing.T) {
 	build := zeroLookaheadPHOLD(t, 64, 8)
-	seq := run(t, kernel.Config{MaxSimTime: 20, Seed: 9}, build())
+	end := underRace(20.0, 8) // racesize_test.go
+	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 9}, build())
 	for _, ss := range []string{"periodic", "reverse"} {
 		var rolled, anti, coast, second uint64
 		for attempt := 0; attempt < 5 && (rolled == 0 || anti == 0 || second == 0 || (coast == 0 && ss == "periodic")); attempt++ {
-			r := runTW(t, kernel.Config{MaxSimTime: 20, Seed: 9, Type: kernel.TimeWarp,
+			r := runTW(t, kernel.Config{MaxSimTime: end, Seed: 9, Type: kernel.TimeWarp,
 				TimeWarp: kernel.TimeWarpConfig{Workers: 8, StateSavingPeriod: 4, StateSaving: ss}}, build())
 			require.Equal(t, seq.Digest, r.Digest)
 			rolled += r.EventsRolledBack
@@ -453,10 +454,11 @@ func TestRollbacksHappen(t *testing.T) {
 		require.NoError(t, err)
 		return lps
 	}
-	seq := run(t, kernel.Config{MaxSimTime: 20, Seed: 9}, build())
+	end := underRace(20.0, 8) // racesize_test.go
+	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 9}, build())
 	var rolled, anti, coast uint64
 	for attempt := 0; attempt < 5 && (rolled == 0 || anti == 0 || coast == 0); attempt++ {
-		r := runTW(t, kernel.Config{MaxSimTime: 20, Seed: 9, Type: kernel.TimeWarp,
+		r := runTW(t, kernel.Config{MaxSimTime: end, Seed: 9, Type: kernel.TimeWarp,
 			TimeWarp: kernel.TimeWarpConfig{Workers: 8, Schedulers: 2, StateSavingPeriod: 4}}, build())
 		require.Equal(t, seq.Digest, r.Digest)
 		rolled += r.EventsRolledBack
@@ -557,7 +559,7 @@ func relays(n, tokens int) []kernel.LogicalProcess {
 // and checks that regenerated sends are suppressed, that held outputs that were not
 // regenerated are cancelled, and that the result is the sequential one.
 func TestLazyCancellationSuppresses(t *testing.T) {
-	const end = 20
+	end := underRace(20.0, 10) // racesize_test.go
 	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 3}, relays(64, 4))
 	var suppressed, anti, rolled uint64
 	for attempt := 0; attempt < 10 && (suppressed == 0 || anti == 0 || rolled == 0); attempt++ {
@@ -583,8 +585,9 @@ func TestLazyCancellationRollbacksHappen(t *testing.T) {
 		end   float64
 		build func() []kernel.LogicalProcess
 	}{
-		{"phold", 20, zeroLookaheadPHOLD(t, 64, 8)},
-		{"pcs", 300, smallModels(t)[1].build},
+		// End times under the race detector: racesize_test.go.
+		{"phold", underRace(20.0, 8), zeroLookaheadPHOLD(t, 64, 8)},
+		{"pcs", underRace(300.0, 150), smallModels(t)[1].build},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 9}, m.build())
@@ -705,9 +708,10 @@ func TestCheckRollbacksPassesDeterministicModels(t *testing.T) {
 		end   float64
 		build func() []kernel.LogicalProcess
 	}{
-		{"phold", 20, zeroLookaheadPHOLD(t, 64, 8)},
-		{"pcs", 300, smallModels(t)[1].build},
-		{"relay", 20, func() []kernel.LogicalProcess { return relays(64, 4) }},
+		// End times under the race detector: racesize_test.go.
+		{"phold", underRace(20.0, 8), zeroLookaheadPHOLD(t, 64, 8)},
+		{"pcs", underRace(300.0, 150), smallModels(t)[1].build},
+		{"relay", underRace(20.0, 10), func() []kernel.LogicalProcess { return relays(64, 4) }},
 	} {
 		for _, c := range []string{"aggressive", "lazy"} {
 			t.Run(m.name+"/"+c, func(t *testing.T) {

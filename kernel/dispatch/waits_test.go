@@ -61,7 +61,7 @@ func TestParkedWorkersWake(t *testing.T) {
 		require.NoError(t, err)
 		return lps
 	}
-	const end = 3000
+	end := underRace(3000.0, 1000) // racesize_test.go
 	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 4}, build())
 	for _, workers := range []int{2, 3, 8} {
 		t.Run(fmt.Sprintf("w%d", workers), func(t *testing.T) {
