@@ -742,7 +742,7 @@ func TestGroupSafe(t *testing.T) {
 		require.NoError(t, err)
 		return lps
 	}
-	end := underRace(40.0, 12) // under the race detector: 2048 LPs still, fewer events each (racesize_test.go)
+	end := underRace(40.0, 8) // under the race detector: 2048 LPs still, fewer events each (racesize_test.go)
 	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 3}, build())
 	reps := 4
 	if testing.Short() || raceEnabled {
