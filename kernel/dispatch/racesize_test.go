@@ -14,12 +14,12 @@ import (
 // cancellations, GVT rounds and fossil collection. A run of a thousand events or so goes
 // through all of them in every arrangement: in one process a GVT round comes every
 // period of wall-clock time, so a run slowed by the detector has more rounds per event,
-// not fewer (the matrices' runs have 4 to 100 rounds); across loopback ranks a round
-// waits for the token's laps, and the runs keep 2 to 14. So under the detector the
-// heaviest tests run every arrangement they run without it, each compared with the
-// sequential digest, on shorter runs or smaller models, and the matrices assert that
-// their runs still roll back and that most agree on GVT more than once (coverage). See
-// docs/DECISIONS.md, "Tests under the race detector".
+// not fewer (the matrices' runs have 2 to 100 rounds); across loopback ranks a round
+// waits for the token's laps, and the runs keep 1 to 14, most 2 or more. So under the
+// detector the heaviest tests run every arrangement they run without it, each compared
+// with the sequential digest, on shorter runs or smaller models, and the matrices assert
+// that their runs still roll back and that most agree on GVT more than once (coverage).
+// See docs/DECISIONS.md, "Tests under the race detector".
 
 // underRace returns race when the race detector is on and plain otherwise.
 func underRace[T any](plain, race T) T {
