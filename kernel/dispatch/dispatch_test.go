@@ -275,7 +275,8 @@ func TestProgressIsReported(t *testing.T) {
 	lps, err := phold.New(c)
 	require.NoError(t, err)
 	var calls []kernel.Progress
-	cfg := kernel.Config{MaxSimTime: 2000, ProgressInterval: 1, // every check
+	// One goroutine: nothing for the race detector to check, so a shorter run under it.
+	cfg := kernel.Config{MaxSimTime: underRace(2000.0, 200), ProgressInterval: 1, // every check
 		Progress: func(p kernel.Progress) { calls = append(calls, p) }}
 	run(t, cfg, lps)
 	require.NotEmpty(t, calls)
@@ -296,7 +297,7 @@ func TestProgressIsReported(t *testing.T) {
 func TestSteadyStateAllocatesNothing(t *testing.T) {
 	mallocs := func(end float64) (uint64, uint64) {
 		c := phold.DefaultConfig()
-		c.LPs = 1024
+		c.LPs = underRace(1024, 256) // one goroutine: nothing for the race detector to check
 		lps, err := phold.New(c)
 		require.NoError(t, err)
 		s, err := dispatch.New(kernel.Config{MaxSimTime: end}, lps)

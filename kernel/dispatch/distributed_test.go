@@ -114,59 +114,67 @@ func sequentialResult(t *testing.T, m model, seed uint64) kernel.Result {
 // cancellation, and batched event handling on the CPU backend in some.
 func TestAcrossProcessesMatchesSequential(t *testing.T) {
 	be := cpuBackend(t)
-	for _, m := range smallModels(t) {
+	for _, m := range raceShort(smallModels(t)) {
 		want := sequentialResult(t, m, 7)
-		for _, ranks := range []int{2, 3, 4} {
-			for _, workers := range []int{1, 2, 3} {
-				for _, method := range []string{kernel.GVTAsynchronous, kernel.GVTSynchronous} {
-					if workers == 3 && method == kernel.GVTSynchronous {
-						continue
-					}
-					var part partition.Partitioner = partition.Blocks{}
-					if workers >= 2 {
-						part = partition.RoundRobin{Block: 3}
-					}
-					opts := comm.LoopbackOptions{Seed: uint64(ranks*10 + workers), MaxDelay: 5, Reorder: true,
-						Slow: map[int]int{ranks - 1: 3}}
-					cfg := kernel.Config{MaxSimTime: m.end, Seed: 7, Partition: part,
-						TimeWarp: kernel.TimeWarpConfig{Workers: workers, GVTMethod: method, GVTPeriod: 200_000,
-							MaxAggregate: 1 + ranks*workers%4, CheckRollbacks: true, Cancellation: kernel.CancelAggressive}}
-					if (ranks+workers)%2 == 0 {
-						cfg.TimeWarp.Cancellation = kernel.CancelLazy
-					}
-					if ranks == 3 && method == kernel.GVTSynchronous {
-						cfg.TimeWarp.Offload, cfg.TimeWarp.BatchSize = be, 8
-					}
-					arrangement := "calendar, one per worker"
-					if workers == 3 { // two schedule queues: workers 0 and 2 share one (group.go)
-						cfg.TimeWarp.Schedulers = 2
-						if ranks == 2 {
+		var cov coverage
+		// The runs wait on one another's ranks more than they compute: side by side.
+		t.Run(m.name, func(t *testing.T) {
+			for _, ranks := range []int{2, 3, 4} {
+				for _, workers := range []int{1, 2, 3} {
+					for _, method := range []string{kernel.GVTAsynchronous, kernel.GVTSynchronous} {
+						if workers == 3 && method == kernel.GVTSynchronous {
+							continue
+						}
+						var part partition.Partitioner = partition.Blocks{}
+						if workers >= 2 {
+							part = partition.RoundRobin{Block: 3}
+						}
+						opts := comm.LoopbackOptions{Seed: uint64(ranks*10 + workers), MaxDelay: 5, Reorder: true,
+							Slow: map[int]int{ranks - 1: 3}}
+						cfg := kernel.Config{MaxSimTime: m.end, Seed: 7, Partition: part,
+							TimeWarp: kernel.TimeWarpConfig{Workers: workers, GVTMethod: method, GVTPeriod: 200_000,
+								MaxAggregate: 1 + ranks*workers%4, CheckRollbacks: true, Cancellation: kernel.CancelAggressive}}
+						if (ranks+workers)%2 == 0 {
+							cfg.TimeWarp.Cancellation = kernel.CancelLazy
+						}
+						if ranks == 3 && method == kernel.GVTSynchronous {
 							cfg.TimeWarp.Offload, cfg.TimeWarp.BatchSize = be, 8
 						}
-						arrangement = "calendar, 2 shared by 3 workers"
-					}
-					// The name says every setting that varies, so a reader sees what ran.
-					name := fmt.Sprintf("%s/ranks=%d/workers=%d/queues=%d/%s/%s/aggregate=%d/%s/offload=%v", m.name, ranks, workers,
-						cfg.TimeWarp.Schedulers, method, cfg.TimeWarp.Cancellation, cfg.TimeWarp.MaxAggregate,
-						strings.TrimPrefix(fmt.Sprintf("%T", part), "partition."), cfg.TimeWarp.Offload != nil)
-					t.Run(name, func(t *testing.T) {
-						res, errs := runRanks(t, ranks, opts, cfg, func(int) []kernel.LogicalProcess { return m.build() }, nil)
-						requireRanksMatch(t, want, res, errs)
-						for r := range ranks {
-							require.Contains(t, []string{kernel.StateSavingPeriodic, kernel.StateSavingReverse}, res[r].StateSaving,
-								"rank %d state saving", r)
-							require.Equal(t, arrangement, res[r].ScheduleQueues, "rank %d arrangement", r)
+						arrangement := "calendar, one per worker"
+						if workers == 3 { // two schedule queues: workers 0 and 2 share one (group.go)
+							cfg.TimeWarp.Schedulers = 2
+							if ranks == 2 {
+								cfg.TimeWarp.Offload, cfg.TimeWarp.BatchSize = be, 8
+							}
+							arrangement = "calendar, 2 shared by 3 workers"
 						}
-					})
+						// The name says every setting that varies, so a reader sees what ran.
+						name := fmt.Sprintf("ranks=%d/workers=%d/queues=%d/%s/%s/aggregate=%d/%s/offload=%v", ranks, workers,
+							cfg.TimeWarp.Schedulers, method, cfg.TimeWarp.Cancellation, cfg.TimeWarp.MaxAggregate,
+							strings.TrimPrefix(fmt.Sprintf("%T", part), "partition."), cfg.TimeWarp.Offload != nil)
+						t.Run(name, func(t *testing.T) {
+							t.Parallel()
+							res, errs := runRanks(t, ranks, opts, cfg, func(int) []kernel.LogicalProcess { return m.build() }, nil)
+							requireRanksMatch(t, want, res, errs)
+							for r := range ranks {
+								require.Contains(t, []string{kernel.StateSavingPeriodic, kernel.StateSavingReverse}, res[r].StateSaving,
+									"rank %d state saving", r)
+								require.Equal(t, arrangement, res[r].ScheduleQueues, "rank %d arrangement", r)
+								cov.add(res[r])
+							}
+						})
+					}
 				}
 			}
-		}
+		})
+		cov.check(t, m.name, true)
 	}
 }
 
 // TestGVTTokenNeedsMoreLaps checks that with slow ranks and delays some GVT rounds need more
 // than two laps of the token (white events still in flight after the second), and that
-// such runs still end with the sequential result.
+// such runs still end with the sequential result. The seeds vary the delays of one
+// arrangement; under the race detector the test stops at the first that shows such a round.
 func TestGVTTokenNeedsMoreLaps(t *testing.T) {
 	m := smallModels(t)[0]
 	want := sequentialResult(t, m, 3)
@@ -183,6 +191,9 @@ func TestGVTTokenNeedsMoreLaps(t *testing.T) {
 		}
 		most = max(most, sims[0].GVTLaps())
 		t.Logf("seed %d: most laps %d", seed, sims[0].GVTLaps())
+		if raceEnabled && most > 2 {
+			break
+		}
 	}
 	require.Greater(t, most, uint32(2), "no GVT round needed more than two laps")
 }

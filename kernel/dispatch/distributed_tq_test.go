@@ -24,11 +24,12 @@ import (
 // PCS over 2, 3 and 4 loopback ranks times 1 and 2 workers, with delays, reordering
 // across pairs and a slow rank.
 func TestTQAcrossProcessesMatchesSequential(t *testing.T) {
-	for _, m := range smallModels(t)[:2] {
+	for _, m := range raceShort(smallModels(t)[:2]) {
 		want := sequentialResult(t, m, 7)
 		for _, ranks := range []int{2, 3, 4} {
 			for _, workers := range []int{1, 2} {
 				t.Run(fmt.Sprintf("%s/ranks=%d/workers=%d", m.name, ranks, workers), func(t *testing.T) {
+					t.Parallel() // the runs wait on one another's ranks more than they compute
 					var part partition.Partitioner = partition.Blocks{}
 					if workers == 2 {
 						part = partition.RoundRobin{Block: 3}
@@ -56,7 +57,7 @@ func TestTQAcrossProcessesMatchesSequential(t *testing.T) {
 // quanta (the master keeps incomplete quanta for several boundaries), with a tree of
 // masters under slow links, and with a rank without LPs.
 func TestTQSlowLinks(t *testing.T) {
-	m := smallModels(t)[0]
+	m := raceShort(smallModels(t))[0]
 	want := sequentialResult(t, m, 3)
 	for seed := range uint64(2) {
 		opts := comm.LoopbackOptions{Seed: seed, MaxDelay: 3, Reorder: true,
@@ -117,7 +118,7 @@ func TestGVTMethodsAtManyRanks(t *testing.T) {
 			require.NoError(t, err)
 			return lps
 		}
-		const end = 25
+		end := underRace(25.0, 12) // racesize_test.go
 		seq, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 11}, build())
 		require.NoError(t, err)
 		want, err := seq.Run(t.Context())

@@ -50,10 +50,11 @@ func TestOffloadDeterminismMatrix(t *testing.T) {
 		build func() []kernel.LogicalProcess
 		tw    kernel.TimeWarpConfig
 	}{
-		{"phold", 30, pholdModel(t, 0), kernel.TimeWarpConfig{Workers: 2, StateSavingPeriod: 3}},
-		{"phold-rollbacks", 10, zeroLookaheadPHOLD(t, 64, 4),
+		// End times under the race detector: racesize_test.go.
+		{"phold", underRace(30.0, 12), pholdModel(t, 0), kernel.TimeWarpConfig{Workers: 2, StateSavingPeriod: 3}},
+		{"phold-rollbacks", underRace(10.0, 4), zeroLookaheadPHOLD(t, 64, 4),
 			kernel.TimeWarpConfig{Workers: 4, Schedulers: 2, StateSavingPeriod: 4}},
-		{"phold-grain", 20, pholdModel(t, 300), kernel.TimeWarpConfig{Workers: 3, StateSavingPeriod: 2,
+		{"phold-grain", underRace(20.0, 8), pholdModel(t, 300), kernel.TimeWarpConfig{Workers: 3, StateSavingPeriod: 2,
 			OptimismWindow: 2}},
 	} {
 		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 7}, m.build())
@@ -236,9 +237,10 @@ func (f *faultyBackend) Run(k *gpuoffload.Kernel, b *gpuoffload.Batch) error {
 // result; a backend that never has a free slot for Submit is used through Run.
 func TestOffloadFaults(t *testing.T) {
 	build := pholdModel(t, 0)
-	seq := run(t, kernel.Config{MaxSimTime: 40, Seed: 2}, build())
+	end := underRace(40.0, 16) // racesize_test.go
+	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 2}, build())
 	cfg := func(be gpuoffload.Backend, auto bool) kernel.Config {
-		return kernel.Config{MaxSimTime: 40, Seed: 2, Type: kernel.TimeWarp, TimeWarp: kernel.TimeWarpConfig{
+		return kernel.Config{MaxSimTime: end, Seed: 2, Type: kernel.TimeWarp, TimeWarp: kernel.TimeWarpConfig{
 			Workers: 2, Offload: be, BatchSize: 8, OffloadAuto: auto, TuneWindow: 20 * time.Microsecond}}
 	}
 

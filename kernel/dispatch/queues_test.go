@@ -48,7 +48,7 @@ func logicModel(t *testing.T) model {
 		lps, err := logic.New(c)
 		require.NoError(t, err)
 		return lps
-	}, true}
+	}, true, 0} // 268 events: short already
 }
 
 // TestQueueTypesDeterminism runs every schedule queue type (ltsf.QueueTypes) on PHOLD,
@@ -56,9 +56,10 @@ func logicModel(t *testing.T) model {
 // in each of queueCases, and checks that each run's digest is the sequential one.
 func TestQueueTypesDeterminism(t *testing.T) {
 	be := cpuBackend(t)
-	models := append(smallModels(t), logicModel(t))
+	models := raceShort(append(smallModels(t), logicModel(t)))
 	for _, m := range models {
 		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 5}, m.build())
+		var cov coverage
 		for _, qt := range ltsf.QueueTypes() {
 			for _, c := range queueCases {
 				t.Run(m.name+"/"+qt+"/"+c.String(), func(t *testing.T) {
@@ -81,8 +82,10 @@ func TestQueueTypesDeterminism(t *testing.T) {
 					}
 					require.Equal(t, seq.Digest, r.Digest)
 					require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
+					cov.add(r.Result)
 				})
 			}
 		}
+		cov.check(t, m.name, true)
 	}
 }

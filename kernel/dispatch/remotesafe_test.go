@@ -20,38 +20,48 @@ import (
 // every rollback checked, give the sequential digest. A broken promise fails the run (the
 // receiving rank checks every event against its sender's promise).
 func TestRemoteSafeMatchesSequential(t *testing.T) {
-	models := append(smallModels(t), model{"phold-long-lookahead", 6, func() []kernel.LogicalProcess {
+	models := raceShort(append(smallModels(t), model{"phold-long-lookahead", 6, func() []kernel.LogicalProcess {
 		c := phold.DefaultConfig()
 		c.LPs, c.Lookahead = 4096, 0.9 // most events safe (see TestRemoteSafeCommitsMostEvents)
+		c.LPs = underRace(c.LPs, 2048) // racesize_test.go
 		lps, err := phold.New(c)
 		require.NoError(t, err)
 		return lps
-	}, true})
+	}, true, 0}))
 	for _, m := range models {
 		want := sequentialResult(t, m, 11)
-		for _, ranks := range []int{2, 3, 4} {
-			for _, saving := range []string{kernel.StateSavingReverse, kernel.StateSavingPeriodic} {
-				for _, cancel := range []string{"aggressive", "lazy"} {
-					name := fmt.Sprintf("%s/ranks=%d/%s/%s", m.name, ranks, saving, cancel)
-					t.Run(name, func(t *testing.T) {
-						opts := comm.LoopbackOptions{Seed: uint64(ranks), MaxDelay: 4, Reorder: true,
-							Slow: map[int]int{ranks - 1: 2}}
-						cfg := kernel.Config{MaxSimTime: m.end, Seed: 11,
-							TimeWarp: kernel.TimeWarpConfig{Workers: 1, GVTPeriod: 200_000, StateSaving: saving,
-								Cancellation: cancel, CheckRollbacks: true}}
-						res, errs := runRanks(t, ranks, opts, cfg, func(int) []kernel.LogicalProcess { return m.build() }, nil)
-						requireRanksMatch(t, want, res, errs)
-						if saving == kernel.StateSavingPeriodic || m.name == "pcs" || m.name == "phold-zero-lookahead" {
-							require.Zero(t, res[0].SafeEvents, "safe events where the feature is off")
-							require.Zero(t, res[0].PromisesSent, "promises where the feature is off")
-						} else {
-							require.NotZero(t, res[0].PromisesSent, "no promise sent")
-						}
-						t.Logf("safe %d of %d committed, %d promises", res[0].SafeEvents, res[0].EventsCommitted, res[0].PromisesSent)
-					})
+		var cov coverage
+		// The runs wait on one another's ranks more than they compute: side by side.
+		t.Run(m.name, func(t *testing.T) {
+			for _, ranks := range []int{2, 3, 4} {
+				for _, saving := range []string{kernel.StateSavingReverse, kernel.StateSavingPeriodic} {
+					for _, cancel := range []string{"aggressive", "lazy"} {
+						name := fmt.Sprintf("ranks=%d/%s/%s", ranks, saving, cancel)
+						t.Run(name, func(t *testing.T) {
+							t.Parallel()
+							opts := comm.LoopbackOptions{Seed: uint64(ranks), MaxDelay: 4, Reorder: true,
+								Slow: map[int]int{ranks - 1: 2}}
+							cfg := kernel.Config{MaxSimTime: m.end, Seed: 11,
+								TimeWarp: kernel.TimeWarpConfig{Workers: 1, GVTPeriod: 200_000, StateSaving: saving,
+									Cancellation: cancel, CheckRollbacks: true}}
+							res, errs := runRanks(t, ranks, opts, cfg, func(int) []kernel.LogicalProcess { return m.build() }, nil)
+							requireRanksMatch(t, want, res, errs)
+							if saving == kernel.StateSavingPeriodic || m.name == "pcs" || m.name == "phold-zero-lookahead" {
+								require.Zero(t, res[0].SafeEvents, "safe events where the feature is off")
+								require.Zero(t, res[0].PromisesSent, "promises where the feature is off")
+							} else {
+								require.NotZero(t, res[0].PromisesSent, "no promise sent")
+							}
+							t.Logf("safe %d of %d committed, %d promises", res[0].SafeEvents, res[0].EventsCommitted, res[0].PromisesSent)
+							for r := range res {
+								cov.add(res[r])
+							}
+						})
+					}
 				}
 			}
-		}
+		})
+		cov.check(t, m.name, true)
 	}
 }
 
@@ -68,7 +78,7 @@ func TestRemoteSafeCommitsMostEvents(t *testing.T) {
 		require.NoError(t, err)
 		return lps
 	}
-	const end = 10
+	end := underRace(10.0, 4) // racesize_test.go
 	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 4}, build(0))
 	require.NoError(t, err)
 	want, err := s.Run(t.Context())

@@ -20,7 +20,8 @@ import (
 // result is the sequential one.
 func TestReverseComputationRollbacksHappen(t *testing.T) {
 	build := zeroLookaheadPHOLD(t, 64, 8)
-	seq := run(t, kernel.Config{MaxSimTime: 20, Seed: 9}, build())
+	end := underRace(20.0, 8) // racesize_test.go
+	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 9}, build())
 	for _, c := range []string{"aggressive", "lazy"} {
 		for _, check := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/check%v", c, check), func(t *testing.T) {
@@ -28,7 +29,7 @@ func TestReverseComputationRollbacksHappen(t *testing.T) {
 				tw.StateSaving = "reverse"
 				var rolled, anti uint64
 				for attempt := 0; attempt < 10 && (rolled == 0 || anti == 0); attempt++ {
-					in := runTW(t, kernel.Config{MaxSimTime: 20, Seed: 9, TimeWarp: tw}, build())
+					in := runTW(t, kernel.Config{MaxSimTime: end, Seed: 9, TimeWarp: tw}, build())
 					require.Equal(t, seq.Digest, in.Digest)
 					require.Equal(t, seq.EventsCommitted, in.EventsCommitted)
 					require.Zero(t, in.CoastForwardEvents, "reverse computation coasted forward")

@@ -16,7 +16,7 @@ import (
 // that sampling leaves the results alone; and that a worker's time split covers the run.
 func TestSampleRowsAddUp(t *testing.T) {
 	build := zeroLookaheadPHOLD(t, 64, 8)
-	const end = 60
+	end := underRace(60.0, 20) // racesize_test.go
 	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 3}, build())
 	for _, tc := range []struct {
 		name string

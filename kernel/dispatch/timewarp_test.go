@@ -23,8 +23,14 @@ type model struct {
 	build func() []kernel.LogicalProcess
 	// reversible: every LP implements kernel.Reverser.
 	reversible bool
+	// raceEnd is the end time of the model's runs in the matrices under the race detector
+	// (raceShort; 0: end).
+	raceEnd float64
 }
 
+// smallModels are the models of the determinism matrices: a few thousand events each
+// (PHOLD about 3,800, PCS 2,500, zero-lookahead PHOLD 1,200), about 40% of that in the
+// matrices under the race detector (raceShort).
 func smallModels(t *testing.T) []model {
 	return []model{
 		{"phold", 30, func() []kernel.LogicalProcess {
@@ -34,7 +40,7 @@ func smallModels(t *testing.T) []model {
 			lps, err := phold.New(c)
 			require.NoError(t, err)
 			return lps
-		}, true},
+		}, true, 12},
 		{"pcs", 150, func() []kernel.LogicalProcess {
 			c := pcs.DefaultConfig()
 			c.CellsX, c.CellsY, c.Portables = 4, 4, 8
@@ -42,7 +48,7 @@ func smallModels(t *testing.T) []model {
 			lps, err := pcs.New(c)
 			require.NoError(t, err)
 			return lps
-		}, true},
+		}, true, 60},
 		{"phold-zero-lookahead", 10, func() []kernel.LogicalProcess {
 			c := phold.DefaultConfig()
 			c.LPs = 32
@@ -52,7 +58,7 @@ func smallModels(t *testing.T) []model {
 			lps, err := phold.New(c)
 			require.NoError(t, err)
 			return lps
-		}, true},
+		}, true, 4},
 	}
 }
 
@@ -162,8 +168,9 @@ var sharedCases = []twCase{
 // of sharedCases commits exactly what the sequential dispatcher commits, digest for digest.
 func TestDeterminismMatrixSharedQueues(t *testing.T) {
 	be := cpuBackend(t)
-	for _, m := range smallModels(t) {
+	for _, m := range raceShort(smallModels(t)) {
 		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 5}, m.build())
+		var cov coverage
 		for _, c := range sharedCases {
 			tw := c.config(m, be)
 			t.Run(m.name+"/"+c.String(), func(t *testing.T) {
@@ -171,8 +178,10 @@ func TestDeterminismMatrixSharedQueues(t *testing.T) {
 				require.Equal(t, fmt.Sprintf("calendar, %d shared by %d workers", tw.Schedulers, tw.Workers), r.ScheduleQueues)
 				require.Equal(t, seq.Digest, r.Digest)
 				require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
+				cov.add(r.Result)
 			})
 		}
+		cov.check(t, m.name, true)
 	}
 }
 
@@ -209,8 +218,9 @@ var ownCases = []twCase{
 // worker: every configuration of ownCases commits what the sequential dispatcher commits.
 func TestDeterminismMatrixOwnQueues(t *testing.T) {
 	be := cpuBackend(t)
-	for _, m := range smallModels(t) {
+	for _, m := range raceShort(smallModels(t)) {
 		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 5}, m.build())
+		var cov coverage
 		for _, c := range ownCases {
 			tw := c.config(m, be)
 			t.Run(m.name+"/"+c.String(), func(t *testing.T) {
@@ -218,8 +228,10 @@ func TestDeterminismMatrixOwnQueues(t *testing.T) {
 				require.Equal(t, "calendar, one per worker", r.ScheduleQueues)
 				require.Equal(t, seq.Digest, r.Digest)
 				require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
+				cov.add(r.Result)
 			})
 		}
+		cov.check(t, m.name, true)
 	}
 }
 
@@ -248,11 +260,12 @@ func TestInitSendsAcrossWorkers(t *testing.T) {
 // (periodic) coast forward occur, and the result is the sequential one.
 func TestRollbacksHappenPerStateSaving(t *testing.T) {
 	build := zeroLookaheadPHOLD(t, 64, 8)
-	seq := run(t, kernel.Config{MaxSimTime: 20, Seed: 9}, build())
+	end := underRace(20.0, 8) // racesize_test.go
+	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 9}, build())
 	for _, ss := range []string{"periodic", "reverse"} {
 		var rolled, anti, coast, second uint64
 		for attempt := 0; attempt < 5 && (rolled == 0 || anti == 0 || second == 0 || (coast == 0 && ss == "periodic")); attempt++ {
-			r := runTW(t, kernel.Config{MaxSimTime: 20, Seed: 9, Type: kernel.TimeWarp,
+			r := runTW(t, kernel.Config{MaxSimTime: end, Seed: 9, Type: kernel.TimeWarp,
 				TimeWarp: kernel.TimeWarpConfig{Workers: 8, StateSavingPeriod: 4, StateSaving: ss}}, build())
 			require.Equal(t, seq.Digest, r.Digest)
 			rolled += r.EventsRolledBack
@@ -358,17 +371,17 @@ func TestSafeEvents(t *testing.T) {
 			return lps
 		}
 	}
-	models := []model{
-		{"phold", 20, pholdOf(2048, 0.1, 0.25), true},
-		{"phold-zero-lookahead", 10, pholdOf(512, 0, 1), true},
+	models := raceShort([]model{
+		{"phold", 20, pholdOf(2048, 0.1, 0.25), true, 8},
+		{"phold-zero-lookahead", 10, pholdOf(512, 0, 1), true, 4},
 		{"pcs", 100, func() []kernel.LogicalProcess {
 			c := pcs.DefaultConfig()
 			c.CellsX, c.CellsY = 16, 16
 			lps, err := pcs.New(c)
 			require.NoError(t, err)
 			return lps
-		}, true},
-	}
+		}, true, 60},
+	})
 	var shared uint64 // safe events with more than one worker, which depend on timing
 	for _, m := range models {
 		seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 5}, m.build())
@@ -411,7 +424,7 @@ func TestStateSavingAuto(t *testing.T) {
 		{phold, kernel.TimeWarpConfig{Workers: 2, StateSavingPeriod: 4}, kernel.StateSavingPeriodic},
 		{phold, kernel.TimeWarpConfig{Workers: 2, StateSaving: kernel.StateSavingPeriodic}, kernel.StateSavingPeriodic},
 		{pcs, kernel.TimeWarpConfig{Workers: 2}, kernel.StateSavingReverse},
-		{model{"ping-pong", 20, pingPong, false}, kernel.TimeWarpConfig{Workers: 2}, kernel.StateSavingPeriodic},
+		{model{"ping-pong", 20, pingPong, false, 0}, kernel.TimeWarpConfig{Workers: 2}, kernel.StateSavingPeriodic},
 	} {
 		seq := run(t, kernel.Config{MaxSimTime: c.m.end, Seed: 5}, c.m.build())
 		s, err := dispatch.New(kernel.Config{MaxSimTime: c.m.end, Seed: 5, Type: kernel.TimeWarp, TimeWarp: c.tw}, c.m.build())
@@ -441,10 +454,11 @@ func TestRollbacksHappen(t *testing.T) {
 		require.NoError(t, err)
 		return lps
 	}
-	seq := run(t, kernel.Config{MaxSimTime: 20, Seed: 9}, build())
+	end := underRace(20.0, 8) // racesize_test.go
+	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 9}, build())
 	var rolled, anti, coast uint64
 	for attempt := 0; attempt < 5 && (rolled == 0 || anti == 0 || coast == 0); attempt++ {
-		r := runTW(t, kernel.Config{MaxSimTime: 20, Seed: 9, Type: kernel.TimeWarp,
+		r := runTW(t, kernel.Config{MaxSimTime: end, Seed: 9, Type: kernel.TimeWarp,
 			TimeWarp: kernel.TimeWarpConfig{Workers: 8, Schedulers: 2, StateSavingPeriod: 4}}, build())
 		require.Equal(t, seq.Digest, r.Digest)
 		rolled += r.EventsRolledBack
@@ -545,7 +559,7 @@ func relays(n, tokens int) []kernel.LogicalProcess {
 // and checks that regenerated sends are suppressed, that held outputs that were not
 // regenerated are cancelled, and that the result is the sequential one.
 func TestLazyCancellationSuppresses(t *testing.T) {
-	const end = 20
+	end := underRace(20.0, 10) // racesize_test.go
 	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 3}, relays(64, 4))
 	var suppressed, anti, rolled uint64
 	for attempt := 0; attempt < 10 && (suppressed == 0 || anti == 0 || rolled == 0); attempt++ {
@@ -571,8 +585,9 @@ func TestLazyCancellationRollbacksHappen(t *testing.T) {
 		end   float64
 		build func() []kernel.LogicalProcess
 	}{
-		{"phold", 20, zeroLookaheadPHOLD(t, 64, 8)},
-		{"pcs", 300, smallModels(t)[1].build},
+		// End times under the race detector: racesize_test.go.
+		{"phold", underRace(20.0, 8), zeroLookaheadPHOLD(t, 64, 8)},
+		{"pcs", underRace(300.0, 150), smallModels(t)[1].build},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 9}, m.build())
@@ -693,9 +708,10 @@ func TestCheckRollbacksPassesDeterministicModels(t *testing.T) {
 		end   float64
 		build func() []kernel.LogicalProcess
 	}{
-		{"phold", 20, zeroLookaheadPHOLD(t, 64, 8)},
-		{"pcs", 300, smallModels(t)[1].build},
-		{"relay", 20, func() []kernel.LogicalProcess { return relays(64, 4) }},
+		// End times under the race detector: racesize_test.go.
+		{"phold", underRace(20.0, 8), zeroLookaheadPHOLD(t, 64, 8)},
+		{"pcs", underRace(300.0, 150), smallModels(t)[1].build},
+		{"relay", underRace(20.0, 10), func() []kernel.LogicalProcess { return relays(64, 4) }},
 	} {
 		for _, c := range []string{"aggressive", "lazy"} {
 			t.Run(m.name+"/"+c, func(t *testing.T) {
@@ -726,7 +742,7 @@ func TestGroupSafe(t *testing.T) {
 		require.NoError(t, err)
 		return lps
 	}
-	const end = 40
+	end := underRace(40.0, 8) // under the race detector: 2048 LPs still, fewer events each (racesize_test.go)
 	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 3}, build())
 	reps := 4
 	if testing.Short() || raceEnabled {

@@ -24,7 +24,7 @@ func TestHostedWorkers(t *testing.T) {
 	for _, procs := range []int{1, 2} {
 		old := runtime.GOMAXPROCS(procs)
 		t.Cleanup(func() { runtime.GOMAXPROCS(old) })
-		for _, m := range smallModels(t) {
+		for _, m := range raceShort(smallModels(t)) {
 			seq := run(t, kernel.Config{MaxSimTime: m.end, Seed: 9}, m.build())
 			for _, workers := range []int{procs + 1, 5, 16} {
 				for _, ss := range []string{"periodic", "reverse"} {
@@ -61,7 +61,7 @@ func TestParkedWorkersWake(t *testing.T) {
 		require.NoError(t, err)
 		return lps
 	}
-	const end = 3000
+	end := underRace(3000.0, 1000) // racesize_test.go
 	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 4}, build())
 	for _, workers := range []int{2, 3, 8} {
 		t.Run(fmt.Sprintf("w%d", workers), func(t *testing.T) {
@@ -97,7 +97,7 @@ func TestAdaptiveHosts(t *testing.T) {
 		require.NoError(t, err)
 		return lps
 	}
-	const end = 30
+	const end = 30 // (shorter under the race detector, host changes become too few to assert)
 	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 5}, build())
 	for _, c := range []struct {
 		workers int
