@@ -187,7 +187,10 @@ func newSampler(d *timeWarpDispatcher, start time.Time) *sampler {
 	cells := make([]sampleCell, len(d.workers))
 	for i, w := range d.workers {
 		w.cell = &cells[i]
-		cells[i].clock = phaseClock{start: start, cur: phaseIdle}
+		// Processing: a worker takes its first events without marking a phase (it marks
+		// one only when it stops, communicates or reports), and starting idle counted
+		// its first stretch, up to its first report, as idle time.
+		cells[i].clock = phaseClock{start: start, cur: phaseProcess}
 	}
 	return sp
 }
