@@ -300,7 +300,7 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	}
 	inv.note(offloadNote) // once the configuration is known to be good
 	inv.note(bindingNote(inv.tr, runtime.GOMAXPROCS(0)))
-	inv.note(crowdNote(inv.tr, comm.LocalRanks(), runtime.NumCPU()))
+	inv.note(crowdNote(inv.tr, comm.LocalRanks(), comm.NodeCPUs()))
 	res, err := inv.simulate(ctx, sim, cfg.Progress != nil)
 	if err != nil {
 		return err

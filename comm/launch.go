@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
+	"strings"
 )
 
 // This file has no build tag: it holds what both builds share (the options of the MPI
@@ -81,6 +83,43 @@ var launchLocalVars = []string{
 // LocalRanks returns the number of ranks an MPI launcher says it started on this node, read
 // from the environment; 0 when no launcher says.
 func LocalRanks() int { return envCount(launchLocalVars) }
+
+// NodeCPUs returns the number of CPUs online on this node (/sys/devices/system/cpu/online),
+// which the ranks started on it share, or, where that cannot be read, the CPUs this
+// process may use. Not runtime.NumCPU alone: a rank that the launcher bound to one core
+// sees one CPU, while the ranks beside it have cores of their own.
+func NodeCPUs() int {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if n := parseCPUList(strings.TrimSpace(string(b))); err == nil && n > 0 {
+		return n
+	}
+	return runtime.NumCPU()
+}
+
+// parseCPUList returns the number of CPUs in a kernel CPU list ("0-3,6,8-9"), or 0 when it
+// is malformed.
+func parseCPUList(s string) int {
+	n := 0
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return 0
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return 0
+			}
+		}
+		n += b - a + 1
+	}
+	return n
+}
+
+// Crowded reports whether an MPI launcher started more ranks on this node than it has
+// CPUs: the ranks then take turns on the cores.
+func Crowded() bool { return LocalRanks() > NodeCPUs() }
 
 // LaunchedRanks returns the number of ranks an MPI launcher (mpirun, mpiexec, srun with
 // PMI) says this process was started among, read from the environment without calling

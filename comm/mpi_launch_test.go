@@ -57,6 +57,23 @@ func TestLocalRanks(t *testing.T) {
 	}
 }
 
+func TestParseCPUList(t *testing.T) {
+	cases := []struct {
+		list string
+		want int
+	}{
+		{"0", 1}, {"0-1", 2}, {"0-3,6,8-9", 7}, {"", 0}, {"3-1", 0}, {"a-b", 0}, {"0-", 0},
+	}
+	for _, c := range cases {
+		if got := parseCPUList(c.list); got != c.want {
+			t.Errorf("parseCPUList(%q) = %d, want %d", c.list, got, c.want)
+		}
+	}
+	if n := NodeCPUs(); n < 1 {
+		t.Errorf("NodeCPUs() = %d, want at least 1", n)
+	}
+}
+
 func TestCheckLaunch(t *testing.T) {
 	clearLaunchEnv(t)
 	t.Setenv("OMPI_COMM_WORLD_SIZE", "1")

@@ -289,7 +289,7 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 	if tb, ok := m.tr.(comm.ThreadBound); ok && tb.ThreadBound() && e.Hosting() {
 		backOff = m.threadBackOff
 		tl.start(start)
-		tl.crowded = comm.LocalRanks() > runtime.NumCPU()
+		tl.crowded = comm.Crowded()
 	}
 	for !e.Stopped() {
 		if clk != nil {

@@ -41,7 +41,7 @@ const (
 type turns struct {
 	delay     func() time.Duration // the thread's run delay so far (osthread.RunDelay; tests give theirs)
 	on        bool                 // the thread's run delay can be read
-	crowded   bool                 // more ranks on this node than CPUs (comm.LocalRanks)
+	crowded   bool                 // more ranks on this node than CPUs (comm.Crowded)
 	contended bool                 // the last window's share was above contendedShare (with hysteresis)
 	since     time.Time            // the current window's start
 	delay0    time.Duration        // the thread's run delay then
