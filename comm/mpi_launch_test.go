@@ -17,43 +17,37 @@ func clearLaunchEnv(t *testing.T) {
 
 func TestLaunchedRanks(t *testing.T) {
 	clearLaunchEnv(t)
-	if n := LaunchedRanks(); n != 0 {
-		t.Fatalf("LaunchedRanks() = %d with no launcher variables, want 0", n)
-	}
 	if err := CheckLaunch(); err != nil {
 		t.Fatalf("CheckLaunch() = %v with no launcher, want nil", err)
 	}
-	for _, v := range launchSizeVars {
-		t.Setenv(v, "3")
-		if n := LaunchedRanks(); n != 3 {
-			t.Errorf("LaunchedRanks() = %d with %s=3, want 3", n, v)
-		}
-		os.Unsetenv(v)
-	}
-	t.Setenv("PMI_SIZE", "junk")
-	if n := LaunchedRanks(); n != 0 {
-		t.Errorf("LaunchedRanks() = %d with PMI_SIZE=junk, want 0", n)
-	}
+	checkEnvCount(t, "LaunchedRanks", LaunchedRanks, launchSizeVars, "PMI_SIZE", "junk")
 }
 
 func TestLocalRanks(t *testing.T) {
 	for _, v := range launchLocalVars {
-		t.Setenv(v, "")
+		t.Setenv(v, "") // restores the old value after the test
 		os.Unsetenv(v)
 	}
-	if n := LocalRanks(); n != 0 {
-		t.Fatalf("LocalRanks() = %d with no launcher variables, want 0", n)
+	checkEnvCount(t, "LocalRanks", LocalRanks, launchLocalVars, "MPI_LOCALNRANKS", "-2")
+}
+
+// checkEnvCount checks a count read from launcher variables (all unset on entry): 0 with
+// none set, each of vars read alone, and 0 with variable badVar set to the malformed bad.
+func checkEnvCount(t *testing.T, name string, count func() int, vars []string, badVar, bad string) {
+	t.Helper()
+	if n := count(); n != 0 {
+		t.Fatalf("%s() = %d with no launcher variables, want 0", name, n)
 	}
-	for _, v := range launchLocalVars {
-		t.Setenv(v, "4")
-		if n := LocalRanks(); n != 4 {
-			t.Errorf("LocalRanks() = %d with %s=4, want 4", n, v)
+	for _, v := range vars {
+		t.Setenv(v, "3")
+		if n := count(); n != 3 {
+			t.Errorf("%s() = %d with %s=3, want 3", name, n, v)
 		}
 		os.Unsetenv(v)
 	}
-	t.Setenv("MPI_LOCALNRANKS", "-2")
-	if n := LocalRanks(); n != 0 {
-		t.Errorf("LocalRanks() = %d with MPI_LOCALNRANKS=-2, want 0", n)
+	t.Setenv(badVar, bad)
+	if n := count(); n != 0 {
+		t.Errorf("%s() = %d with %s=%s, want 0", name, n, badVar, bad)
 	}
 }
 
