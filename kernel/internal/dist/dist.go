@@ -284,10 +284,12 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 	lastProgress := start
 	var idleSince time.Time // when the manager's turns began to find nothing to do
 	clk := e.Phases()       // engine sampling's time split: nil when off
-	backOff := m.yieldBackOff
+	// The back-off's ways to give the core away (see backOff): through the Go scheduler,
+	// or, for a manager that runs workers itself on a thread of its own, the thread's.
+	yield, sleep := runtime.Gosched, time.Sleep
 	var tl turns // turn.go: measured only on a thread of the manager's own
 	if tb, ok := m.tr.(comm.ThreadBound); ok && tb.ThreadBound() && e.Hosting() {
-		backOff = m.threadBackOff
+		yield, sleep = osthread.Yield, osthread.Sleep
 		tl.start(start)
 		tl.crowded = comm.Crowded()
 	}
@@ -344,7 +346,7 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 		if idleSince.IsZero() {
 			idleSince = now
 		}
-		backOff(now.Sub(idleSince))
+		m.backOff(now.Sub(idleSince), yield, sleep)
 	}
 	err := e.Err()
 	if err != nil && !m.peerFailed && m.sync {
@@ -374,28 +376,20 @@ func nap(idle time.Duration) time.Duration {
 	return min(max(idle/16, 10*time.Microsecond), 500*time.Microsecond)
 }
 
-// yieldBackOff is the back-off of a manager with a goroutine of its own, or one whose
-// goroutine is not locked to its thread (the ranks of a loopback run share one process's
-// processors): it yields and sleeps through the Go scheduler, so that the other
-// goroutines get its processor.
-func (m *Driver) yieldBackOff(idle time.Duration) {
+// backOff is the manager's back-off after its turns found nothing to do for idle: it
+// yields, and sleeps (nap) only past spinFor while GVT does not wait on it. A manager with
+// a goroutine of its own, or one not locked to its thread (the ranks of a loopback run
+// share one process's processors), yields and sleeps through the Go scheduler, so that
+// the other goroutines get its processor; one that runs workers itself
+// (Engine.Hosting) on a thread of its own (comm.ThreadBound: MPI's) yields and sleeps the
+// thread itself, since through the Go scheduler a locked thread would hand its processor
+// to another thread and back each time.
+func (m *Driver) backOff(idle time.Duration, yield func(), sleep func(time.Duration)) {
 	if idle < spinFor || m.urgent() {
-		runtime.Gosched()
+		yield()
 		return
 	}
-	time.Sleep(nap(idle))
-}
-
-// threadBackOff is the back-off of a manager that runs workers itself (Engine.Hosting) on
-// a thread of its own (comm.ThreadBound: MPI's): the thread is the workers', and yielding
-// or sleeping through the Go scheduler on a locked thread would hand its processor to
-// another thread and back each time, so it yields and sleeps the thread itself.
-func (m *Driver) threadBackOff(idle time.Duration) {
-	if idle < spinFor || m.urgent() {
-		osthread.Yield()
-		return
-	}
-	osthread.Sleep(nap(idle))
+	sleep(nap(idle))
 }
 
 // fail ends the run with err on this rank and tells the others.
