@@ -546,8 +546,8 @@ func (m *Driver) setGVT(g Time) {
 	if err := m.gvt.SetGVT(g); err != nil {
 		m.fail(fmt.Errorf("kernel: %w (GVT protocol bug)", err))
 	}
-	if m.rs != nil {
-		m.rs.gvtRose(g) // nothing arrives below GVT
+	if m.rs != nil && m.rs.gvtRose(g) { // nothing arrives below GVT
+		m.e.SafeRose()
 	}
 }
 

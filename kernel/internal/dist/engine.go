@@ -52,6 +52,9 @@ type Engine interface {
 	// Hosting), at most events events of a worker that runs alone, and reports whether
 	// they processed events.
 	Work(events int) bool
+	// SafeRose tells the rank's worker that the remote bound ([RemoteSafe.Bound]) rose:
+	// it looks at the bound before its next event.
+	SafeRose()
 	// Ahead reports whether the workers the manager runs hold no event near GVT (within a
 	// quarter of GVT's average advance per round): some other rank holds GVT back.
 	Ahead() bool

@@ -191,8 +191,9 @@ func (rs *RemoteSafe) remoteBound() Time { return math.Float64frombits(rs.bound.
 // fromRank returns this rank's bound on what rank x can still send it.
 func (rs *RemoteSafe) fromRank(x int) Time { return math.Float64frombits(rs.from[x].Load()) }
 
-// raise raises the bound on rank x to b (GVT g at least) and republishes the remote bound.
-func (rs *RemoteSafe) raise(x int, b, g Time) {
+// raise raises the bound on rank x to b (GVT g at least) and republishes the remote bound;
+// it reports whether the remote bound rose.
+func (rs *RemoteSafe) raise(x int, b, g Time) bool {
 	if b = max(b, g); b > rs.fromRank(x) {
 		rs.from[x].Store(math.Float64bits(b))
 	}
@@ -202,7 +203,9 @@ func (rs *RemoteSafe) raise(x int, b, g Time) {
 	}
 	if all = max(all, g); all > rs.remoteBound() {
 		rs.bound.Store(math.Float64bits(all))
+		return true
 	}
+	return false
 }
 
 // promise sends a promise to every other rank that has not had the worker's latest
@@ -292,7 +295,9 @@ func (m *Driver) promised(x int, p *comm.Promise) error {
 			b = min(b, s.b[z]+2*la)
 		}
 	}
-	rs.raise(x, b, m.gvt.GVT())
+	if rs.raise(x, b, m.gvt.GVT()) {
+		m.e.SafeRose()
+	}
 	return nil
 }
 
@@ -320,11 +325,14 @@ func (rs *RemoteSafe) sentTo(to int, t Time) {
 // arrived records that n events from rank from were handed over to the worker.
 func (rs *RemoteSafe) arrived(from, n int) { rs.handed[from].Add(uint64(n)) }
 
-// gvtRose raises every bound to GVT g: nothing arrives below GVT.
-func (rs *RemoteSafe) gvtRose(g Time) {
+// gvtRose raises every bound to GVT g: nothing arrives below GVT. It reports whether the
+// remote bound rose.
+func (rs *RemoteSafe) gvtRose(g Time) bool {
+	rose := false
 	for x := range rs.size {
-		rs.raise(x, g, g)
+		rose = rs.raise(x, g, g) || rose
 	}
+	return rose
 }
 
 // checkPromise fails when event ev from rank from breaks this rank's bound on that rank.

@@ -24,6 +24,10 @@ func (e *driverEngine) Hosting() bool { return e.co != nil }
 // workers processed events.
 func (e *driverEngine) Work(events int) bool { return e.co != nil && e.co.work(events) }
 
+// SafeRose bumps the one worker's queue's changes (safe events across processes run with
+// one worker): its stretch ends, and its housekeep reads the new bound (remotesafe.go).
+func (e *driverEngine) SafeRose() { e.d.workers[0].q.changes.Add(1) }
+
 // Ahead implements [dist.Engine].
 func (e *driverEngine) Ahead() bool { return e.co != nil && e.co.ahead() }
 

@@ -230,13 +230,14 @@ func (q *queue) followRounds(logMax int) {
 // stretchMax is the number of events a stretch may take without looking at more than its
 // bound: none beyond the first where the worker housekeeps before every event
 // (perEvent) or is at its ahead bound; otherwise as many as keep it below the ahead bound
-// and its log below its bound (an event adds at most one entry).
+// and its log below its bound (an event adds at most one entry), and no more than
+// w.longest.
 func (w *worker) stretchMax() int {
 	q := w.q
 	if w.perEvent || w.aheadFull() {
 		return 1
 	}
-	return min(q.aheadMax-q.ahead, w.d.logMax-q.hist.Len())
+	return min(q.aheadMax-q.ahead, w.d.logMax-q.hist.Len(), w.longest)
 }
 
 // takeBound returns the time below which the worker may take an event now, with GVT g

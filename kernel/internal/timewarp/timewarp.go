@@ -111,9 +111,13 @@ type worker struct {
 	least      Time
 	leastKnown bool
 	// perEvent is set where the worker must housekeep before every event (lazy
-	// cancellation, offload, safe events across processes: their checks are not behind
-	// queue.changes), so that its stretches take one event each. Set once, before the run.
+	// cancellation, offload: their checks are not behind queue.changes), so that its
+	// stretches take one event each. Set once, before the run.
 	perEvent bool
+	// longest is the most events a stretch may take (stretchMax): remoteLowEvery with
+	// safe events across processes, whose snapshots housekeep takes, else no limit. Set
+	// once, before the run.
+	longest int
 }
 
 // processedSoFar returns the number of events the workers have processed, as of their last
@@ -276,7 +280,11 @@ func (d *timeWarpDispatcher) addWorkers() {
 			wk.off = newOffloader(d) // offload.go
 		}
 		wk.extra = d.lazy || wk.off != nil
-		wk.perEvent = wk.extra || d.dist != nil && d.dist.Safe() != nil
+		wk.perEvent = wk.extra
+		wk.longest = math.MaxInt
+		if d.dist != nil && d.dist.Safe() != nil {
+			wk.longest = remoteLowEvery
+		}
 		d.workers = append(d.workers, wk)
 	}
 	if d.dist != nil {
