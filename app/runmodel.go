@@ -100,7 +100,7 @@ func newFlagSet(m *Model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalP
 	fs.BoolVar(&o.checkRollbacks, "time-warp-check-rollbacks", false, "time warp: debug mode: check that re-executed events rebuild the same state")
 	fs.StringVar(&o.gvtMethod, "time-warp-gvt-calculation-method", tw.GVTMethod, "time warp across processes: GVT by Mattern's token (asynchronous), all-gather (synchronous) or time quanta reported to rank 0 (tq)")
 	fs.IntVar(&o.maxAggregate, "time-warp-communication-max-aggregate", tw.MaxAggregate, "time warp across processes: most events in one message (1: no aggregation)")
-	fs.BoolVar(&o.remoteSafe, "time-warp-remote-safe", true, "time warp across processes: commit events below the other processes' promises unlogged (reverse computation, 1 worker per process)")
+	fs.BoolVar(&o.remoteSafe, "time-warp-remote-safe", true, "time warp across processes: commit events below the other processes' promises unlogged (reverse computation, 1 worker per process; off by default where a node runs more ranks than it has CPUs, on when given)")
 	fs.StringVar(&o.gpu, "gpu", gpuoffload.ModeAuto, "time warp: batched event handling on an offload backend: off, on (CUDA, or fail), auto (CUDA if it opens, and while batching pays) or cpu (the CPU backend)")
 	fs.IntVar(&o.gpuBatchSize, "gpu-batch-size", 0, "time warp with --gpu: most events per batch (0: tuned while the run proceeds)")
 	fs.IntVar(&o.device.Device, "gpu-device", 0, "CUDA device number for --gpu and --simulation-type gpu")
@@ -453,7 +453,8 @@ func (inv *invocation) config(part partition.Partitioner) kernel.Config {
 			StateSaving:  o.stateSaving,
 			Cancellation: o.cancellation, CheckRollbacks: o.checkRollbacks,
 			OptimismWindow: o.window, GVTPeriod: time.Duration(o.gvtPeriodMS * float64(time.Millisecond)),
-			GVTMethod: o.gvtMethod, MaxAggregate: o.maxAggregate, NoRemoteSafe: !o.remoteSafe},
+			GVTMethod: o.gvtMethod, MaxAggregate: o.maxAggregate, NoRemoteSafe: !o.remoteSafe,
+			RemoteSafeCrowded: o.remoteSafe && inv.fs.Changed("time-warp-remote-safe")},
 		GPU: gpu}
 }
 

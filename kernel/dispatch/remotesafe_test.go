@@ -152,3 +152,40 @@ func TestRemoteSafeMixedRanks(t *testing.T) {
 	}
 	t.Logf("%d of %d committed events safe, %d promises", res[0].SafeEvents, res[0].EventsCommitted, res[0].PromisesSent)
 }
+
+// TestRemoteSafeOffWhenCrowded checks that safe events across processes are off by
+// default where the launcher says the node runs more ranks than it has CPUs, and on there
+// with RemoteSafeCrowded; both give the sequential digest.
+func TestRemoteSafeOffWhenCrowded(t *testing.T) {
+	t.Setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "1000000") // more ranks on the node than any has CPUs
+	require.True(t, comm.Crowded())
+	c := phold.DefaultConfig()
+	c.LPs, c.Lookahead = 2048, 0.9
+	build := func(int) []kernel.LogicalProcess {
+		lps, err := phold.New(c)
+		require.NoError(t, err)
+		return lps
+	}
+	const end = 8
+	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 5}, build(0))
+	require.NoError(t, err)
+	want, err := s.Run(t.Context())
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name    string
+		crowded bool
+	}{{"default: off", false}, {"RemoteSafeCrowded: on", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := kernel.Config{MaxSimTime: end, Seed: 5, TimeWarp: kernel.TimeWarpConfig{Workers: 1,
+				StateSaving: kernel.StateSavingReverse, RemoteSafeCrowded: tc.crowded}}
+			res, errs := runRanks(t, 2, comm.LoopbackOptions{}, cfg, build, nil)
+			requireRanksMatch(t, want, res, errs)
+			if tc.crowded {
+				require.NotZero(t, res[0].PromisesSent, "no promise sent with RemoteSafeCrowded")
+			} else {
+				require.Zero(t, res[0].PromisesSent, "promises sent on a crowded node")
+				require.Zero(t, res[0].SafeEvents, "safe events on a crowded node")
+			}
+		})
+	}
+}

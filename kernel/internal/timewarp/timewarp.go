@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/gvt"
@@ -244,7 +245,9 @@ func newTimeWarp(s *core.Sim) (*timeWarpDispatcher, error) {
 		// Safe events across processes need the engine's one worker per process,
 		// reverse computation and a lookahead (see dist.RemoteSafe), and no commit hooks
 		// (commit.go).
-		safe := !cfg.NoRemoteSafe && d.reverse && cfg.Workers == 1 && s.Lookahead > 0 && !d.hooks
+		// Off by default on a crowded node (see TimeWarpConfig.RemoteSafeCrowded).
+		safe := !cfg.NoRemoteSafe && d.reverse && cfg.Workers == 1 && s.Lookahead > 0 && !d.hooks &&
+			(cfg.RemoteSafeCrowded || !comm.Crowded())
 		d.dist = dist.New(s, cfg, tr, owner, d.local, d.gvt, d.passive, safe)
 		d.safeW.seen = math.Inf(-1)
 	} else {
