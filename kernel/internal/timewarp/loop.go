@@ -188,8 +188,11 @@ func (w *worker) stretch(n int, b Time) (int, bool) {
 		}
 		q.ahead++
 		core.PrefetchNext(&q.pend.cal, d.sim.LPs, d.lps)  // cal: see pending
-		if h := q.hist.Spare(); h != nil && !w.unlogged { // two lines (see statemgr.Entry)
-			prefetch.Lines(unsafe.Pointer(h), unsafe.Pointer(&h.Saved))
+		// The flag first: after a safe event the slot is not looked for at all.
+		if !w.unlogged {
+			if h := q.hist.Spare(); h != nil { // two lines (see statemgr.Entry)
+				prefetch.Lines(unsafe.Pointer(h), unsafe.Pointer(&h.Saved))
+			}
 		}
 		id := ev.Receiver
 		x := &d.lps[id]
