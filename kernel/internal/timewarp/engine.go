@@ -365,6 +365,7 @@ func (d *timeWarpDispatcher) initQueues(sched []int, lockType string) error {
 			w.q.members = append(w.q.members, w)
 			w.stage.min = maxKey()
 		}
+		w.direct = !w.grp && !w.perEvent // see beside
 	}
 	if d.dist == nil && !d.grouped() {
 		d.hz = newHorizon(len(d.workers))

@@ -64,6 +64,9 @@ type host struct {
 	plan int32
 	ws   []*worker
 	want []*worker
+	// mine[i] says whether the host runs worker i (ws), for its workers' direct
+	// hand-overs (worker.beside); only the host's goroutine reads and writes it.
+	mine []bool
 	// cur is the worker running, for the recovery of a model panic.
 	cur *worker
 	// wake wakes the host while it has no workers (adapt.go).
@@ -86,7 +89,7 @@ func (d *timeWarpDispatcher) newHosts() *hostSet {
 	hs.active.Store(int32(n))
 	for i := range n {
 		hs.hosts = append(hs.hosts, &host{d: d, id: i, plan: -1, wake: make(chan struct{}, 1),
-			turnEvents: soloEvents, rest: (*worker).idleTurn})
+			turnEvents: soloEvents, rest: (*worker).idleTurn, mine: make([]bool, len(d.workers))})
 	}
 	for _, w := range d.workers {
 		w.host.Store(free)
@@ -148,6 +151,7 @@ func (h *host) follow() {
 	for i := 0; i < len(h.want); {
 		if w := h.want[i]; w.host.CompareAndSwap(free, int32(h.id)) {
 			w.hostPlan, w.leastKnown = h.plan, false // another host may have run it
+			w.mates, h.mine[w.id] = h.mine, true
 			h.ws = append(h.ws, w)
 			h.want[i] = h.want[len(h.want)-1]
 			h.want = h.want[:len(h.want)-1]
@@ -160,6 +164,7 @@ func (h *host) follow() {
 // release frees the host's workers and forgets its share.
 func (h *host) release() {
 	for _, w := range h.ws {
+		h.mine[w.id] = false
 		w.host.Store(free)
 	}
 	h.ws, h.want = h.ws[:0], h.want[:0]

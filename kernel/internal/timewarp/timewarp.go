@@ -119,6 +119,13 @@ type worker struct {
 	// safe events across processes, whose snapshots housekeep takes, else no limit. Set
 	// once, before the run.
 	longest int
+	// direct is set where the worker takes events from the other workers of its host
+	// straight into its calendar, and puts its own straight into theirs (beside): not a
+	// group's worker, nor one that housekeeps before every event (the same for every
+	// worker of a run). Set once, before the run. mates is its host's mine while the host
+	// runs it (host.follow).
+	direct bool
+	mates  []bool
 }
 
 // processedSoFar returns the number of events the workers have processed, as of their last
