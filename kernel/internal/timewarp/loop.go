@@ -187,7 +187,7 @@ func (w *worker) stretch(n int, b Time) (int, bool) {
 			return q.ahead - start, true
 		}
 		q.ahead++
-		core.PrefetchNext(&q.pend.cal, d.sim.LPs, d.lps)  // cal: see pending
+		core.PrefetchNext(&q.pend.cal, d.sim.LPs, d.lps) // cal: see pending
 		// The flag first: after a safe event the slot is not looked for at all.
 		if !w.unlogged {
 			if h := q.hist.Spare(); h != nil { // two lines (see statemgr.Entry)
