@@ -40,11 +40,9 @@ const (
 // turns chooses the turn length of a manager that runs workers on a thread of its own.
 type turns struct {
 	delay     func() time.Duration // the thread's run delay so far (osthread.RunDelay; tests give theirs)
-	on        bool                 // the thread's run delay can be read
+	waits     osthread.Waits       // the thread's waits, window by window (off where they cannot be read)
 	crowded   bool                 // more ranks on this node than CPUs (comm.Crowded)
 	contended bool                 // the last window's share was above contendedShare (with hysteresis)
-	since     time.Time            // the current window's start
-	delay0    time.Duration        // the thread's run delay then
 }
 
 // start begins measuring the calling thread (locked to the manager's goroutine) at now.
@@ -52,23 +50,18 @@ func (t *turns) start(now time.Time) {
 	if t.delay == nil {
 		t.delay = osthread.RunDelay
 	}
-	if t.delay0 = t.delay(); t.delay0 >= 0 {
-		t.on, t.since = true, now
-	}
+	t.waits.Start(t.delay, now)
 }
 
 // events returns the turn length at now.
 func (t *turns) events(now time.Time) int {
-	if t.on && now.Sub(t.since) >= contendWindow {
-		d := t.delay()
-		share := float64(d-t.delay0) / float64(now.Sub(t.since))
+	if share, ok := t.waits.Share(now, contendWindow, 1); ok {
 		switch {
 		case share > contendedShare:
 			t.contended = true
 		case share < contendedShare/2:
 			t.contended = false
 		}
-		t.since, t.delay0 = now, d
 	}
 	if t.contended {
 		return contendedEvents

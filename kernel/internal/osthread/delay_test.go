@@ -36,3 +36,28 @@ func TestRunDelayReadsOwnThread(t *testing.T) {
 	require.GreaterOrEqual(t, RunDelay(), a, "a thread's run delay never decreases")
 	require.GreaterOrEqual(t, ProcessRunDelay(), time.Duration(0))
 }
+
+// TestWaitsShare checks the windows of a made-up run delay: no share before a window has
+// passed, the delay over the time times the threads after it, a fall counted as none, and
+// no measure where the delay cannot be read.
+func TestWaitsShare(t *testing.T) {
+	var delay time.Duration
+	read := func() time.Duration { return delay }
+	t0 := time.Unix(0, 0)
+	var w Waits
+	require.True(t, w.Start(read, t0))
+	_, ok := w.Share(t0.Add(50*time.Millisecond), 100*time.Millisecond, 1)
+	require.False(t, ok, "within the first window")
+	delay = 30 * time.Millisecond
+	s, ok := w.Share(t0.Add(150*time.Millisecond), 100*time.Millisecond, 2)
+	require.True(t, ok)
+	require.InDelta(t, 0.1, s, 1e-9, "30 ms over 150 ms of 2 threads")
+	delay = 10 * time.Millisecond
+	s, ok = w.Share(t0.Add(300*time.Millisecond), 100*time.Millisecond, 1)
+	require.True(t, ok)
+	require.Zero(t, s, "a run delay that fell counts as no wait")
+	var off Waits
+	require.False(t, off.Start(func() time.Duration { return -1 }, t0))
+	_, ok = off.Share(t0.Add(time.Hour), 100*time.Millisecond, 1)
+	require.False(t, ok, "off where the run delay cannot be read")
+}

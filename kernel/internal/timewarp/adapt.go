@@ -32,12 +32,12 @@ const (
 
 // adaptState is host 0's measure of the load and record of its decisions.
 type adaptState struct {
-	on        bool          // adapting (several hosts, and the run delay can be read or is given)
-	turns     int           // host 0's turns since its last look at the clock
-	since     time.Time     // the start of the current window
-	delay0    time.Duration // the run delay then
-	probing   bool          // the last change added a host, to be judged in the next window
-	gap       int           // the wait before the next try of one more host, in windows
+	on        bool           // adapting (several hosts, and the run delay can be read or is given)
+	turns     int            // host 0's turns since its last look at the clock
+	waits     osthread.Waits // the process's threads' waits, window by window
+	since     time.Time      // the start of the current window, where a test gives the load (hostLoad)
+	probing   bool           // the last change added a host, to be judged in the next window
+	gap       int            // the wait before the next try of one more host, in windows
 	nextProbe time.Time
 	changes   int // changes of the number of active hosts, for tests
 }
@@ -48,12 +48,11 @@ func (hs *hostSet) startAdapt(d *timeWarpDispatcher) {
 	if len(hs.hosts) < 2 {
 		return
 	}
-	if d.hostLoad == nil {
-		if st.delay0 = osthread.ProcessRunDelay(); st.delay0 < 0 {
-			return // the run delay cannot be read here
-		}
+	now := time.Now()
+	if d.hostLoad == nil && !st.waits.Start(osthread.ProcessRunDelay, now) {
+		return // the run delay cannot be read here
 	}
-	st.on, st.since = true, time.Now()
+	st.on, st.since = true, now
 }
 
 // adapt is host 0's look at the load after a turn: every loadWindow it measures the share
@@ -70,20 +69,19 @@ func (h *host) adapt() {
 	}
 	st.turns = 0
 	now := time.Now()
-	el := now.Sub(st.since)
-	if el < d.loadWindow {
-		return
-	}
 	k := int(d.hs.active.Load())
 	var share float64
 	if f := d.hostLoad; f != nil {
-		share = f()
+		if now.Sub(st.since) < d.loadWindow {
+			return
+		}
+		share, st.since = f(), now
 	} else {
-		dl := osthread.ProcessRunDelay()
-		share = max(0, float64(dl-st.delay0)) / (float64(el) * float64(k))
-		st.delay0 = dl
+		var ok bool
+		if share, ok = st.waits.Share(now, d.loadWindow, k); !ok {
+			return
+		}
 	}
-	st.since = now
 	d.hs.decide(now, d.loadWindow, k, share)
 }
 
