@@ -174,3 +174,33 @@ func (w *worker) coast(x *lpState, id LPID, r *core.LPRecord, ev *event.Event) {
 	x.count++
 	w.stats.coastForward++
 }
+
+// twUndo is what reverse computation records for a processed event: the number of draws
+// its handler made from the LP's generator and the LP's send sequence number before it.
+type twUndo struct {
+	draws uint32
+	seq   uint64
+}
+
+// twinKey returns the key of the positive event that the anti-message with key k cancels.
+func twinKey(k event.Key) event.Key {
+	k.SeqSign |= 1
+	return k
+}
+
+// reverseEvent undoes event e, the last event that the LP of ctx processed, u being what was
+// recorded for it: it rewinds the LP's generator by e's draws and restores its sequence
+// number, so that Reverse sees the generator as Handle found it, calls Reverse, and resets
+// the generator and sequence number again (whatever Reverse drew). ctx's time and depth
+// must be e's.
+func reverseEvent(ctx *core.Context, rev core.Reverser, e *event.Event, u twUndo) {
+	f := core.FrameOf(ctx)
+	r := f.LP
+	r.RNG.Rewind(uint64(u.draws))
+	r.Seq = u.seq
+	g := r.RNG
+	f.Reversing, f.DrawsMade = true, u.draws
+	rev.Reverse(ctx, e)
+	f.Reversing, f.DrawsMade = false, 0
+	r.RNG, r.Seq = g, u.seq
+}
