@@ -71,18 +71,8 @@ func TestRemoteSafeMatchesSequential(t *testing.T) {
 // delay (0.9 of a mean 1), so that the promises' round trips between the ranks' goroutines
 // on a loaded test machine stay well within it (see docs/DECISIONS.md for PHOLD's 0.1).
 func TestRemoteSafeCommitsMostEvents(t *testing.T) {
-	c := phold.DefaultConfig()
-	c.LPs, c.Lookahead = 16384, 0.9
-	build := func(int) []kernel.LogicalProcess {
-		lps, err := phold.New(c)
-		require.NoError(t, err)
-		return lps
-	}
 	end := underRace(10.0, 4) // racesize_test.go
-	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 4}, build(0))
-	require.NoError(t, err)
-	want, err := s.Run(t.Context())
-	require.NoError(t, err)
+	build, want := lookaheadPHOLD(t, 16384, end, 4)
 	for _, off := range []bool{false, true} {
 		cfg := kernel.Config{MaxSimTime: end, Seed: 4,
 			TimeWarp: kernel.TimeWarpConfig{Workers: 1, StateSaving: kernel.StateSavingReverse, NoRemoteSafe: off}}
@@ -159,18 +149,8 @@ func TestRemoteSafeMixedRanks(t *testing.T) {
 func TestRemoteSafeOffWhenCrowded(t *testing.T) {
 	t.Setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "1000000") // more ranks on the node than any has CPUs
 	require.True(t, comm.Crowded())
-	c := phold.DefaultConfig()
-	c.LPs, c.Lookahead = 2048, 0.9
-	build := func(int) []kernel.LogicalProcess {
-		lps, err := phold.New(c)
-		require.NoError(t, err)
-		return lps
-	}
 	const end = 8
-	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: 5}, build(0))
-	require.NoError(t, err)
-	want, err := s.Run(t.Context())
-	require.NoError(t, err)
+	build, want := lookaheadPHOLD(t, 2048, end, 5)
 	for _, tc := range []struct {
 		name    string
 		crowded bool
@@ -188,4 +168,22 @@ func TestRemoteSafeOffWhenCrowded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lookaheadPHOLD returns the builder of PHOLD with lps LPs and a lookahead of 0.9 (most of
+// its events safe across processes), and the result of its sequential run to end with seed.
+func lookaheadPHOLD(t *testing.T, lps int, end float64, seed uint64) (func(int) []kernel.LogicalProcess, kernel.Result) {
+	t.Helper()
+	c := phold.DefaultConfig()
+	c.LPs, c.Lookahead = lps, 0.9
+	build := func(int) []kernel.LogicalProcess {
+		ls, err := phold.New(c)
+		require.NoError(t, err)
+		return ls
+	}
+	s, err := dispatch.New(kernel.Config{MaxSimTime: end, Seed: seed}, build(0))
+	require.NoError(t, err)
+	want, err := s.Run(t.Context())
+	require.NoError(t, err)
+	return build, want
 }
