@@ -533,8 +533,8 @@ func bindingNote(tr comm.Transport, procs int) string {
 // than it has CPUs, that the ranks take turns on the cores: a rank off its core holds
 // back the others' GVT, and what it sends when it runs again rolls them back. Each rank
 // adapts its own threads to the load, but not the number of ranks: PHOLD's small
-// configuration at -np 4 on 2 cores ran at 0.55 – 0.6 of -np 2's rate, and at -np 8 at
-// 0.27 – 0.32, where ranks that exchange no event at all reach 0.6 and 0.47
+// configuration at -np 4 on 2 cores ran at 0.5 – 0.6 of -np 2's rate, and at -np 8 at
+// 0.26 – 0.32, where ranks that exchange no event at all reach 0.6 and 0.47
 // (docs/PERFORMANCE.md).
 func crowdNote(tr comm.Transport, local, cpus int) string {
 	if tr == nil || tr.Size() < 2 || local <= cpus {
