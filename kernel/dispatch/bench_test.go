@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/models/pcs"
@@ -106,4 +107,33 @@ func BenchmarkTimeWarpPHOLDOversubscribed(b *testing.B) {
 			benchTimeWarp(b, 200, kernel.TimeWarpConfig{Workers: w, Schedulers: w, StateSaving: "reverse"}, build)
 		})
 	}
+}
+
+// BenchmarkTimeWarpPHOLDRanks runs the small PHOLD of the scaling script (2048 LPs, remote
+// 0.5, end 2000) across 2 loopback ranks of one worker each: the cross-process driver, its
+// aggregation and codec, in one process (scripts/pgo.sh profiles it with the others).
+func BenchmarkTimeWarpPHOLDRanks(b *testing.B) {
+	c := phold.DefaultConfig()
+	c.LPs, c.Remote = 2048, 0.5
+	build := func(int) []kernel.LogicalProcess {
+		lps, err := phold.New(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return lps
+	}
+	cfg := kernel.Config{MaxSimTime: 2000, Seed: 1, TimeWarp: kernel.TimeWarpConfig{Workers: 1}}
+	var events uint64
+	var secs float64
+	for b.Loop() {
+		res, errs := runRanks(b, 2, comm.LoopbackOptions{}, cfg, build, nil)
+		for r, err := range errs {
+			if err != nil {
+				b.Fatalf("rank %d: %v", r, err)
+			}
+		}
+		events += res[0].EventsCommitted
+		secs += res[0].WallSeconds
+	}
+	b.ReportMetric(float64(events)/secs/1e6, "Mevents/s")
 }

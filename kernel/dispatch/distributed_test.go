@@ -33,7 +33,7 @@ import (
 
 // runRanks runs one simulation per rank of a loopback network concurrently, each with a
 // freshly built model, and returns every rank's result and error.
-func runRanks(t *testing.T, ranks int, opts comm.LoopbackOptions, cfg kernel.Config,
+func runRanks(t testing.TB, ranks int, opts comm.LoopbackOptions, cfg kernel.Config,
 	build func(rank int) []kernel.LogicalProcess, sims []*dispatch.Simulation) ([]kernel.Result, []error) {
 	t.Helper()
 	trs := comm.NewLoopback(ranks, opts)
