@@ -75,20 +75,26 @@ type Driver struct {
 	sent, recv []uint64
 	// rs is the state of safe events across processes (safe.go), or nil.
 	rs *RemoteSafe
+	// crowded is set where the launcher started more ranks on this node than it has CPUs
+	// (comm.Crowded), read once in New: safe events across processes are off there unless
+	// asked for, and the manager yields its core while ahead (turn.go).
+	crowded bool
 }
 
 // New returns the driver of this rank (tr) of a run of sim: owner[id] is the rank that
 // runs LP id, local this rank's LPs, g the engine's Fujimoto GVT (whose participants are
 // the workers and the manager) and passive its count of passive workers. safe turns on safe
-// events across processes (see RemoteSafe), where the engine supports them.
+// events across processes (see RemoteSafe), where the engine supports them; on a crowded
+// node they stay off unless cfg.RemoteSafeCrowded.
 func New(sim *core.Sim, cfg core.TimeWarpConfig, tr comm.Transport, owner []int, local []LPID,
 	g *gvt.Fujimoto, passive *termination.Workers, safe bool) *Driver {
 	m := &Driver{sim: sim, cfg: cfg, end: sim.Cfg.MaxSimTime, gvt: g, workers: passive, local: local,
 		tr: tr, rank: tr.Rank(), size: tr.Size(),
 		owner: make([]int32, len(owner)), codec: comm.NewCodec(sim.Cfg.Payloads),
 		mattern: gvt.NewMattern(), sticky: termination.NewSticky(tr.Rank(), tr.Size()),
-		sync: cfg.GVTMethod == core.GVTSynchronous, sent: make([]uint64, tr.Size()), recv: make([]uint64, tr.Size())}
-	if safe {
+		sync: cfg.GVTMethod == core.GVTSynchronous, sent: make([]uint64, tr.Size()), recv: make([]uint64, tr.Size()),
+		crowded: comm.Crowded()}
+	if safe && (cfg.RemoteSafeCrowded || !m.crowded) {
 		m.rs = newRemoteSafe(sim.Lookahead, m.rank, m.size)
 	}
 	for i, r := range owner {

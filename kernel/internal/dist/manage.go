@@ -29,7 +29,7 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 	if tb, ok := m.tr.(comm.ThreadBound); ok && tb.ThreadBound() && e.Hosting() {
 		yield, sleep = osthread.Yield, osthread.Sleep
 		tl.start(start)
-		tl.crowded = comm.Crowded()
+		tl.crowded = m.crowded
 	}
 	for !e.Stopped() {
 		if clk != nil {

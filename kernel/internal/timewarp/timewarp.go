@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/gvt"
@@ -236,10 +235,8 @@ func newTimeWarp(s *core.Sim) (*timeWarpDispatcher, error) {
 		}
 		// Safe events across processes need the engine's one worker per process,
 		// reverse computation and a lookahead (see dist.RemoteSafe), and no commit hooks
-		// (commit.go).
-		// Off by default on a crowded node (see TimeWarpConfig.RemoteSafeCrowded).
-		safe := !cfg.NoRemoteSafe && d.reverse && cfg.Workers == 1 && s.Lookahead > 0 && !d.hooks &&
-			(cfg.RemoteSafeCrowded || !comm.Crowded())
+		// (commit.go); the driver keeps them off on a crowded node (RemoteSafeCrowded).
+		safe := !cfg.NoRemoteSafe && d.reverse && cfg.Workers == 1 && s.Lookahead > 0 && !d.hooks
 		d.dist = dist.New(s, cfg, tr, owner, d.local, d.gvt, d.passive, safe)
 		d.safeW.seen = math.Inf(-1)
 	} else {
