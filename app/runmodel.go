@@ -135,21 +135,31 @@ func (c *Command) runModel(ctx context.Context, m *Model, args []string, stdout,
 	err := inv.run(ctx, args)
 	code := inv.exit(err)
 	if f, ok := err.(*failure); ok && !f.quiet {
-		inv.abortRanks(code)
+		inv.abortRanks(code, errors.As(err, new(*kernel.PeerError)))
 	}
 	return code
 }
 
+// peerAbortGrace is how long a rank that shows another rank's failure waits for that
+// rank's MPI_Abort to end the job before it aborts the job itself.
+const peerAbortGrace = 10 * time.Second
+
 // abortRanks ends every rank of a run across processes after this rank failed on its
 // own (an error before or during the run that the others may not know of, a signal), so
 // that none waits for it forever: MPI_Abort, once this rank's outputs are closed. A
-// failure every rank reports (quiet here) needs no abort.
-func (inv *invocation) abortRanks(code int) {
+// failure every rank reports (quiet here) needs no abort. Where the failure began on
+// another rank (peer), that rank aborts the job; this one (rank 0, which shows the
+// failure) aborts only if the job still runs after peerAbortGrace, because Open MPI 4.1's
+// mpirun has been seen to hang in its teardown when two ranks call MPI_Abort at once.
+func (inv *invocation) abortRanks(code int, peer bool) {
 	a, ok := inv.tr.(interface{ Abort(int) })
 	if inv.tr == nil || inv.tr.Size() < 2 || !ok {
 		return
 	}
 	_ = inv.closeSamples()
+	if peer {
+		time.Sleep(peerAbortGrace)
+	}
 	a.Abort(code)
 }
 

@@ -73,7 +73,8 @@ func (s *Simulation) StateSaving() string {
 }
 
 // Run runs the simulation to the end time and returns its result. It can be called once.
-// Cancelling ctx stops the run early with ctx's error.
+// Cancelling ctx stops the run early with ctx's cause (context.Cause: ctx's error unless
+// it was cancelled with a cause of its own).
 func (s *Simulation) Run(ctx context.Context) (kernel.Result, error) {
 	if s.ran {
 		return kernel.Result{}, errors.New("simulation already ran; build a new one with New")

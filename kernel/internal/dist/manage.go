@@ -60,8 +60,8 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 			m.stepGVT(now)
 			m.stepTermination()
 		}
-		if err := ctx.Err(); err != nil {
-			e.Fail(err)
+		if ctx.Err() != nil {
+			e.Fail(context.Cause(ctx))
 		}
 		if s.Cfg.Progress != nil && m.rank == 0 && now.Sub(lastProgress) >= s.Cfg.ProgressInterval {
 			lastProgress = now

@@ -119,8 +119,8 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err erro
 		st.FinalTime = e.RecvTime
 		n++
 		if n&(checkEvery-1) == 0 {
-			if err := ctx.Err(); err != nil {
-				return st, err
+			if ctx.Err() != nil {
+				return st, context.Cause(ctx)
 			}
 			if s.Cfg.Progress != nil {
 				if now := time.Now(); now.Sub(lastProgress) >= s.Cfg.ProgressInterval {

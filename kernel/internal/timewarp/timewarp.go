@@ -487,7 +487,7 @@ func (d *timeWarpDispatcher) manage(ctx context.Context, start time.Time, ended 
 	for !d.done.Load() {
 		select {
 		case <-ctx.Done():
-			d.fail(ctx.Err())
+			d.fail(context.Cause(ctx))
 			return
 		case <-ended:
 			return
