@@ -29,8 +29,10 @@ Draws the engine samples of a run (a --sample-file, CSV or JSON lines; the files
 several ranks together) as charts, each written in the --format's formats into DIR:
 event-rate (committed events per second of wall time, over intervals at least half the
 usual sample interval and a 200th of the run long), efficiency (percent) and gvt against wall time, rollbacks
-(rolled-back events per second) and pending events per worker, memory (the Go heap), and
-time-split (the share of each worker's time spent idle, processing, in GVT and in
+(rolled-back events per second) and pending events per worker, memory (the Go heap),
+threads (those running the workers, and the process's threads waiting for a processor
+per second of wall time: where the load took the run's time; files written before they
+were sampled have none), and time-split (the share of each worker's time spent idle, processing, in GVT and in
 communication, and of each rank's manager's). Rollbacks and pending events show a line
 per worker up to four workers; with more, the median over the workers and their range
 (least to greatest) as a band, per rank. Memory shows the process's resident memory and

@@ -56,8 +56,8 @@ func TestReport(t *testing.T) {
 			require.NotContains(t, []string{"config", "dump-config", "report"}, r[2], "how the run was invoked is in its command line")
 		}
 	})
-	const charts = 7 + 1
-	require.Equal(t, charts, strings.Count(html, "<svg"), "one chart each: rate, efficiency, GVT, rollbacks, memory, pending, time split; the series")
+	const charts = 8 + 1
+	require.Equal(t, charts, strings.Count(html, "<svg"), "one chart each: rate, efficiency, GVT, rollbacks, memory, pending, threads, time split; the series")
 	t.Run("totals and results as tables", func(t *testing.T) {
 		require.NotContains(t, html, "<pre", "no copy of the terminal")
 		require.Regexp(t, `<tr><th>Efficiency</th><td class="num">[0-9.]+%</td></tr>`, html)

@@ -825,6 +825,15 @@ func totals(simType, offload string, r kernel.Result) [][2]string {
 	}
 	line("Wall time", "%.3f s", r.WallSeconds)
 	line("Committed events/s", "%.4g", r.CommittedEventsPerSecond)
+	if r.WallSeconds > 0 {
+		// Where a run's time went when other processes (or more threads than processors)
+		// took the CPUs: summed over the threads, so it may pass 100%.
+		line("CPU wait", "%.3f s, %.0f%% of the wall time (threads ready to run, waiting for a processor)",
+			r.CPUWaitSeconds, 100*r.CPUWaitSeconds/r.WallSeconds)
+	}
+	if r.WorkerThreads > 0 {
+		line("Worker threads", "%.2f (mean over the run)", r.WorkerThreads)
+	}
 	if simType != kernel.GPU { // the device loop does not count them
 		line("Peak pending events", "%d", r.PeakPendingEvents)
 	}

@@ -77,6 +77,8 @@ var statsLabel = map[string]chart.Label{
 	rossEfficiencyKey:             {Text: "ROSS's efficiency (1 - rolled back / net)"},
 	"committed_events_per_second": {Text: "committed event rate", Unit: "events/s"},
 	"wall_seconds":                {Text: "wall time", Unit: "s"},
+	"cpu_wait_seconds":            {Text: "CPU wait (threads waiting for a processor, summed)", Unit: "s"},
+	"worker_threads":              {Text: "worker threads (mean over the run)", Unit: "threads"},
 	"peak_memory_bytes":           {Text: "peak resident memory", Unit: "bytes"},
 	"peak_pending_events":         {Text: "peak pending events", Unit: "events"},
 	"final_time":                  {Text: "final event time", Unit: "simulated time"},

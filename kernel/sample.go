@@ -76,6 +76,12 @@ type Sample struct {
 	// type gpu; 0 in others).
 	DeviceIterations uint64
 	DeviceBound      float64
+	// CPUWait is the time the process's threads have waited for a processor since the run
+	// began (cumulative, as Stats.CPUWaitSeconds; read at most every 10 ms of the run), and
+	// WorkerThreads the number of threads running the workers when the row was taken
+	// (Stats.WorkerThreads): the same in every row of a set (time warp; 0 in others).
+	CPUWait       time.Duration
+	WorkerThreads int
 }
 
 // validateSampling reports a bad sampling setting.

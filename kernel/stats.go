@@ -17,6 +17,11 @@ type Stats struct {
 	PeakMemoryBytes uint64 `json:"peak_memory_bytes"`
 	// FinalTime is the receive time of the last event processed.
 	FinalTime Time `json:"final_time"`
+	// CPUWaitSeconds is the time the run's threads spent ready to run but waiting for a
+	// processor, summed over the threads (and, across processes, the ranks): the time
+	// other processes, or more threads than processors, took from the run (Linux's run
+	// delay; 0 where it cannot be read).
+	CPUWaitSeconds float64 `json:"cpu_wait_seconds"`
 
 	// Time warp only:
 
@@ -46,6 +51,11 @@ type Stats struct {
 	PromisesSent uint64 `json:"promises_sent"`
 	// GVTCycles counts completed GVT rounds.
 	GVTCycles uint64 `json:"gvt_cycles"`
+	// WorkerThreads is the mean number of threads that ran the workers over the run,
+	// weighted by time (summed over the ranks across processes): min(workers, GOMAXPROCS)
+	// where nothing else takes the processors, fewer while the load leaves the process
+	// fewer (the engine's hosts; docs/DECISIONS.md, "Never waits, third part").
+	WorkerThreads float64 `json:"worker_threads,omitempty"`
 
 	// Offload (TimeWarpConfig.Offload) only:
 

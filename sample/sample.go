@@ -74,13 +74,19 @@ type Row struct {
 	// in JSON, as GVT is.
 	DeviceIterations uint64  `json:"device_iterations"`
 	DeviceBound      float64 `json:"device_bound"`
+	// CPUWaitSeconds and WorkerThreads are kernel.Sample's CPUWait and WorkerThreads: the
+	// process's threads' wait for a processor since the run began, and the threads
+	// running the workers (time warp; 0 in others and in files written before they were
+	// sampled).
+	CPUWaitSeconds float64 `json:"cpu_wait_seconds"`
+	WorkerThreads  int     `json:"worker_threads"`
 }
 
 // Columns are the CSV header, in the order of Row's fields.
 var Columns = []string{"wall_seconds", "gvt", "rank", "worker", "processed", "committed", "rolled_back",
 	"primary_rollbacks", "secondary_rollbacks", "anti_messages", "safe_events", "pending_events",
 	"history_length", "memory_bytes", "resident_bytes", "offload_batches", "final", "idle_seconds", "processing_seconds",
-	"gvt_seconds", "comm_seconds", "device_iterations", "device_bound"}
+	"gvt_seconds", "comm_seconds", "device_iterations", "device_bound", "cpu_wait_seconds", "worker_threads"}
 
 // FromKernel converts a kernel sample to a row, with the process's resident memory
 // (meminfo.Resident, as a Meter reads it).
@@ -92,7 +98,8 @@ func FromKernel(s kernel.Sample, residentBytes uint64) Row {
 		HistoryLength: s.HistoryLength, MemoryBytes: s.MemoryBytes, OffloadBatches: s.OffloadBatches,
 		Final: s.Final, IdleSeconds: s.Idle.Seconds(), ProcessingSeconds: s.Processing.Seconds(),
 		GVTSeconds: s.GVTTime.Seconds(), CommSeconds: s.Comm.Seconds(),
-		DeviceIterations: s.DeviceIterations, DeviceBound: s.DeviceBound}
+		DeviceIterations: s.DeviceIterations, DeviceBound: s.DeviceBound,
+		CPUWaitSeconds: s.CPUWait.Seconds(), WorkerThreads: s.WorkerThreads}
 }
 
 // appendRow appends r in format (CSV or JSONL) and a newline to b.
@@ -144,6 +151,8 @@ func appendRow(b []byte, r *Row, format string) []byte {
 	b = g(sep(b, "comm_seconds"), r.CommSeconds)
 	b = u(sep(b, "device_iterations"), r.DeviceIterations, 10)
 	b = g(sep(b, "device_bound"), r.DeviceBound)
+	b = g(sep(b, "cpu_wait_seconds"), r.CPUWaitSeconds)
+	b = i(sep(b, "worker_threads"), int64(r.WorkerThreads), 10)
 	if format == JSONL {
 		b = append(b, '}')
 	}
@@ -384,6 +393,7 @@ func readCSV(in io.Reader) ([]Row, error) {
 		r.IdleSeconds, r.ProcessingSeconds = f("idle_seconds"), f("processing_seconds")
 		r.GVTSeconds, r.CommSeconds = f("gvt_seconds"), f("comm_seconds")
 		r.DeviceIterations, r.DeviceBound = uint64(n("device_iterations")), f("device_bound")
+		r.CPUWaitSeconds, r.WorkerThreads = f("cpu_wait_seconds"), int(n("worker_threads"))
 		if perr != nil {
 			return nil, perr
 		}

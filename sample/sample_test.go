@@ -19,7 +19,8 @@ func someSamples() []kernel.Sample {
 		{Elapsed: 1500 * time.Microsecond, GVT: 2.5, Worker: 0, Processed: 100, Committed: 90, RolledBack: 10,
 			PrimaryRollbacks: 2, SecondaryRollbacks: 1, AntiMessages: 7, SafeEvents: 3, PendingEvents: 40,
 			HistoryLength: 12, MemoryBytes: 1 << 20, OffloadBatches: 4, Idle: 250 * time.Microsecond,
-			Processing: time.Millisecond, GVTTime: 125 * time.Microsecond, Comm: 125 * time.Microsecond},
+			Processing: time.Millisecond, GVTTime: 125 * time.Microsecond, Comm: 125 * time.Microsecond,
+			CPUWait: 3 * time.Millisecond, WorkerThreads: 2},
 		{Elapsed: 1500 * time.Microsecond, GVT: 2.5, Rank: 1, Worker: 1, Processed: 5, Committed: -3, RolledBack: 8,
 			PendingEvents: -1, HistoryLength: -1},
 		{Elapsed: 2 * time.Millisecond, GVT: math.Inf(1), Worker: 0, Final: true},
@@ -72,7 +73,7 @@ func TestCSVHeader(t *testing.T) {
 	fields := strings.Split(lines[1], ",")
 	require.Len(t, fields, len(Columns))
 	fields[slices.Index(Columns, "resident_bytes")] = "RSS" // the process's, varies
-	require.Equal(t, "0.0015,2.5,0,0,100,90,10,2,1,7,3,40,12,1048576,RSS,4,false,0.00025,0.001,0.000125,0.000125,0,0", strings.Join(fields, ","))
+	require.Equal(t, "0.0015,2.5,0,0,100,90,10,2,1,7,3,40,12,1048576,RSS,4,false,0.00025,0.001,0.000125,0.000125,0,0,0.003,2", strings.Join(fields, ","))
 }
 
 // blocked is an io.Writer that blocks until released.

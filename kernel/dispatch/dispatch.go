@@ -26,6 +26,7 @@ import (
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/kernel/internal/core"
 	"github.com/warpedgo/warped/kernel/internal/device"
+	"github.com/warpedgo/warped/kernel/internal/osthread"
 	"github.com/warpedgo/warped/kernel/internal/sequential"
 	"github.com/warpedgo/warped/kernel/internal/timewarp"
 )
@@ -80,7 +81,7 @@ func (s *Simulation) Run(ctx context.Context) (kernel.Result, error) {
 		return kernel.Result{}, errors.New("simulation already ran; build a new one with New")
 	}
 	s.ran = true
-	start := time.Now()
+	start, wait0 := time.Now(), osthread.ProcessRunDelay()
 	if h := s.sim.Cfg.ModelInit; h != nil {
 		if err := h(s.models()); err != nil {
 			return kernel.Result{}, fmt.Errorf("model init hook: %w", err)
@@ -98,6 +99,9 @@ func (s *Simulation) Run(ctx context.Context) (kernel.Result, error) {
 	}
 	if err != nil {
 		return kernel.Result{}, err
+	}
+	if s.sim.Cfg.Type != kernel.TimeWarp { // the engine's sums its ranks'
+		stats.CPUWaitSeconds = osthread.Since(wait0).Seconds()
 	}
 	res := s.result(stats, start)
 	if h := s.sim.Cfg.ModelFinal; h != nil {

@@ -77,6 +77,7 @@ func TestParkedWorkersWake(t *testing.T) {
 			require.Equal(t, seq.Digest, r.Digest)
 			require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
 			require.Positive(t, r.Parks, "no worker parked")
+			require.Equal(t, float64(workers), r.WorkerThreads, "a thread for each worker throughout")
 		})
 	}
 }
@@ -121,6 +122,9 @@ func TestAdaptiveHosts(t *testing.T) {
 				require.Equal(t, seq.Digest, r.Digest)
 				require.Equal(t, seq.EventsCommitted, r.EventsCommitted)
 				require.Greater(t, r.HostChanges, 2, "the number of active hosts hardly changed")
+				// Stats.WorkerThreads: the hosts' mean over the run shows the times at fewer.
+				require.GreaterOrEqual(t, r.WorkerThreads, 1.0)
+				require.Less(t, r.WorkerThreads, float64(min(workers, 4)))
 			})
 		}
 	}

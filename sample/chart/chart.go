@@ -311,6 +311,11 @@ func Make(rows []sample.Row) ([]Chart, error) {
 			return float64(r.PendingEvents)
 		}), caption: "Events waiting in each worker's calendar, as of its last GVT report. Workers at one level share the " +
 			"load evenly; one far above the others holds more of the model."},
+		{name: "threads", title: "Threads running the workers, and waiting for a processor", y: "threads", lines: threads(ss, ws),
+			legend: true, caption: "The threads that ran the workers when each set of samples was taken (the engine's " +
+				"hosts: as many as the CPUs allow, fewer while other processes take them), and how many of the process's " +
+				"threads were ready to run but waited for a processor, on average over each window (its CPU wait per " +
+				"second). Where the second line rises, the load took the run's time."},
 	}
 	var out []Chart
 	for _, sp := range specs {
@@ -363,6 +368,29 @@ func Make(rows []sample.Row) ([]Chart, error) {
 		out = append(out, *sc)
 	}
 	return out, nil
+}
+
+// threads returns the lines of the threads chart: per rank, the threads running the
+// workers (a level), and the process's CPU wait per second of wall time over each window
+// (the growth of its cumulative cpu_wait_seconds); none where the rows do not have them
+// (a gpu run, or a file written before they were sampled).
+func threads(ss []set, ws []window) []series {
+	if !slices.ContainsFunc(ss, func(s set) bool { return s.rows[0].WorkerThreads > 0 }) {
+		return nil
+	}
+	before := map[*set]float64{} // each set's rank's cumulative wait at the set before it
+	last := map[int]float64{}
+	for i := range ss {
+		s := &ss[i]
+		before[s] = last[s.rank]
+		last[s.rank] = s.rows[0].CPUWaitSeconds
+	}
+	waiting := perRankRate(ws, func(w *window) float64 {
+		first, end := w.sets[0], w.sets[len(w.sets)-1]
+		return max(0, end.rows[0].CPUWaitSeconds-before[first]) / (w.to - w.from)
+	})
+	running := perRank(ss, func(s *set) float64 { return float64(s.rows[0].WorkerThreads) })
+	return append(named(running, "running the workers"), named(waiting, "waiting for a processor")...)
 }
 
 // named names lines (one per rank) what, prefixed by their rank's name across ranks.

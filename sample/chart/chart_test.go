@@ -378,3 +378,46 @@ func TestPDF(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, bytes.HasPrefix(pdf, []byte("%PDF-")))
 }
+
+// TestThreadsChart checks the threads chart's lines: the threads running the workers as a
+// level, and the growth of the cumulative CPU wait per second of each window; and that
+// rows without them (older files, gpu runs) have no such chart.
+func TestThreadsChart(t *testing.T) {
+	var rs []sample.Row
+	for i, c := range []struct {
+		wall, wait float64
+		threads    int
+	}{{0.1, 0, 2}, {0.2, 0.05, 2}, {0.3, 0.25, 1}} {
+		for w := range 2 {
+			rs = append(rs, sample.Row{WallSeconds: c.wall, GVT: float64(i + 1), Worker: w, Processed: 10, Committed: 10,
+				CPUWaitSeconds: c.wait, WorkerThreads: c.threads})
+		}
+	}
+	ss := sets(rs)
+	lines := threads(ss, windows(ss))
+	require.Len(t, lines, 2)
+	require.Equal(t, "running the workers", lines[0].name)
+	require.Equal(t, plotter.XYs{{X: 0.1, Y: 2}, {X: 0.2, Y: 2}, {X: 0.3, Y: 1}}, lines[0].xy)
+	require.Equal(t, "waiting for a processor", lines[1].name)
+	var ys []float64
+	for _, p := range lines[1].xy {
+		ys = append(ys, p.Y)
+	}
+	require.InDeltaSlice(t, []float64{0, 0, 0.5, 0.5, 2, 2}, ys, 1e-9, "seconds waited per second of each window")
+
+	charts, err := Make(rs)
+	require.NoError(t, err)
+	require.True(t, containsChart(charts, "threads"))
+	charts, err = Make(rows())
+	require.NoError(t, err)
+	require.False(t, containsChart(charts, "threads"), "no threads chart without the columns")
+}
+
+func containsChart(cs []Chart, name string) bool {
+	for _, c := range cs {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}

@@ -136,6 +136,8 @@ func addStats(st, o *core.Stats) {
 		st.OffloadNote = o.OffloadNote
 	}
 	st.FinalTime = max(st.FinalTime, o.FinalTime)
+	st.CPUWaitSeconds += o.CPUWaitSeconds
+	st.WorkerThreads += o.WorkerThreads
 }
 
 // install sets LP f.ID's final state in s from another rank and checks that it restored what

@@ -2,6 +2,16 @@ package osthread
 
 import "time"
 
+// Since returns the time the process's threads waited for a processor since d0, a
+// reading of ProcessRunDelay: 0 where d0 is -1 (it cannot be read) or the sum went down
+// (threads that exited took their shares).
+func Since(d0 time.Duration) time.Duration {
+	if d0 < 0 {
+		return 0
+	}
+	return max(0, ProcessRunDelay()-d0)
+}
+
 // ParseRunDelay returns the second field of a schedstat line ("exec_runtime run_delay
 // timeslices", in nanoseconds), or -1.
 func ParseRunDelay(b []byte) time.Duration {

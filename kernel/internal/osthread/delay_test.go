@@ -61,3 +61,12 @@ func TestWaitsShare(t *testing.T) {
 	_, ok = off.Share(t0.Add(time.Hour), 100*time.Millisecond, 1)
 	require.False(t, ok, "off where the run delay cannot be read")
 }
+
+// BenchmarkProcessRunDelay measures a reading of the process's run delay (a file of /proc
+// per thread), which the engine takes at the start and end of a run and its sampler at
+// most every 10 ms.
+func BenchmarkProcessRunDelay(b *testing.B) {
+	for b.Loop() {
+		ProcessRunDelay()
+	}
+}

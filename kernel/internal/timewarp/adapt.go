@@ -94,31 +94,49 @@ func (hs *hostSet) decide(now time.Time, window time.Duration, k int, share floa
 	case st.probing:
 		st.probing = false
 		if busy {
-			hs.setActive(k - 1)
+			hs.setActive(now, k-1)
 			st.gap = min(2*st.gap, probeMax)
 		} else {
 			st.gap = probeFirst
 		}
 		st.nextProbe = now.Add(time.Duration(st.gap) * window)
 	case busy && k > 1:
-		hs.setActive(k - 1)
+		hs.setActive(now, k-1)
 		if st.gap == 0 {
 			st.gap = probeFirst
 		}
 		st.nextProbe = now.Add(time.Duration(st.gap) * window)
 	case !busy && k < len(hs.hosts) && !now.Before(st.nextProbe):
-		hs.setActive(k + 1)
+		hs.setActive(now, k+1)
 		st.probing = true
 	}
 }
 
-// setActive makes the first k hosts the active ones, and wakes every host and worker so
-// that each follows at once.
-func (hs *hostSet) setActive(k int) {
+// setActive makes the first k hosts the active ones from now on, and wakes every host and
+// worker so that each follows at once.
+func (hs *hostSet) setActive(now time.Time, k int) {
+	hs.countThreads(now)
 	hs.active.Store(int32(k))
 	hs.adapt.changes++
 	hs.wakeHosts()
 	hs.hosts[0].d.wakeAll()
+}
+
+// countThreads adds the active hosts' time since the last change (or the start) to
+// threadTime.
+func (hs *hostSet) countThreads(now time.Time) {
+	hs.threadTime += time.Duration(hs.active.Load()) * now.Sub(hs.threadsSince)
+	hs.threadsSince = now
+}
+
+// meanThreads returns the mean number of active hosts from the start (start) to now,
+// weighted by time (Stats.WorkerThreads). Host 0 has ended.
+func (hs *hostSet) meanThreads(start, now time.Time) float64 {
+	hs.countThreads(now)
+	if el := now.Sub(start); el > 0 {
+		return float64(hs.threadTime) / float64(el)
+	}
+	return float64(hs.active.Load())
 }
 
 // wakeHosts wakes the hosts that wait without workers (host.idle).

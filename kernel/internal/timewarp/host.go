@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"sync/atomic"
+	"time"
 
 	"github.com/warpedgo/warped/kernel/internal/core"
 )
@@ -52,6 +53,11 @@ type hostSet struct {
 	active atomic.Int32
 	// adapt is host 0's record of its decisions on active (adapt.go).
 	adapt adaptState
+	// threadTime is the time the active hosts ran, summed over them, up to threadsSince,
+	// the last change of active (or the start): host 0's (adapt.go's countThreads), read
+	// once the hosts have ended.
+	threadTime   time.Duration
+	threadsSince time.Time
 }
 
 // host is a host goroutine's own state.
@@ -82,10 +88,10 @@ type host struct {
 }
 
 // newHosts makes the run's hosts: GOMAXPROCS of them, or one per worker where there are
-// fewer workers, all active.
-func (d *timeWarpDispatcher) newHosts() *hostSet {
+// fewer workers, all active from start, the run's.
+func (d *timeWarpDispatcher) newHosts(start time.Time) *hostSet {
 	n := min(len(d.workers), runtime.GOMAXPROCS(0))
-	hs := &hostSet{}
+	hs := &hostSet{threadsSince: start}
 	hs.active.Store(int32(n))
 	for i := range n {
 		hs.hosts = append(hs.hosts, &host{d: d, id: i, plan: -1, wake: make(chan struct{}, 1),

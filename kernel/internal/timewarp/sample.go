@@ -1,11 +1,13 @@
 package timewarp
 
 import (
+	"runtime"
 	"runtime/metrics"
 	"sync/atomic"
 	"time"
 
 	"github.com/warpedgo/warped/kernel/internal/core"
+	"github.com/warpedgo/warped/kernel/internal/osthread"
 )
 
 // Engine sampling (Config.Sample): a time series of a time-warp run's progress, one row per
@@ -165,7 +167,17 @@ type sampler struct {
 	// across processes).
 	mgr     phaseClock
 	mgrPrev [numPhases]int64
+	// wait0 is the process's run delay at the start (osthread.ProcessRunDelay); wait is
+	// the wait since, as read at waitAt (at most every waitPeriod).
+	wait0  time.Duration
+	wait   time.Duration
+	waitAt time.Time
 }
+
+// waitPeriod is the least wall time between two reads of the process's run delay for
+// rows: a read of /proc costs tens of microseconds a thread, and rounds can come every
+// 0.2 ms.
+const waitPeriod = 10 * time.Millisecond
 
 // newSampler returns d's sampler, or nil when sampling is off. It gives every worker its
 // sample cell, so it must be called before the workers start.
@@ -177,6 +189,7 @@ func newSampler(d *timeWarpDispatcher, start time.Time) *sampler {
 	sp := &sampler{fn: cfg.Sample, realTime: cfg.SampleMode == core.SampleRealTime, every: cfg.SampleInterval,
 		start: start, last: start, prev: make([]sampleCounts, len(d.workers)),
 		mem: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}}
+	sp.wait0, sp.waitAt = osthread.ProcessRunDelay(), start
 	if sp.realTime && sp.every == 0 {
 		sp.every = core.DefaultSampleInterval
 	}
@@ -224,6 +237,13 @@ func (sp *sampler) emit(d *timeWarpDispatcher, now time.Time, final bool) {
 		mem = v.Uint64()
 	}
 	g := d.gvt.GVT()
+	if final || now.Sub(sp.waitAt) >= waitPeriod {
+		sp.wait, sp.waitAt = osthread.Since(sp.wait0), now
+	}
+	threads := min(len(d.workers), runtime.GOMAXPROCS(0)) // a goroutine per worker
+	if d.hs != nil {
+		threads = int(d.hs.active.Load())
+	}
 	for i, w := range d.workers {
 		var c sampleCounts
 		if final {
@@ -243,7 +263,8 @@ func (sp *sampler) emit(d *timeWarpDispatcher, now time.Time, final bool) {
 			Idle:       time.Duration(c.phases[phaseIdle] - p.phases[phaseIdle]),
 			Processing: time.Duration(c.phases[phaseProcess] - p.phases[phaseProcess]),
 			GVTTime:    time.Duration(c.phases[phaseGVT] - p.phases[phaseGVT]),
-			Comm:       time.Duration(c.phases[phaseComm] - p.phases[phaseComm])})
+			Comm:       time.Duration(c.phases[phaseComm] - p.phases[phaseComm]),
+			CPUWait:    sp.wait, WorkerThreads: threads})
 	}
 	if d.dist != nil {
 		// The manager's row: emit runs on the manager's goroutine (tick from manage, final
@@ -253,6 +274,7 @@ func (sp *sampler) emit(d *timeWarpDispatcher, now time.Time, final bool) {
 		sp.mgrPrev = a
 		sp.fn(core.Sample{Elapsed: now.Sub(sp.start), GVT: g, Rank: sp.rank, Worker: -1,
 			PendingEvents: -1, HistoryLength: -1, MemoryBytes: mem, Final: final,
+			CPUWait: sp.wait, WorkerThreads: threads,
 			Idle:    time.Duration(a[phaseIdle] - p[phaseIdle]),
 			GVTTime: time.Duration(a[phaseGVT] - p[phaseGVT]),
 			Comm:    time.Duration(a[phaseComm] - p[phaseComm])})

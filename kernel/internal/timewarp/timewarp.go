@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/warpedgo/warped/gvt"
 	"github.com/warpedgo/warped/kernel/internal/core"
 	"github.com/warpedgo/warped/kernel/internal/dist"
+	"github.com/warpedgo/warped/kernel/internal/osthread"
 	"github.com/warpedgo/warped/outputmgr"
 	"github.com/warpedgo/warped/partition"
 	"github.com/warpedgo/warped/statemgr"
@@ -341,7 +343,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 		return st, errors.New("no initial events: no LP sent an event from Init, so there is nothing to simulate")
 	}
 
-	start := time.Now()
+	start, wait0 := time.Now(), osthread.ProcessRunDelay()
 	sp := newSampler(d, start) // nil when sampling is off
 	var wg sync.WaitGroup
 	if d.grouped() {
@@ -349,7 +351,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 			wg.Go(w.loop)
 		}
 	} else {
-		d.hs = d.newHosts()
+		d.hs = d.newHosts(start)
 		hosts := d.hs.hosts
 		if d.dist != nil {
 			hosts = hosts[1:] // the manager's goroutine runs host 0 (cohost.go)
@@ -424,6 +426,12 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 	}
 	st.GVTCycles = d.gvt.Rounds()
 	st.FinalTime = d.finalTime()
+	st.CPUWaitSeconds = osthread.Since(wait0).Seconds()
+	if d.hs != nil {
+		st.WorkerThreads = d.hs.meanThreads(start, time.Now())
+	} else { // a goroutine per worker
+		st.WorkerThreads = float64(min(len(d.workers), runtime.GOMAXPROCS(0)))
+	}
 	if d.dist != nil {
 		return d.dist.Gather(st)
 	}
