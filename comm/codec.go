@@ -1105,6 +1105,7 @@ type Aggregator struct {
 
 	codec *Codec
 	dests []pending
+	out   []byte // the message emit gets, reused: valid until emit returns
 }
 
 // pending is one destination's batch under construction: the encoded events.
@@ -1121,7 +1122,9 @@ func NewAggregator(c *Codec, ranks, maxEvents, maxBytes int) *Aggregator {
 
 // Add encodes e into the batch for rank to, sent with the given colour, and calls emit
 // for every message that becomes ready (at most two: a batch of the previous colour, and
-// the new batch when it is full). The event is copied; e may be reused at once. On error
+// the new batch when it is full). A message is valid until emit returns: the aggregator
+// reuses its buffer (emit copies it where its transport keeps what it sends). The event
+// is copied; e may be reused at once. On error
 // (a payload that cannot be encoded, or a bad rank) nothing is added.
 func (a *Aggregator) Add(to int, colour uint64, e *event.Event, emit func(to int, msg []byte)) error {
 	if to < 0 || to >= len(a.dests) {
@@ -1153,17 +1156,18 @@ func (a *Aggregator) Add(to int, colour uint64, e *event.Event, emit func(to int
 	return nil
 }
 
-// message returns a fresh KindEvents message of the n encoded events in body.
+// message returns the KindEvents message of the n encoded events in body, in the
+// aggregator's buffer (valid until the next message).
 func (a *Aggregator) message(p *pending, body []byte, n int) []byte {
-	msg := make([]byte, 0, batchHeaderLen(p.colour, n)+len(body))
-	msg = appendBatchHeader(msg, p.colour, n)
-	return append(msg, body...)
+	msg := appendBatchHeader(a.out[:0], p.colour, n)
+	a.out = append(msg, body...)
+	return a.out
 }
 
 // Pending returns the number of events waiting for rank to.
 func (a *Aggregator) Pending(to int) int { return a.dests[to].n }
 
-// Flush emits the batch waiting for rank to, if any.
+// Flush emits the batch waiting for rank to, if any (the message valid until emit returns).
 func (a *Aggregator) Flush(to int, emit func(to int, msg []byte)) {
 	p := &a.dests[to]
 	if p.n == 0 {

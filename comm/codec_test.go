@@ -315,7 +315,7 @@ func TestAggregator(t *testing.T) {
 		msg []byte
 	}
 	var sent []out
-	emit := func(to int, msg []byte) { sent = append(sent, out{to, msg}) }
+	emit := func(to int, msg []byte) { sent = append(sent, out{to, bytes.Clone(msg)}) } // msg: valid until emit returns
 	decode := func(o out) *Batch {
 		k, v, err := dec.Decode(o.msg)
 		require.NoError(t, err)

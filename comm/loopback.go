@@ -34,6 +34,11 @@ type LoopbackOptions struct {
 	// every message of that pair waits: a slow link, which messages on other paths
 	// overtake (for example a token that goes round the ring).
 	SlowPairs map[[2]int]int
+	// Reuse makes each rank's transport treat its caller's buffers as MPI's does
+	// (Reuser): Send copies msg, and Poll returns a message valid only until the next
+	// Poll, a copy in a buffer the rank overwrites then, so that a caller that keeps either
+	// fails its tests.
+	Reuse bool
 }
 
 // NewLoopback returns size transports, one per rank, connected in memory. Each is used
@@ -96,6 +101,9 @@ type loopback struct {
 	polls int64      // Poll calls so far
 	rng   *rand.Rand
 	extra int64 // Slow delay
+	// rbuf is the buffer Poll returns messages in with Reuse (only Poll's goroutine, the
+	// rank's, touches it).
+	rbuf []byte
 }
 
 // queue is the FIFO of one (sender, receiver) pair.
@@ -125,6 +133,9 @@ func (l *loopback) Send(to int, msg []byte) error {
 	dst := l.net.ranks[to]
 	if dst.closed.Load() {
 		return fmt.Errorf("send from rank %d to rank %d: %w", l.rank, to, ErrPeerClosed)
+	}
+	if l.net.opts.Reuse {
+		msg = append([]byte(nil), msg...) // the caller may reuse its buffer at once
 	}
 	seq := l.net.seq.Add(1)
 	dst.mu.Lock()
@@ -177,8 +188,15 @@ func (l *loopback) Poll() (int, []byte, bool, error) {
 		q.msgs = q.msgs[:copy(q.msgs, q.msgs[q.head:])]
 		q.head = 0
 	}
+	if l.net.opts.Reuse {
+		l.rbuf = append(l.rbuf[:0], msg...)
+		msg = l.rbuf
+	}
 	return pick, msg, true, nil
 }
+
+// Reuses reports whether the network was made with LoopbackOptions.Reuse (comm.Reuser).
+func (l *loopback) Reuses() bool { return l.net.opts.Reuse }
 
 // AllGather blocks until every rank has called it, then returns every rank's
 // contribution in rank order (copies that belong to the caller). It returns ErrClosed

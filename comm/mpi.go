@@ -132,6 +132,8 @@ type MPI struct {
 	// Pending sends: reqs[i] is the request of the send from C memory bufs[i].
 	reqs []C.MPI_Request
 	bufs []unsafe.Pointer
+	// rbuf is where Poll receives, reused (Reuses).
+	rbuf []byte
 	idx  []C.int // scratch for MPI_Testsome
 }
 
@@ -354,7 +356,10 @@ func (m *MPI) Poll() (from int, msg []byte, ok bool, err error) {
 	if count < 0 {
 		return 0, nil, false, fmt.Errorf("comm: MPI_Get_count returned %d", int(count))
 	}
-	msg = make([]byte, int(count))
+	if cap(m.rbuf) < int(count) {
+		m.rbuf = make([]byte, max(int(count), 2*cap(m.rbuf)))
+	}
+	msg = m.rbuf[:count] // valid until the next Poll (Reuser)
 	p := C.wp_mpi_dummy()
 	if count > 0 {
 		p = unsafe.Pointer(&msg[0])
@@ -439,6 +444,10 @@ func (m *MPI) Close() error {
 	runtime.UnlockOSThread()
 	return first
 }
+
+// Reuses reports that Send copies msg (into C memory, for MPI_Isend) and that Poll's
+// message is valid until the next Poll (comm.Reuser).
+func (m *MPI) Reuses() bool { return true }
 
 // Abort ends every rank of the communicator with code (MPI_Abort). Use it when one
 // rank fails and the others could wait for it forever. It does not return.

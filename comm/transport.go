@@ -12,10 +12,12 @@ type Transport interface {
 	// Size returns the number of ranks.
 	Size() int
 	// Send queues msg for rank to and returns without waiting for delivery. The
-	// transport owns msg from then on; the caller must not change it.
+	// transport owns msg from then on; the caller must not change it (unless the
+	// transport is a Reuser).
 	Send(to int, msg []byte) error
 	// Poll returns one received message without blocking; ok is false when none is
-	// waiting. It also advances pending sends.
+	// waiting. It also advances pending sends. The message belongs to the caller (a
+	// Reuser's is valid until the next Poll).
 	Poll() (from int, msg []byte, ok bool, err error)
 	// AllGather is a blocking collective: every rank contributes b and receives every
 	// rank's contribution in rank order. It is for setup (configuration agreement) and
@@ -32,6 +34,17 @@ type Transport interface {
 type ThreadBound interface {
 	// ThreadBound reports whether the transport's goroutine is locked to its thread.
 	ThreadBound() bool
+}
+
+// Reuser is implemented by a Transport that is done with a message when Send returns (it
+// copies what it keeps) and whose Poll returns a message that stays valid only until the
+// next Poll (a buffer it reuses): its caller may then send from a buffer of its own that it
+// reuses, and must copy what it keeps of a message it received. MPI's transport is one, and
+// saves the event traffic an allocation a message each way, which kept the garbage
+// collector running through a run across processes (docs/PERFORMANCE.md).
+type Reuser interface {
+	// Reuses reports whether Send and Poll behave so.
+	Reuses() bool
 }
 
 // ErrClosed is returned by a Transport used after Close.

@@ -27,6 +27,31 @@ const depotBatch = 256
 type Depot struct {
 	mu      sync.Mutex
 	batches [][]*Event
+	// empty are batch slices emptied by take's callers, for give's callers to fill
+	// (spare, back): records pass between workers without a slice allocated a batch.
+	empty [][]*Event
+}
+
+// spare returns an empty batch slice of capacity depotBatch.
+func (d *Depot) spare() []*Event {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := len(d.empty)
+	if n == 0 {
+		return make([]*Event, 0, depotBatch)
+	}
+	b := d.empty[n-1]
+	d.empty[n-1] = nil
+	d.empty = d.empty[:n-1]
+	return b
+}
+
+// back returns a batch slice whose records the caller took, cleared, for spare.
+func (d *Depot) back(b []*Event) {
+	clear(b)
+	d.mu.Lock()
+	d.empty = append(d.empty, b[:0])
+	d.mu.Unlock()
 }
 
 func (d *Depot) give(b []*Event) {
@@ -56,6 +81,7 @@ func (p *Pool) Get() *Event {
 		if b := p.Depot.take(); b != nil {
 			p.free = append(p.free, b...)
 			n = len(p.free)
+			p.Depot.back(b)
 		}
 	}
 	if n == 0 {
@@ -79,7 +105,7 @@ func (p *Pool) Get() *Event {
 func (p *Pool) Put(e *Event) {
 	p.free = append(p.free, e)
 	if n := len(p.free); p.Depot != nil && n >= 2*depotBatch {
-		b := make([]*Event, depotBatch)
+		b := p.Depot.spare()[:depotBatch]
 		copy(b, p.free[n-depotBatch:])
 		clear(p.free[n-depotBatch:])
 		p.free = p.free[:n-depotBatch]

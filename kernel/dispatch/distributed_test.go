@@ -129,8 +129,9 @@ func TestAcrossProcessesMatchesSequential(t *testing.T) {
 						if workers >= 2 {
 							part = partition.RoundRobin{Block: 3}
 						}
+						// Reuse: half the runs treat the driver's buffers as MPI's transport does.
 						opts := comm.LoopbackOptions{Seed: uint64(ranks*10 + workers), MaxDelay: 5, Reorder: true,
-							Slow: map[int]int{ranks - 1: 3}}
+							Slow: map[int]int{ranks - 1: 3}, Reuse: (ranks+workers)%2 == 1}
 						cfg := kernel.Config{MaxSimTime: m.end, Seed: 7, Partition: part,
 							TimeWarp: kernel.TimeWarpConfig{Workers: workers, GVTMethod: method, GVTPeriod: 200_000,
 								MaxAggregate: 1 + ranks*workers%4, CheckRollbacks: true, Cancellation: kernel.CancelAggressive}}
@@ -149,9 +150,9 @@ func TestAcrossProcessesMatchesSequential(t *testing.T) {
 							arrangement = "calendar, 2 shared by 3 workers"
 						}
 						// The name says every setting that varies, so a reader sees what ran.
-						name := fmt.Sprintf("ranks=%d/workers=%d/queues=%d/%s/%s/aggregate=%d/%s/offload=%v", ranks, workers,
+						name := fmt.Sprintf("ranks=%d/workers=%d/queues=%d/%s/%s/aggregate=%d/%s/offload=%v/reuse=%v", ranks, workers,
 							cfg.TimeWarp.Schedulers, method, cfg.TimeWarp.Cancellation, cfg.TimeWarp.MaxAggregate,
-							strings.TrimPrefix(fmt.Sprintf("%T", part), "partition."), cfg.TimeWarp.Offload != nil)
+							strings.TrimPrefix(fmt.Sprintf("%T", part), "partition."), cfg.TimeWarp.Offload != nil, opts.Reuse)
 						t.Run(name, func(t *testing.T) {
 							t.Parallel()
 							res, errs := runRanks(t, ranks, opts, cfg, func(int) []kernel.LogicalProcess { return m.build() }, nil)

@@ -79,6 +79,12 @@ type Driver struct {
 	// (comm.Crowded), read once in New: safe events across processes are off there unless
 	// asked for, and the manager yields its core while ahead (turn.go).
 	crowded bool
+	// reuse is set where the transport is done with a message when Send returns and
+	// Poll's message is valid until the next Poll (comm.Reuser): the aggregator's and the
+	// promises' buffers then go to Send as they are, and are reused. Set in New.
+	reuse bool
+	// pbuf is the promises' reused buffer (safe.go), with reuse.
+	pbuf []byte
 }
 
 // New returns the driver of this rank (tr) of a run of sim: owner[id] is the rank that
@@ -94,6 +100,9 @@ func New(sim *core.Sim, cfg core.TimeWarpConfig, tr comm.Transport, owner []int,
 		mattern: gvt.NewMattern(), sticky: termination.NewSticky(tr.Rank(), tr.Size()),
 		sync: cfg.GVTMethod == core.GVTSynchronous, sent: make([]uint64, tr.Size()), recv: make([]uint64, tr.Size()),
 		crowded: comm.Crowded()}
+	if r, ok := tr.(comm.Reuser); ok && r.Reuses() {
+		m.reuse = true
+	}
 	if safe && (cfg.RemoteSafeCrowded || !m.crowded) {
 		m.rs = newRemoteSafe(sim.Lookahead, m.rank, m.size)
 	}

@@ -176,8 +176,12 @@ func (m *Driver) send(to int, msg []byte) error {
 	return m.tr.Send(to, msg)
 }
 
-// emit sends one message to rank to.
+// emit sends one message of the aggregator's to rank to (its buffer, valid until emit
+// returns: copied unless the transport is done with it when Send returns, comm.Reuser).
 func (m *Driver) emit(to int, msg []byte) {
+	if !m.reuse {
+		msg = append([]byte(nil), msg...)
+	}
 	if err := m.send(to, msg); err != nil {
 		m.failComm(fmt.Errorf("send to rank %d: %w", to, err))
 	}
