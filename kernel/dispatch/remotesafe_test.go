@@ -16,7 +16,7 @@ import (
 // TestRemoteSafeMatchesSequential is the determinism matrix of safe events across
 // processes (remotesafe.go): one worker per rank, 2, 3 and 4 loopback ranks with delays,
 // reordering and a slow rank, PHOLD (also with a lookahead of 0.9, most of its events
-// safe, and without one) and PCS (no lookahead: the feature is off), reverse and periodic state saving, aggressive and lazy cancellation,
+// safe, and without one) and PCS (its lookahead of one time unit), reverse and periodic state saving, aggressive and lazy cancellation,
 // every rollback checked, give the sequential digest. A broken promise fails the run (the
 // receiving rank checks every event against its sender's promise).
 func TestRemoteSafeMatchesSequential(t *testing.T) {
@@ -47,7 +47,7 @@ func TestRemoteSafeMatchesSequential(t *testing.T) {
 									Cancellation: cancel, CheckRollbacks: true}}
 							res, errs := runRanks(t, ranks, opts, cfg, func(int) []kernel.LogicalProcess { return m.build() }, nil)
 							requireRanksMatch(t, want, res, errs)
-							if saving == kernel.StateSavingPeriodic || m.name == "pcs" || m.name == "phold-zero-lookahead" {
+							if saving == kernel.StateSavingPeriodic || m.name == "phold-zero-lookahead" {
 								require.Zero(t, res[0].SafeEvents, "safe events where the feature is off")
 								require.Zero(t, res[0].PromisesSent, "promises where the feature is off")
 							} else {

@@ -220,6 +220,12 @@ func send(ctx *kernel.Context, to kernel.LPID, ts uint64, m Method, complete, ne
 	ctx.SendWords(to, kernel.Time(ts), kernel.Words{uint64(m), complete, next, move})
 }
 
+// Lookahead is TSOffset: a cell sends to another cell only when a portable moves out, and
+// the move-in lands TSOffset after the move (step's MoveCallOut); every other event goes
+// to the cell itself. The engine's safe bounds then reach a whole time unit past the
+// other workers' least events (kernel.Lookahead).
+func (c *Cell) Lookahead() kernel.Time { return TSOffset }
+
 // Init places the cell's portables.
 func (c *Cell) Init(ctx *kernel.Context) {
 	g, s, self := ctx.RNG(), &c.S, ctx.Self()
