@@ -190,3 +190,38 @@ func TestCrowdNote(t *testing.T) {
 		}
 	}
 }
+
+// TestTotalsSayWhereTimeWent checks the totals' lines that say where a run's time went: the
+// CPU wait with its share of the wall time for every run, and the threads that ran the
+// workers for a time-warp run only.
+func TestTotalsSayWhereTimeWent(t *testing.T) {
+	find := func(lines [][2]string, label string) (string, bool) {
+		for _, l := range lines {
+			if l[0] == label {
+				return l[1], true
+			}
+		}
+		return "", false
+	}
+	for _, c := range []struct {
+		name, simType string
+		st            kernel.Stats
+		wait, threads string // "" where the line is absent
+	}{
+		{"time warp beside a hog", kernel.TimeWarp, kernel.Stats{WallSeconds: 2, CPUWaitSeconds: 0.5, WorkerThreads: 1.25},
+			"0.500 s, 25% of the wall time (threads ready to run, waiting for a processor)", "1.25 (mean over the run)"},
+		{"sequential, idle", kernel.Sequential, kernel.Stats{WallSeconds: 1, CPUWaitSeconds: 0.01},
+			"0.010 s, 1% of the wall time (threads ready to run, waiting for a processor)", ""},
+		{"no wall time", kernel.Sequential, kernel.Stats{}, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lines := totals(c.simType, "", kernel.Result{Stats: c.st})
+			wait, ok := find(lines, "CPU wait")
+			require.Equal(t, c.wait != "", ok)
+			require.Equal(t, c.wait, wait)
+			threads, ok := find(lines, "Worker threads")
+			require.Equal(t, c.threads != "", ok)
+			require.Equal(t, c.threads, threads)
+		})
+	}
+}
