@@ -286,11 +286,13 @@ const compactShare = 16
 // flushEvents is the number of events a worker of the engine takes between two
 // hand-overs of the events it buffered for other workers (it also hands them over before
 // it reports to a GVT round and when it goes idle). Each hand-over takes the destination's
-// lock, whose cache line then crosses between cores; a batch delays an event by a few dozen
-// events of its sender, far less than the lookahead of typical models. On PHOLD with 2
-// workers, handing over every 32 events is faster than after every event, and larger
-// batches gain nothing more (docs/PERFORMANCE.md).
-const flushEvents = 32
+// lock, whose cache line then crosses between cores; a batch delays an event by at most
+// that many events of its sender, far less than the lookahead of typical models. Handing
+// over every 32 events was faster than after every event; since the workers of one host
+// hand over directly (beside), every 128 is faster again: PHOLD +5% with 2 workers and
+// +4 – 5% with 16, the zero-lookahead PHOLD +4 – 8%, PCS unchanged (docs/PERFORMANCE.md,
+// "Hand-overs every 128 events").
+const flushEvents = 128
 
 // histMin is the initial size of the CheckRollbacks digests beside the history log (a
 // power of two, that of [statemgr.History]).
