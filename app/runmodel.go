@@ -1,17 +1,13 @@
 package app
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"runtime"
-	"sort"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -634,96 +630,6 @@ func openOffload(mode string, lps []kernel.LogicalProcess, workers int) (gpuoffl
 	return gpuoffload.Open(mode, gpuoffload.Options{Lanes: workers})
 }
 
-// agreed returns the flags every rank of a run across processes must share, by name.
-func agreed(fs *pflag.FlagSet) map[string]string {
-	kv := map[string]string{}
-	fs.VisitAll(func(f *pflag.Flag) {
-		if !localFlags[f.Name] {
-			kv["--"+f.Name] = f.Value.String()
-		}
-	})
-	return kv
-}
-
-// applyConfigFile sets every flag named in the JSON object in path that the command line
-// did not set.
-func applyConfigFile(fs *pflag.FlagSet, path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("cannot read --config: %w", err)
-	}
-	kv, err := decodeConfig(data)
-	if err != nil {
-		return fmt.Errorf("--config %s is not a JSON object of flag names and values: %v", path, err)
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
-	keys := make([]string, 0, len(kv))
-	for k := range kv {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if fs.Lookup(k) == nil || notInConfig[k] {
-			return fmt.Errorf("--config %s: unknown key %q", path, k)
-		}
-		if set[k] {
-			continue
-		}
-		var s string
-		switch v := kv[k].(type) {
-		case json.Number:
-			s = v.String()
-		case string:
-			s = v
-		case bool:
-			s = strconv.FormatBool(v)
-		default:
-			return fmt.Errorf("--config %s: key %q must be a number, string or boolean", path, k)
-		}
-		if err := fs.Set(k, flagWord(fs.Lookup(k), s)); err != nil {
-			return fmt.Errorf("--config %s: key %q: %v", path, k, err)
-		}
-	}
-	return nil
-}
-
-// decodeConfig decodes data as exactly one JSON object, refusing a key given twice and
-// anything after the object (a second object, trailing text), which would otherwise be
-// dropped without a word.
-func decodeConfig(data []byte) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if t, err := dec.Token(); err != nil {
-		return nil, err
-	} else if t != json.Delim('{') {
-		return nil, fmt.Errorf("it starts with %v, not {", t)
-	}
-	kv := map[string]any{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		k, _ := t.(string)
-		if _, dup := kv[k]; dup {
-			return nil, fmt.Errorf("key %q given twice", k)
-		}
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		kv[k] = v
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("more follows the object (at byte %d)", dec.InputOffset())
-	}
-	return kv, nil
-}
-
 // showProgress decides whether to print progress.
 func showProgress(mode progressMode, w io.Writer) bool {
 	switch mode {
@@ -757,135 +663,6 @@ func progressPrinter(w io.Writer) func(kernel.Progress) {
 		fmt.Fprintf(w, "\r\033[Ksim time %.6g / %.6g%s, %d events, %.3g M events/s, %s elapsed",
 			p.Now, p.EndTime, frac, p.EventsProcessed, rate/1e6, p.Elapsed.Round(time.Second))
 	}
-}
-
-// printResults prints WARPED2-style totals, the model's results and the digest line;
-// offload names the offload backend of the run, if any.
-func printResults(w io.Writer, m *Model, simType, offload string, r kernel.Result, results []Result) {
-	fmt.Fprintf(w, "Simulation of %s complete (%s)\n", m.Name, simType)
-	width := 26 // the totals' labels; a longer result label widens the column
-	for _, x := range results {
-		width = max(width, len(x.Label)+1)
-	}
-	line := func(label, value string) { fmt.Fprintf(w, "  %-*s %s\n", width, label+":", value) }
-	for _, t := range totals(simType, offload, r) {
-		line(t[0], t[1])
-	}
-	fmt.Fprintf(w, "Results\n")
-	for _, x := range results {
-		line(x.Label, x.text())
-	}
-	fmt.Fprintf(w, "digest: %s\n", r.Digest)
-}
-
-// totals are the run's totals as printed (and as the report's table shows them): label
-// and value; offload names the offload backend of the run, if any.
-func totals(simType, offload string, r kernel.Result) [][2]string {
-	var out [][2]string
-	line := func(label string, format string, a ...any) {
-		out = append(out, [2]string{label, fmt.Sprintf(format, a...)})
-	}
-	line("Events processed", "%d", r.EventsProcessed)
-	line("Events committed", "%d", r.EventsCommitted)
-	line("Events rolled back", "%d", r.EventsRolledBack)
-	if r.EventsProcessed > 0 {
-		line("Efficiency", "%.2f%%", 100*r.Efficiency)
-	} else {
-		line("Efficiency", "n/a (no events before the end time)")
-	}
-	line("Final event time", "%.6g", r.FinalTime)
-	if simType == kernel.TimeWarp {
-		line("Schedule queues", "%s", r.ScheduleQueues)
-		line("State saving", "%s", r.StateSaving)
-		line("Primary rollbacks", "%d", r.PrimaryRollbacks)
-		line("Secondary rollbacks", "%d", r.SecondaryRollbacks)
-		line("Average rollback length", "%.2f", r.AverageRollbackLength)
-		line("Anti-messages sent", "%d", r.AntiMessagesSent)
-		line("Cancelled events", "%d", r.CancelledEvents)
-		line("Suppressed sends (lazy)", "%d", r.SuppressedSends)
-		line("Coast-forward events", "%d", r.CoastForwardEvents)
-		line("Safe events (unlogged)", "%d", r.SafeEvents)
-		if r.PromisesSent > 0 {
-			line("Promises sent", "%d", r.PromisesSent)
-		}
-		line("GVT cycles", "%d", r.GVTCycles)
-		if offload != "" {
-			line("Batched events", "%d in %d batches on %s", r.BatchedEvents, r.OffloadBatches, offload)
-		}
-	}
-	if simType == kernel.GPU {
-		line("Device", "%s", r.Device)
-		line("Iterations", "%d", r.DeviceIterations)
-		if r.DeviceLoopSeconds > 0 {
-			line("Device loop", "%.3f s, %.4g committed events/s", r.DeviceLoopSeconds, float64(r.EventsCommitted)/r.DeviceLoopSeconds)
-		}
-		line("Optimism bound", "%.4g (at the end)", r.DeviceBound)
-		line("Passes per iteration", "at most %d, while a pass keeps %.3g of the LPs busy", r.DeviceExecutions, r.DeviceInactivity)
-		line("Events returned for room", "%d", r.DeviceReturned)
-	}
-	line("Wall time", "%.3f s", r.WallSeconds)
-	line("Committed events/s", "%.4g", r.CommittedEventsPerSecond)
-	if r.WallSeconds > 0 {
-		// Where a run's time went when other processes (or more threads than processors)
-		// took the CPUs: summed over the threads, so it may pass 100%.
-		line("CPU wait", "%.3f s, %.0f%% of the wall time (threads ready to run, waiting for a processor)",
-			r.CPUWaitSeconds, 100*r.CPUWaitSeconds/r.WallSeconds)
-	}
-	if r.WorkerThreads > 0 {
-		line("Worker threads", "%.2f (mean over the run)", r.WorkerThreads)
-	}
-	if simType != kernel.GPU { // the device loop does not count them
-		line("Peak pending events", "%d", r.PeakPendingEvents)
-	}
-	line("Peak memory", "%.1f MiB", float64(r.PeakMemoryBytes)/(1<<20))
-	return out
-}
-
-// writeStats writes the --stats-file: the kernel's statistics and ROSS-comparable figures
-// at the top level, the model's results under "results" (their printed labels under
-// "result_labels"), the provenance and the configuration. The offload keys appear only
-// when the run had an offload backend. README.md's table lists every key.
-func (inv *invocation) writeStats(r kernel.Result, results []Result) error {
-	kv := map[string]any{}
-	// JSON has no infinity: an unbounded gpu run's bound is null, as in sample files.
-	unbounded := math.IsInf(r.DeviceBound, 1)
-	if unbounded {
-		r.DeviceBound = 0
-	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, &kv); err != nil {
-		return err
-	}
-	if unbounded {
-		kv["device_bound"] = nil
-	}
-	if inv.be == nil {
-		delete(kv, "batched_events")
-		delete(kv, "offload_batches")
-	}
-	kv["model"] = inv.m.Name
-	kv[rollbacksKey] = r.PrimaryRollbacks + r.SecondaryRollbacks
-	net, ross := rossFigures(r.Stats)
-	kv[netEventsKey], kv[rossEfficiencyKey] = net, ross
-	values, labels := map[string]any{}, map[string]string{}
-	for _, x := range results {
-		values[x.Key], labels[x.Key] = x.Value, x.Label
-	}
-	kv["results"], kv["result_labels"] = values, labels
-	kv["provenance"] = inv.provenance(time.Now())
-	cfg, err := dumpConfig(inv.fs)
-	if err != nil {
-		return err
-	}
-	kv["config"] = json.RawMessage(cfg)
-	out, err := json.MarshalIndent(kv, "", "  ")
-	if err != nil {
-		return err
-	}
-	return outfile.WriteFile(inv.o.statsFile, append(out, '\n'))
 }
 
 // usage is the program's help text.

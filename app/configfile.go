@@ -1,0 +1,106 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+
+	"github.com/spf13/pflag"
+)
+
+// The --config file (JSON flags that the command line overrides), and the flags every rank
+// of a run across processes must agree on.
+
+// agreed returns the flags every rank of a run across processes must share, by name.
+func agreed(fs *pflag.FlagSet) map[string]string {
+	kv := map[string]string{}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !localFlags[f.Name] {
+			kv["--"+f.Name] = f.Value.String()
+		}
+	})
+	return kv
+}
+
+// applyConfigFile sets every flag named in the JSON object in path that the command line
+// did not set.
+func applyConfigFile(fs *pflag.FlagSet, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("cannot read --config: %w", err)
+	}
+	kv, err := decodeConfig(data)
+	if err != nil {
+		return fmt.Errorf("--config %s is not a JSON object of flag names and values: %v", path, err)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if fs.Lookup(k) == nil || notInConfig[k] {
+			return fmt.Errorf("--config %s: unknown key %q", path, k)
+		}
+		if set[k] {
+			continue
+		}
+		var s string
+		switch v := kv[k].(type) {
+		case json.Number:
+			s = v.String()
+		case string:
+			s = v
+		case bool:
+			s = strconv.FormatBool(v)
+		default:
+			return fmt.Errorf("--config %s: key %q must be a number, string or boolean", path, k)
+		}
+		if err := fs.Set(k, flagWord(fs.Lookup(k), s)); err != nil {
+			return fmt.Errorf("--config %s: key %q: %v", path, k, err)
+		}
+	}
+	return nil
+}
+
+// decodeConfig decodes data as exactly one JSON object, refusing a key given twice and
+// anything after the object (a second object, trailing text), which would otherwise be
+// dropped without a word.
+func decodeConfig(data []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil {
+		return nil, err
+	} else if t != json.Delim('{') {
+		return nil, fmt.Errorf("it starts with %v, not {", t)
+	}
+	kv := map[string]any{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := t.(string)
+		if _, dup := kv[k]; dup {
+			return nil, fmt.Errorf("key %q given twice", k)
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		kv[k] = v
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("more follows the object (at byte %d)", dec.InputOffset())
+	}
+	return kv, nil
+}
