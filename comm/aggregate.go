@@ -10,8 +10,8 @@ import (
 // events into KindEvents messages: a batch is emitted when it holds MaxEvents events or
 // its encoding reaches MaxBytes bytes, when the sender's colour changes (a batch has one
 // colour), and on Flush or FlushAll (call FlushAll when the workers go idle, so that
-// events do not wait for a batch to fill). It encodes each event as it is added, so
-// emitting costs one allocation: the message, which the transport then owns.
+// events do not wait for a batch to fill). It encodes each event as it is added, and
+// builds each message in a buffer it reuses, so emitting allocates nothing.
 //
 // An Aggregator is not safe for concurrent use; it belongs to the manager goroutine.
 type Aggregator struct {
@@ -42,8 +42,8 @@ func NewAggregator(c *Codec, ranks, maxEvents, maxBytes int) *Aggregator {
 // for every message that becomes ready (at most two: a batch of the previous colour, and
 // the new batch when it is full). A message is valid until emit returns: the aggregator
 // reuses its buffer (emit copies it where its transport keeps what it sends). The event
-// is copied; e may be reused at once. On error
-// (a payload that cannot be encoded, or a bad rank) nothing is added.
+// is copied; e may be reused at once. On error (a payload that cannot be encoded, or a bad
+// rank) nothing is added.
 func (a *Aggregator) Add(to int, colour uint64, e *event.Event, emit func(to int, msg []byte)) error {
 	if to < 0 || to >= len(a.dests) {
 		return fmt.Errorf("aggregate event: destination rank %d out of range [0, %d)", to, len(a.dests))

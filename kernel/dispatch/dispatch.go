@@ -81,7 +81,10 @@ func (s *Simulation) Run(ctx context.Context) (kernel.Result, error) {
 		return kernel.Result{}, errors.New("simulation already ran; build a new one with New")
 	}
 	s.ran = true
-	start, wait0 := time.Now(), osthread.ProcessRunDelay()
+	start, wait0 := time.Now(), time.Duration(-1) // wait0: see CPUWaitSeconds below
+	if s.sim.Cfg.Type != kernel.TimeWarp {
+		wait0 = osthread.ProcessRunDelay()
+	}
 	if h := s.sim.Cfg.ModelInit; h != nil {
 		if err := h(s.models()); err != nil {
 			return kernel.Result{}, fmt.Errorf("model init hook: %w", err)
@@ -100,7 +103,7 @@ func (s *Simulation) Run(ctx context.Context) (kernel.Result, error) {
 	if err != nil {
 		return kernel.Result{}, err
 	}
-	if s.sim.Cfg.Type != kernel.TimeWarp { // the engine's sums its ranks'
+	if s.sim.Cfg.Type != kernel.TimeWarp { // the engine measures its own, summed over its ranks
 		stats.CPUWaitSeconds = osthread.Since(wait0).Seconds()
 	}
 	res := s.result(stats, start)

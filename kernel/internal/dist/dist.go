@@ -81,9 +81,10 @@ type Driver struct {
 	crowded bool
 	// reuse is set where the transport is done with a message when Send returns and
 	// Poll's message is valid until the next Poll (comm.Reuser): the aggregator's and the
-	// promises' buffers then go to Send as they are, and are reused. Set in New.
+	// promises' buffers, which they reuse, then go to Send as they are (sendReused). Set
+	// in New.
 	reuse bool
-	// pbuf is the promises' reused buffer (safe.go), with reuse.
+	// pbuf is the promises' buffer (safe.go).
 	pbuf []byte
 }
 

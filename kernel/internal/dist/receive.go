@@ -176,13 +176,19 @@ func (m *Driver) send(to int, msg []byte) error {
 	return m.tr.Send(to, msg)
 }
 
-// emit sends one message of the aggregator's to rank to (its buffer, valid until emit
-// returns: copied unless the transport is done with it when Send returns, comm.Reuser).
-func (m *Driver) emit(to int, msg []byte) {
+// sendReused sends msg, built in a buffer that its caller reuses: copied first unless the
+// transport is done with it when Send returns (comm.Reuser).
+func (m *Driver) sendReused(to int, msg []byte) error {
 	if !m.reuse {
 		msg = append([]byte(nil), msg...)
 	}
-	if err := m.send(to, msg); err != nil {
+	return m.send(to, msg)
+}
+
+// emit sends one message of the aggregator's to rank to (its buffer, valid until emit
+// returns).
+func (m *Driver) emit(to int, msg []byte) {
+	if err := m.sendReused(to, msg); err != nil {
 		m.failComm(fmt.Errorf("send to rank %d: %w", to, err))
 	}
 }

@@ -253,17 +253,10 @@ func (m *Driver) promise(now time.Time) {
 		if !rs.deaf[x] {
 			sent = rs.logs[x].minAfter(rs.theirN[x])
 		}
-		var buf []byte // a fresh message, unless the transport is done with it at Send
-		if m.reuse {
-			buf = m.pbuf[:0]
-		}
-		msg := m.codec.AppendPromise(buf, &comm.Promise{ID: s.id, Low: s.low, Recv: s.n[x], Others: others,
-			Echo: rs.echo[x], Sent: sent})
-		if m.reuse {
-			m.pbuf = msg
-		}
+		m.pbuf = m.codec.AppendPromise(m.pbuf[:0], &comm.Promise{ID: s.id, Low: s.low, Recv: s.n[x],
+			Others: others, Echo: rs.echo[x], Sent: sent})
 		rs.promises++
-		if err := m.send(x, msg); err != nil {
+		if err := m.sendReused(x, m.pbuf); err != nil {
 			m.failComm(fmt.Errorf("send promise to rank %d: %w", x, err))
 			return
 		}

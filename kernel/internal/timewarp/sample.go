@@ -1,7 +1,6 @@
 package timewarp
 
 import (
-	"runtime"
 	"runtime/metrics"
 	"sync/atomic"
 	"time"
@@ -179,9 +178,10 @@ type sampler struct {
 // 0.2 ms.
 const waitPeriod = 10 * time.Millisecond
 
-// newSampler returns d's sampler, or nil when sampling is off. It gives every worker its
-// sample cell, so it must be called before the workers start.
-func newSampler(d *timeWarpDispatcher, start time.Time) *sampler {
+// newSampler returns d's sampler, or nil when sampling is off; the run started at start,
+// with the process's run delay at wait0. It gives every worker its sample cell, so it
+// must be called before the workers start.
+func newSampler(d *timeWarpDispatcher, start time.Time, wait0 time.Duration) *sampler {
 	cfg := &d.sim.Cfg
 	if cfg.Sample == nil {
 		return nil
@@ -189,7 +189,7 @@ func newSampler(d *timeWarpDispatcher, start time.Time) *sampler {
 	sp := &sampler{fn: cfg.Sample, realTime: cfg.SampleMode == core.SampleRealTime, every: cfg.SampleInterval,
 		start: start, last: start, prev: make([]sampleCounts, len(d.workers)),
 		mem: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}}
-	sp.wait0, sp.waitAt = osthread.ProcessRunDelay(), start
+	sp.wait0, sp.waitAt = wait0, start
 	if sp.realTime && sp.every == 0 {
 		sp.every = core.DefaultSampleInterval
 	}
@@ -240,10 +240,7 @@ func (sp *sampler) emit(d *timeWarpDispatcher, now time.Time, final bool) {
 	if final || now.Sub(sp.waitAt) >= waitPeriod {
 		sp.wait, sp.waitAt = osthread.Since(sp.wait0), now
 	}
-	threads := min(len(d.workers), runtime.GOMAXPROCS(0)) // a goroutine per worker
-	if d.hs != nil {
-		threads = int(d.hs.active.Load())
-	}
+	threads := d.threads()
 	for i, w := range d.workers {
 		var c sampleCounts
 		if final {

@@ -344,7 +344,7 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 	}
 
 	start, wait0 := time.Now(), osthread.ProcessRunDelay()
-	sp := newSampler(d, start) // nil when sampling is off
+	sp := newSampler(d, start, wait0) // nil when sampling is off
 	var wg sync.WaitGroup
 	if d.grouped() {
 		for _, w := range d.workers {
@@ -429,13 +429,22 @@ func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error)
 	st.CPUWaitSeconds = osthread.Since(wait0).Seconds()
 	if d.hs != nil {
 		st.WorkerThreads = d.hs.meanThreads(start, time.Now())
-	} else { // a goroutine per worker
-		st.WorkerThreads = float64(min(len(d.workers), runtime.GOMAXPROCS(0)))
+	} else {
+		st.WorkerThreads = float64(d.threads())
 	}
 	if d.dist != nil {
 		return d.dist.Gather(st)
 	}
 	return st, nil
+}
+
+// threads returns the number of threads that run the workers now: the active hosts, or,
+// with a goroutine per worker (groups), as many as Go runs at once.
+func (d *timeWarpDispatcher) threads() int {
+	if d.hs != nil {
+		return int(d.hs.active.Load())
+	}
+	return min(len(d.workers), runtime.GOMAXPROCS(0))
 }
 
 // arrangement describes the schedule arrangement of the run (Stats.ScheduleQueues).
