@@ -231,13 +231,13 @@ const gvtEvents = 256 // a power of two, as is slowGVTEvents
 // rank 0's manager for one).
 const slowGVTEvents = 2048
 
-// crowdedGVTEvents is gvtEvents where the workers outnumber the processors more than twice
-// (hosted, host.go). Whichever worker reaches its count first starts a round, so rounds
-// come about every gvtEvents events of all workers together, whatever their number, and
-// each round costs one report per worker: with 16 workers on 2 processors, a report every
-// 20 events. Half as many rounds there measured 4 – 7% faster (PHOLD and PCS, 8 and 16
-// workers on 2 cores); a quarter as many lost the safe events that the rounds' bounds
-// allow (docs/PERFORMANCE.md, "Session 31").
+// crowdedGVTEvents is gvtEvents where the workers outnumber the processors (hosted,
+// host.go). Whichever worker reaches its count first starts a round, so rounds come about
+// every gvtEvents events of all workers together, whatever their number, and each round
+// costs one report per worker: with 16 workers on 2 processors, a report every 20 events.
+// Half as many rounds there measured 3 – 13% faster (PHOLD and PCS, 3 to 16 workers on 2
+// cores); a quarter as many lost the safe events that the rounds' bounds allow
+// (docs/PERFORMANCE.md, "Session 31").
 const crowdedGVTEvents = 2 * gvtEvents
 
 // The ahead bound: after taking aheadMax events without seeing a GVT round end, a worker
@@ -352,7 +352,7 @@ func (d *timeWarpDispatcher) initQueues(sched []int, lockType string) error {
 		switch {
 		case d.dist != nil || !d.reverse || d.grouped():
 			q.gvtMask = slowGVTEvents - 1
-		case len(d.queues) > 2*runtime.GOMAXPROCS(0):
+		case len(d.queues) > runtime.GOMAXPROCS(0):
 			q.gvtMask = crowdedGVTEvents - 1
 		}
 		if d.grouped() {
