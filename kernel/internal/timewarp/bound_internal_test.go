@@ -4,6 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/warpedgo/warped/kernel/internal/core"
+	"github.com/warpedgo/warped/kernel/internal/dist"
 )
 
 // TestTakeBound checks takeBound against its rule, written out: an event at t may be
@@ -91,4 +94,31 @@ func TestAheadFollowsRounds(t *testing.T) {
 			t.Fatalf("stalled rounds moved the bound from %d to %d", before, q.aheadMax)
 		}
 	})
+}
+
+// TestRoundEvents: the events between the GVT rounds a worker starts, chosen once per run.
+func TestRoundEvents(t *testing.T) {
+	tw := func(workers, queues int) core.TimeWarpConfig {
+		return core.TimeWarpConfig{Workers: workers, Schedulers: queues}
+	}
+	for _, c := range []struct {
+		name  string
+		d     *timeWarpDispatcher
+		procs int
+		want  int
+	}{
+		{"2 workers on 2 processors", &timeWarpDispatcher{cfg: tw(2, 2), reverse: true}, 2, gvtEvents},
+		{"3 workers on 2 processors", &timeWarpDispatcher{cfg: tw(3, 3), reverse: true}, 2, crowdedGVTEvents},
+		{"16 workers on 2 processors", &timeWarpDispatcher{cfg: tw(16, 16), reverse: true}, 2, crowdedGVTEvents},
+		{"16 workers on 16 processors", &timeWarpDispatcher{cfg: tw(16, 16), reverse: true}, 16, gvtEvents},
+		{"periodic state saving", &timeWarpDispatcher{cfg: tw(16, 16)}, 2, slowGVTEvents},
+		{"shared schedule queues", &timeWarpDispatcher{cfg: tw(4, 2), reverse: true}, 2, slowGVTEvents},
+		{"across processes", &timeWarpDispatcher{cfg: tw(1, 1), reverse: true, dist: &dist.Driver{}}, 2, slowGVTEvents},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.d.roundEvents(c.procs); got != c.want {
+				t.Fatalf("roundEvents = %d, want %d", got, c.want)
+			}
+		})
+	}
 }

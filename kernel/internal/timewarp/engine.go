@@ -235,10 +235,23 @@ const slowGVTEvents = 2048
 // host.go). Whichever worker reaches its count first starts a round, so rounds come about
 // every gvtEvents events of all workers together, whatever their number, and each round
 // costs one report per worker: with 16 workers on 2 processors, a report every 20 events.
-// Half as many rounds there measured 3 – 13% faster (PHOLD and PCS, 3 to 16 workers on 2
-// cores); a quarter as many lost the safe events that the rounds' bounds allow
-// (docs/PERFORMANCE.md, "Session 31").
+// Half as many rounds there measured up to 13% faster (medians of paired rounds, PHOLD and
+// PCS, 3 to 16 workers on 2 cores: mostly +4 – 8%, one set of PCS with 16 workers -2%); a
+// quarter as many lost the safe events that the rounds' bounds allow (docs/PERFORMANCE.md,
+// "Session 31").
 const crowdedGVTEvents = 2 * gvtEvents
+
+// roundEvents returns the number of events between the GVT rounds a worker starts, with
+// procs processors: gvtEvents, slowGVTEvents or crowdedGVTEvents.
+func (d *timeWarpDispatcher) roundEvents(procs int) int {
+	switch {
+	case d.dist != nil || !d.reverse || d.grouped():
+		return slowGVTEvents
+	case d.cfg.Schedulers > procs:
+		return crowdedGVTEvents
+	}
+	return gvtEvents
+}
 
 // The ahead bound: after taking aheadMax events without seeing a GVT round end, a worker
 // takes only events at GVT until one does. A round needs every worker's report, so while
@@ -349,12 +362,7 @@ func (d *timeWarpDispatcher) initQueues(sched []int, lockType string) error {
 		if err := q.pend.use(d.cfg.QueueType, n); err != nil {
 			return err
 		}
-		switch {
-		case d.dist != nil || !d.reverse || d.grouped():
-			q.gvtMask = slowGVTEvents - 1
-		case len(d.queues) > runtime.GOMAXPROCS(0):
-			q.gvtMask = crowdedGVTEvents - 1
-		}
+		q.gvtMask = uint64(d.roundEvents(runtime.GOMAXPROCS(0))) - 1
 		if d.grouped() {
 			if q.mu, err = d.newLock(lockType); err != nil {
 				return err
