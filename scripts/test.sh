@@ -41,7 +41,9 @@ stage "go test -race" go test -race -count=1 -timeout 60m ./...
 # a count of executions, not a duration: Go 1.26's fuzz coordinator can report a spurious
 # "context deadline exceeded" failure when a -fuzztime duration expires while a worker is
 # busy (golang/go#75804, fixed in Go 1.27), which a loaded CI machine hits. Counts are sized
-# to about 5 s each on a 2-core machine; a target not listed gets the default.
+# to about 5 s each on a 2-core machine; a target not listed gets the default. Minimizing an
+# input that found new coverage runs for 60 s by default, during which nothing else is
+# fuzzed (FuzzQueues stalled 57 s of its 65 on it once): bounded by a count too.
 fuzz_count() {
   case "$1" in
     FuzzReverse) echo 250000x ;; # cheap: one generator step per input
@@ -51,7 +53,7 @@ fuzz_count() {
 }
 for f in $(grep -rlE --include='*_test.go' '^func Fuzz' .); do
   for fn in $(grep -oE '^func Fuzz[A-Za-z0-9_]+' "$f" | cut -c6-); do
-    stage "fuzz $fn" go test -run XXX -fuzz "^${fn}\$" -fuzztime "$(fuzz_count "$fn")" "./$(dirname "${f#./}")"
+    stage "fuzz $fn" go test -run XXX -fuzz "^${fn}\$" -fuzztime "$(fuzz_count "$fn")" -fuzzminimizetime 200x "./$(dirname "${f#./}")"
   done
 done
 
