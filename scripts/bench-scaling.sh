@@ -5,7 +5,7 @@
 # Every case is run once per round, the rounds interleaved, and compared pair by pair
 # (same round) against its baseline: the sequential dispatcher under the same conditions,
 # or 2 workers, or mpirun -np 2. It prints, per case, the median committed rate and the
-# median of the per-round ratios.
+# median and quartiles of the per-round ratios.
 #
 # Usage: scripts/bench-scaling.sh [rounds]      (default 7)
 # Environment:
@@ -102,19 +102,27 @@ echo "== uptime after: $(uptime)"
 median() {
   sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) exit; print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-# table CASE BASELINE: median rate of CASE and median of its per-round ratio to BASELINE.
+# quartiles: the first and third quartiles of the numbers on standard input, one a line
+# (nearest rank), as "Q1 – Q3".
+quartiles() {
+  sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) exit; a = int((NR + 3) / 4); b = NR + 1 - a; printf "%.2f – %.2f", v[a], v[b] }'
+}
+# table CASE BASELINE: median rate of CASE, and the median and quartiles of its per-round
+# ratio to BASELINE (the quartiles show how far the machine's noise moves the ratio).
 table() {
-  local n rate ratio
+  local n rate ratios ratio spread
   n=$(awk -v c="$1" '$1 == c' "$tmp/results" | wc -l)
   [ "$n" -gt 0 ] || return 0
   rate=$(awk -v c="$1" '$1 == c { print $3 / 1e6 }' "$tmp/results" | median)
-  ratio=$(awk -v c="$1" -v b="$2" '$1 == c { v[$2] = $3 } $1 == b { base[$2] = $3 }
-    END { for (r in v) if (base[r] > 0) print v[r] / base[r] }' "$tmp/results" | median)
-  printf "| %s | %s | %d | %.3f | %.3f |\n" "$1" "$2" "$n" "$rate" "${ratio:-0}"
+  ratios=$(awk -v c="$1" -v b="$2" '$1 == c { v[$2] = $3 } $1 == b { base[$2] = $3 }
+    END { for (r in v) if (base[r] > 0) print v[r] / base[r] }' "$tmp/results")
+  ratio=$(echo "$ratios" | median)
+  spread=$(echo "$ratios" | quartiles)
+  printf "| %s | %s | %d | %.3f | %.3f | %s |\n" "$1" "$2" "$n" "$rate" "${ratio:-0}" "$spread"
 }
 echo
-echo "| case | against | rounds | M events/s (median) | ratio (median of pairs) |"
-echo "| --- | --- | --- | --- | --- |"
+echo "| case | against | rounds | M events/s (median) | ratio (median of pairs) | ratio (quartiles) |"
+echo "| --- | --- | --- | --- | --- | --- |"
 for m in $models; do
   table "$m/2w" "$m/sequential"
   for w in $workers; do table "$m/${w}w" "$m/2w"; done
