@@ -177,7 +177,7 @@ type queue struct {
 	aheadMax       int       // the ahead bound (see aheadFirst)
 	aheadMean      int       // mean events taken in a round that ended before the bound
 	th             throttle  // the window beyond GVT (throttle.go)
-	gvtMask        uint64    // events between the GVT rounds the worker starts (gvtEvents), less 1
+	gvtMask        uint64    // events between the GVT rounds the worker starts (roundEvents), less 1
 	roundsSeen     uint64    // GVT rounds ended when ahead was last reset
 	compactedAt    uint64    // stats.processed at the last compaction (see compact)
 	compactEvery   int       // events between compactions when more than the least (see compactShare)
