@@ -351,18 +351,18 @@ func (d *timeWarpDispatcher) initQueues(sched []int, lockType string) error {
 	// Worker i runs queue i modulo their number, with the others of its group when there
 	// are fewer queues than workers (group.go).
 	d.queues = make([]*queue, d.cfg.Schedulers)
+	gvtMask := uint64(d.roundEvents(runtime.GOMAXPROCS(0))) - 1
 	for i := range d.queues {
 		l, err := d.newLock(lockType)
 		if err != nil {
 			return err
 		}
 		q := &queue{inMu: l, outbox: make([][]event.Event, len(d.queues)), keyMin: maxKey(),
-			heldMin: maxKey(), gvtMask: gvtEvents - 1, th: newThrottle(),
+			heldMin: maxKey(), gvtMask: gvtMask, th: newThrottle(),
 			aheadMax: aheadFirst, aheadMean: aheadFirst / aheadRounds}
 		if err := q.pend.use(d.cfg.QueueType, n); err != nil {
 			return err
 		}
-		q.gvtMask = uint64(d.roundEvents(runtime.GOMAXPROCS(0))) - 1
 		if d.grouped() {
 			if q.mu, err = d.newLock(lockType); err != nil {
 				return err
