@@ -121,6 +121,32 @@ func parseCPUList(s string) int {
 // CPUs: the ranks then take turns on the cores.
 func Crowded() bool { return LocalRanks() > NodeCPUs() }
 
+// idleYieldVar is Open MPI's parameter for giving the core away (sched_yield) in a poll
+// that finds nothing to do, which Open MPI turns on by itself where it starts more ranks
+// on a node than the node has slots.
+const idleYieldVar = "OMPI_MCA_mpi_yield_when_idle"
+
+// quietIdleYields turns Open MPI's idle yields off before MPI_Init on a crowded node
+// (Crowded), unless the user set the parameter: the kernel's manager yields there itself,
+// once a turn, after a receive that found nothing (package dist). A yield inside an MPI
+// call is one inside a cgo call, which lets the Go runtime hand the thread's processor to
+// another thread while the rank waits for its core, and the thread must then wake that
+// one and take the processor back; Open MPI also yields up to twice a poll (completing
+// sends, probing). At -np 4 and -np 8 on 2 cores the kernel's own yields raised the rate
+// by 10% (docs/PERFORMANCE.md, "Session 32"). Other MPI libraries ignore the variable.
+// It reports whether it turned them off: the transport's own blocking calls then wait
+// yielding (wp_mpi_waitall), or a rank that waits in a collective would spin through its
+// time slices while the ranks it waits for wait for its core.
+func quietIdleYields() bool {
+	if !Crowded() {
+		return false
+	}
+	if _, set := os.LookupEnv(idleYieldVar); set {
+		return false
+	}
+	return os.Setenv(idleYieldVar, "0") == nil
+}
+
 // LaunchedRanks returns the number of ranks an MPI launcher (mpirun, mpiexec, srun with
 // PMI) says this process was started among, read from the environment without calling
 // MPI; 0 when no launcher's variables are set.

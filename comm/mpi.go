@@ -19,6 +19,7 @@ package comm
 /*
 #include <stdlib.h>
 #include <pthread.h>
+#include <sched.h>
 #include <mpi.h>
 
 // wp_mpi_dummy is the buffer of empty transfers (MPI wants a valid address).
@@ -63,8 +64,34 @@ static int wp_mpi_testsome(int n, MPI_Request *reqs, int *outcount, int *idx) {
 	return MPI_Testsome(n, reqs, outcount, idx, MPI_STATUSES_IGNORE);
 }
 
-static int wp_mpi_waitall(int n, MPI_Request *reqs) {
-	return MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+// wp_mpi_waitall waits for the n requests: in MPI_Waitall, or, with yield, testing them
+// and giving the core away between tests (a crowded node, where the library's own idle
+// yields are off: see quietIdleYields).
+static int wp_mpi_waitall(int n, MPI_Request *reqs, int yield) {
+	if (!yield) return MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+	for (;;) {
+		int done = 0;
+		int rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+		if (rc != MPI_SUCCESS || done) return rc;
+		sched_yield();
+	}
+}
+
+// The collectives below block in the library, or, with yield, start the nonblocking form
+// and wait in wp_mpi_waitall.
+
+static int wp_mpi_comm_dup(MPI_Comm c, MPI_Comm *dup, int yield) {
+	if (!yield) return MPI_Comm_dup(c, dup);
+	MPI_Request r;
+	int rc = MPI_Comm_idup(c, dup, &r);
+	return rc != MPI_SUCCESS ? rc : wp_mpi_waitall(1, &r, 1);
+}
+
+static int wp_mpi_barrier(MPI_Comm c, int yield) {
+	if (!yield) return MPI_Barrier(c);
+	MPI_Request r;
+	int rc = MPI_Ibarrier(c, &r);
+	return rc != MPI_SUCCESS ? rc : wp_mpi_waitall(1, &r, 1);
 }
 
 // wp_mpi_iprobe probes for a message with tag from any source; *stage is 1 when
@@ -83,12 +110,18 @@ static int wp_mpi_recv(void *buf, int n, int src, int tag, MPI_Comm c) {
 	return MPI_Recv(buf, n, MPI_BYTE, src, tag, c, MPI_STATUS_IGNORE);
 }
 
-static int wp_mpi_allgather_int(int v, int *out, MPI_Comm c) {
-	return MPI_Allgather(&v, 1, MPI_INT, out, 1, MPI_INT, c);
+static int wp_mpi_allgather_int(int v, int *out, MPI_Comm c, int yield) {
+	if (!yield) return MPI_Allgather(&v, 1, MPI_INT, out, 1, MPI_INT, c);
+	MPI_Request r;
+	int rc = MPI_Iallgather(&v, 1, MPI_INT, out, 1, MPI_INT, c, &r);
+	return rc != MPI_SUCCESS ? rc : wp_mpi_waitall(1, &r, 1);
 }
 
-static int wp_mpi_allgatherv(void *sb, int sn, void *rb, int *counts, int *displs, MPI_Comm c) {
-	return MPI_Allgatherv(sb, sn, MPI_BYTE, rb, counts, displs, MPI_BYTE, c);
+static int wp_mpi_allgatherv(void *sb, int sn, void *rb, int *counts, int *displs, MPI_Comm c, int yield) {
+	if (!yield) return MPI_Allgatherv(sb, sn, MPI_BYTE, rb, counts, displs, MPI_BYTE, c);
+	MPI_Request r;
+	int rc = MPI_Iallgatherv(sb, sn, MPI_BYTE, rb, counts, displs, MPI_BYTE, c, &r);
+	return rc != MPI_SUCCESS ? rc : wp_mpi_waitall(1, &r, 1);
 }
 
 static void wp_mpi_errstr(int code, char *buf) {
@@ -128,6 +161,9 @@ type MPI struct {
 	thread   C.pthread_t
 	ownsInit bool // this transport called MPI_Init_thread, so Close finalizes
 	closed   bool
+	// yield is 1 where quietIdleYields turned the library's idle yields off: the
+	// transport's own waits (collectives, Close) then give the core away between tests.
+	yield C.int
 
 	// Pending sends: reqs[i] is the request of the send from C memory bufs[i].
 	reqs []C.MPI_Request
@@ -190,6 +226,9 @@ func NewMPI(opts MPIOptions) (m *MPI, err error) {
 	}
 	m = &MPI{thread: C.pthread_self()}
 	if initialized == 0 {
+		if quietIdleYields() {
+			m.yield = 1
+		}
 		var provided C.int
 		if err := mpiErr("MPI_Init_thread", C.wp_mpi_init(&provided)); err != nil {
 			return nil, err
@@ -226,7 +265,7 @@ func NewMPI(opts MPIOptions) (m *MPI, err error) {
 		}
 	}
 	var dup C.MPI_Comm
-	if err := mpiErr("MPI_Comm_dup", C.MPI_Comm_dup(parent, &dup)); err != nil {
+	if err := mpiErr("MPI_Comm_dup", C.wp_mpi_comm_dup(parent, &dup, m.yield)); err != nil {
 		return fail(err)
 	}
 	m.comm = dup
@@ -383,7 +422,7 @@ func (m *MPI) AllGather(b []byte) ([][]byte, error) {
 		return nil, fmt.Errorf("comm: AllGather of %d bytes exceeds the MPI limit", len(b))
 	}
 	counts := make([]C.int, m.size)
-	if err := mpiErr("MPI_Allgather", C.wp_mpi_allgather_int(C.int(len(b)), &counts[0], m.comm)); err != nil {
+	if err := mpiErr("MPI_Allgather", C.wp_mpi_allgather_int(C.int(len(b)), &counts[0], m.comm, m.yield)); err != nil {
 		return nil, err
 	}
 	displs := make([]C.int, m.size)
@@ -403,7 +442,7 @@ func (m *MPI) AllGather(b []byte) ([][]byte, error) {
 	if total > 0 {
 		rp = unsafe.Pointer(&all[0])
 	}
-	if err := mpiErr("MPI_Allgatherv", C.wp_mpi_allgatherv(sp, C.int(len(b)), rp, &counts[0], &displs[0], m.comm)); err != nil {
+	if err := mpiErr("MPI_Allgatherv", C.wp_mpi_allgatherv(sp, C.int(len(b)), rp, &counts[0], &displs[0], m.comm, m.yield)); err != nil {
 		return nil, err
 	}
 	out := make([][]byte, m.size)
@@ -425,7 +464,7 @@ func (m *MPI) Close() error {
 	m.closed = true
 	var first error
 	if n := len(m.reqs); n > 0 {
-		first = mpiErr("MPI_Waitall", C.wp_mpi_waitall(C.int(n), &m.reqs[0]))
+		first = mpiErr("MPI_Waitall", C.wp_mpi_waitall(C.int(n), &m.reqs[0], m.yield))
 		if first == nil { // after a failure MPI may still read them: leak rather than free
 			for _, b := range m.bufs {
 				C.free(b)
@@ -437,6 +476,11 @@ func (m *MPI) Close() error {
 		first = err
 	}
 	if m.ownsInit {
+		if m.yield != 0 { // the ranks meet here rather than spin in MPI_Finalize's own wait
+			if err := mpiErr("MPI_Barrier", C.wp_mpi_barrier(C.wp_mpi_world(), m.yield)); err != nil && first == nil {
+				first = err
+			}
+		}
 		if err := mpiErr("MPI_Finalize", C.MPI_Finalize()); err != nil && first == nil {
 			first = err
 		}

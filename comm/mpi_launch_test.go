@@ -51,6 +51,46 @@ func checkEnvCount(t *testing.T, name string, count func() int, vars []string, b
 	}
 }
 
+func TestQuietIdleYields(t *testing.T) {
+	cases := []struct {
+		name    string
+		local   string // the launcher's ranks on this node
+		user    string // the user's idleYieldVar; "-" for unset
+		want    bool   // quietIdleYields's answer
+		wantVar string // idleYieldVar after it; "-" for unset
+	}{
+		{"crowded, unset: off", "100000", "-", true, "0"},
+		{"crowded, the user's 1 stays", "100000", "1", false, "1"},
+		{"crowded, the user's 0 stays", "100000", "0", false, "0"},
+		{"a core each: untouched", "1", "-", false, "-"},
+		{"no launcher: untouched", "-", "-", false, "-"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, v := range append([]string{idleYieldVar}, launchLocalVars...) {
+				t.Setenv(v, "") // restores the old value after the test
+				os.Unsetenv(v)
+			}
+			if c.local != "-" {
+				t.Setenv("OMPI_COMM_WORLD_LOCAL_SIZE", c.local)
+			}
+			if c.user != "-" {
+				t.Setenv(idleYieldVar, c.user)
+			}
+			if got := quietIdleYields(); got != c.want {
+				t.Errorf("quietIdleYields() = %v, want %v", got, c.want)
+			}
+			v, set := os.LookupEnv(idleYieldVar)
+			if !set {
+				v = "-"
+			}
+			if v != c.wantVar {
+				t.Errorf("%s = %q after, want %q", idleYieldVar, v, c.wantVar)
+			}
+		})
+	}
+}
+
 func TestParseCPUList(t *testing.T) {
 	cases := []struct {
 		list string

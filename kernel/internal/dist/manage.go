@@ -36,6 +36,9 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 			clk.Comm()
 		}
 		busy := m.receive()
+		if !busy && tl.crowded && tl.contended {
+			osthread.Yield() // turn.go: where the MPI library would have, but outside cgo
+		}
 		if m.drain() {
 			busy = true
 		}

@@ -26,6 +26,14 @@ import (
 // rank is another program, and yielding to it cost -np 2 a quarter of its rate
 // (docs/PERFORMANCE.md).
 //
+// A contended rank on a crowded node also yields its core after a receive that found
+// nothing. Open MPI does so itself there, inside its calls (mpi_yield_when_idle, which it
+// turns on where a node runs more ranks than it has slots; up to twice a poll); the
+// transport turns that off (comm.NewMPI), since a yield inside a cgo call lets the Go
+// runtime hand the thread's processor to another thread that the rank must then take it
+// back from: the same yields made by the manager raised the rate at -np 4 and -np 8 by
+// 10% (docs/PERFORMANCE.md, "Session 32").
+//
 // The manager measures its own thread's wait for a processor (the kernel's run delay) as a
 // share of each contendWindow; above contendedShare it takes the short turns until a
 // window below contendedShare/2. Only a manager that runs on a thread of its own (MPI's,
