@@ -17,6 +17,11 @@
 #   MODELS="phold pcs"
 #   NOHOG=1          skip the case with a CPU-bound process beside the run
 #   LONG=1           add the long TQ-GVT run against the asynchronous one (needs mpirun)
+#
+# Where a rank count exceeds the CPUs and gcc is installed, it also runs scripts/turnbench.c
+# in each round: that many processes taking turns on the cores (a yield every 64 event-sized
+# work units, as a contended rank's turn) against as many as CPUs that do not yield, the
+# rows "turns/N": what taking turns at the ranks' grain leaves, without the kernel.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-7}
@@ -29,6 +34,11 @@ mpi="" tags=""
 if command -v mpirun >/dev/null 2>&1; then
   mpi="mpirun --oversubscribe --allow-run-as-root --bind-to none" # bound to one core, a rank's manager waits for its worker
   if pkg-config --exists ompi-c 2>/dev/null; then tags=mpi; else tags=mpi,mpich; fi
+fi
+cpus=$(nproc)
+turns=""
+if command -v gcc >/dev/null 2>&1 && gcc -O2 -o "$tmp/turnbench" scripts/turnbench.c 2>/dev/null; then
+  turns=$tmp/turnbench
 fi
 bin=${WARPED:-}
 if [ -z "$bin" ]; then
@@ -53,6 +63,11 @@ rate() {
     return
   fi
   echo "$out" | awk '/Committed events\/s:/ {print $3; exit}'
+}
+
+# turnrate N YIELD: all N turnbench processes' work units per second (1 MiB each, 12 M units).
+turnrate() {
+  "$turns" "$1" 12000000 64 1024 "$2" | awk '{ for (i = 1; i < NF; i++) if ($(i+1) == "M") print $i * 1e6 }'
 }
 
 # record CASE ROUND VALUE
@@ -86,6 +101,12 @@ for r in $(seq 1 "$rounds"); do
     for n in $ranks; do
       record "small/np$n" "$r" "$(rate $mpi -np "$n" "$bin" $small --time-warp-worker-threads 1)"
     done
+    if [ -n "$turns" ]; then
+      record "turns/cpus" "$r" "$(turnrate "$cpus" 0)"
+      for n in $ranks; do
+        if [ "$n" -gt "$cpus" ]; then record "turns/$n" "$r" "$(turnrate "$n" 1)"; fi
+      done
+    fi
     for w in ${RANKWORKERS:-}; do
       record "small/np2x$w" "$r" "$(rate $mpi -np 2 "$bin" $small --time-warp-worker-threads "$w")"
     done
@@ -131,5 +152,6 @@ done
 table "small/2w" "small/sequential"
 table "small/np2" "small/sequential"
 for n in $ranks; do table "small/np$n" "small/np2"; done
+for n in $ranks; do table "turns/$n" "turns/cpus"; done
 for w in ${RANKWORKERS:-}; do table "small/np2x$w" "small/sequential"; done
 table "small/np2-tq" "small/np2-async"

@@ -139,6 +139,17 @@ for sig in TERM HUP INT; do
     --report r.html --series-file x.csv >/dev/null 2>"$tmp/sig.err") &
   pid=$!
   for _ in $(seq 200); do grep -q "sim time" "$tmp/sig.err" 2>/dev/null && break; sleep 0.1; done # running
+  # A process started with a signal ignored keeps ignoring it (app.Main: nohup's SIGHUP, the
+  # SIGINT of a background job); where this script was itself started so (a suite run as a
+  # background job), warped inherits the ignore and rightly runs on: that case is skipped.
+  num=$(kill -l "$sig")
+  ign=$(awk '/^SigIgn:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+  if (( (16#${ign:-0} >> (num - 1)) & 1 )); then
+    echo "skipped: row 8: SIG$sig: this shell passed it on ignored (started as a background job?)"
+    kill -TERM "$pid"
+    wait "$pid"
+    continue
+  fi
   kill -"$sig" "$pid"
   for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   if kill -0 "$pid" 2>/dev/null; then # not stopped in 30 s: a hang (or the signal was ignored)
