@@ -18,6 +18,7 @@ package comm
 
 /*
 #include <stdlib.h>
+#include <string.h>
 #include <pthread.h>
 #include <sched.h>
 #include <mpi.h>
@@ -50,8 +51,28 @@ static int wp_mpi_errors_return(MPI_Comm c) {
 	return MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
 }
 
-static int wp_mpi_isend(void *buf, int n, int to, int tag, MPI_Comm c, MPI_Request *r) {
-	return MPI_Isend(buf, n, MPI_BYTE, to, tag, c, r);
+// The event traffic's calls each check the thread, then do in one cgo call what would
+// otherwise take several (a cgo call costs the Go runtime a system call's bookkeeping):
+// they return WP_WRONG_THREAD when called from a thread other than owner, and
+// WP_NO_MEMORY when malloc fails; MPI's codes are never negative.
+#define WP_WRONG_THREAD (-1)
+#define WP_NO_MEMORY (-2)
+
+// wp_mpi_send copies the n bytes at msg into C memory (*buf, freed when the send
+// completes: wp_mpi_poll) and starts sending them to rank to (MPI_Isend, *r).
+static int wp_mpi_send(pthread_t owner, const void *msg, int n, int to, int tag, MPI_Comm c,
+                       MPI_Request *r, void **buf) {
+	if (!pthread_equal(pthread_self(), owner)) return WP_WRONG_THREAD;
+	void *b = malloc((size_t)n + 1); // +1: never malloc(0)
+	if (b == NULL) return WP_NO_MEMORY;
+	if (n > 0) memcpy(b, msg, (size_t)n);
+	int rc = MPI_Isend(b, n, MPI_BYTE, to, tag, c, r);
+	if (rc != MPI_SUCCESS) {
+		free(b);
+		return rc;
+	}
+	*buf = b;
+	return MPI_SUCCESS;
 }
 
 // MPICH's MPI_STATUSES_IGNORE is the address 1, which GCC's -Wstringop-overflow takes for
@@ -60,9 +81,6 @@ static int wp_mpi_isend(void *buf, int n, int to, int tag, MPI_Comm c, MPI_Reque
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #endif
 
-static int wp_mpi_testsome(int n, MPI_Request *reqs, int *outcount, int *idx) {
-	return MPI_Testsome(n, reqs, outcount, idx, MPI_STATUSES_IGNORE);
-}
 
 // wp_mpi_waitall waits for the n requests: in MPI_Waitall, or, with yield, testing them
 // and giving the core away between tests (a crowded node, where the library's own idle
@@ -94,15 +112,31 @@ static int wp_mpi_barrier(MPI_Comm c, int yield) {
 	return rc != MPI_SUCCESS ? rc : wp_mpi_waitall(1, &r, 1);
 }
 
-// wp_mpi_iprobe probes for a message with tag from any source; *stage is 1 when
-// MPI_Get_count failed rather than MPI_Iprobe.
-static int wp_mpi_iprobe(int tag, MPI_Comm c, int *flag, int *src, int *count, int *stage) {
-	MPI_Status st;
+// wp_mpi_poll advances the n pending sends (MPI_Testsome; the buffers of those that
+// completed are freed and set to NULL, *done of them), then probes for a message with tag
+// from any source (*flag, and its source and size). *stage says which call failed: 0
+// MPI_Testsome, 1 MPI_Iprobe, 2 MPI_Get_count.
+static int wp_mpi_poll(pthread_t owner, int n, MPI_Request *reqs, void **bufs, int *idx, int *done,
+                       int tag, MPI_Comm c, int *flag, int *src, int *count, int *stage) {
+	if (!pthread_equal(pthread_self(), owner)) return WP_WRONG_THREAD;
 	*stage = 0;
+	*done = 0;
+	if (n > 0) {
+		int out = 0;
+		int rc = MPI_Testsome(n, reqs, &out, idx, MPI_STATUSES_IGNORE);
+		if (rc != MPI_SUCCESS) return rc;
+		for (int i = 0; i < out; i++) { // out is MPI_UNDEFINED (negative) only with no active request
+			free(bufs[idx[i]]);
+			bufs[idx[i]] = NULL;
+		}
+		if (out > 0) *done = out;
+	}
+	*stage = 1;
+	MPI_Status st;
 	int rc = MPI_Iprobe(MPI_ANY_SOURCE, tag, c, flag, &st);
 	if (rc != MPI_SUCCESS || !*flag) return rc;
 	*src = st.MPI_SOURCE;
-	*stage = 1;
+	*stage = 2;
 	return MPI_Get_count(&st, MPI_BYTE, count);
 }
 
@@ -292,10 +326,13 @@ func (m *MPI) check() error {
 		return ErrClosed
 	}
 	if C.pthread_equal(C.pthread_self(), m.thread) == 0 {
-		return errors.New("comm: MPI transport used from a thread other than the one that called NewMPI")
+		return errWrongThread
 	}
 	return nil
 }
+
+// errWrongThread is the error of a call from a thread other than NewMPI's.
+var errWrongThread = errors.New("comm: MPI transport used from a thread other than the one that called NewMPI")
 
 // ThreadBound reports true: NewMPI locks its goroutine to its OS thread.
 func (m *MPI) ThreadBound() bool { return true }
@@ -309,8 +346,8 @@ func (m *MPI) Size() int { return m.size }
 // Send starts a non-blocking send (MPI_Isend) of a copy of msg, made in C memory and
 // freed when Poll or Close sees the send complete. Messages are limited to 2^31-1 bytes.
 func (m *MPI) Send(to int, msg []byte) error {
-	if err := m.check(); err != nil {
-		return err
+	if m.closed {
+		return ErrClosed
 	}
 	if to < 0 || to >= m.size {
 		return fmt.Errorf("comm: send to rank %d of %d", to, m.size)
@@ -318,45 +355,29 @@ func (m *MPI) Send(to int, msg []byte) error {
 	if len(msg) > math.MaxInt32 {
 		return fmt.Errorf("comm: message of %d bytes exceeds the MPI limit of %d", len(msg), math.MaxInt32)
 	}
-	buf := C.malloc(C.size_t(len(msg)) + 1) // +1: never malloc(0)
-	if buf == nil {
-		return fmt.Errorf("comm: out of C memory for a %d-byte message", len(msg))
-	}
-	if len(msg) > 0 {
-		copy(unsafe.Slice((*byte)(buf), len(msg)), msg)
-	}
 	var req C.MPI_Request
-	if err := mpiErr("MPI_Isend", C.wp_mpi_isend(buf, C.int(len(msg)), C.int(to), mpiTag, m.comm, &req)); err != nil {
-		C.free(buf)
-		return err
+	var buf unsafe.Pointer
+	p := unsafe.Pointer(nil)
+	if len(msg) > 0 {
+		p = unsafe.Pointer(&msg[0])
+	}
+	switch rc := C.wp_mpi_send(m.thread, p, C.int(len(msg)), C.int(to), mpiTag, m.comm, &req, &buf); rc {
+	case C.MPI_SUCCESS:
+	case C.WP_WRONG_THREAD:
+		return errWrongThread
+	case C.WP_NO_MEMORY:
+		return fmt.Errorf("comm: out of C memory for a %d-byte message", len(msg))
+	default:
+		return mpiErr("MPI_Isend", rc)
 	}
 	m.reqs = append(m.reqs, req)
 	m.bufs = append(m.bufs, buf)
 	return nil
 }
 
-// progress frees the buffers of completed sends (MPI_Testsome).
-func (m *MPI) progress() error {
-	n := len(m.reqs)
-	if n == 0 {
-		return nil
-	}
-	if cap(m.idx) < n {
-		m.idx = make([]C.int, n)
-	}
-	idx := m.idx[:n]
-	var out C.int
-	if err := mpiErr("MPI_Testsome", C.wp_mpi_testsome(C.int(n), &m.reqs[0], &out, &idx[0])); err != nil {
-		return err
-	}
-	if out <= 0 { // 0, or MPI_UNDEFINED (cannot happen: every request is active)
-		return nil
-	}
-	for _, i := range idx[:out] {
-		C.free(m.bufs[i])
-		m.bufs[i] = nil
-	}
-	// Compact, keeping the order of the pending sends.
+// compact drops the completed sends (their buffers freed and set to nil by wp_mpi_poll),
+// keeping the order of the pending ones.
+func (m *MPI) compact() {
 	k := 0
 	for i := range m.reqs {
 		if m.bufs[i] != nil {
@@ -366,7 +387,6 @@ func (m *MPI) progress() error {
 	}
 	clear(m.bufs[k:])
 	m.reqs, m.bufs = m.reqs[:k], m.bufs[:k]
-	return nil
 }
 
 // Pending returns the number of sends not yet seen complete.
@@ -375,19 +395,29 @@ func (m *MPI) Pending() int { return len(m.reqs) }
 // Poll advances pending sends, then receives one waiting message if there is one
 // (MPI_Iprobe from any source, MPI_Get_count, MPI_Recv into a new Go slice).
 func (m *MPI) Poll() (from int, msg []byte, ok bool, err error) {
-	if err := m.check(); err != nil {
-		return 0, nil, false, err
+	if m.closed {
+		return 0, nil, false, ErrClosed
 	}
-	if err := m.progress(); err != nil {
-		return 0, nil, false, err
-	}
-	var flag, src, count, stage C.int
-	if rc := C.wp_mpi_iprobe(mpiTag, m.comm, &flag, &src, &count, &stage); rc != C.MPI_SUCCESS {
-		call := "MPI_Iprobe"
-		if stage == 1 {
-			call = "MPI_Get_count"
+	n := len(m.reqs)
+	var reqs *C.MPI_Request
+	var bufs *unsafe.Pointer
+	var idx *C.int
+	if n > 0 {
+		if cap(m.idx) < n {
+			m.idx = make([]C.int, max(n, 2*cap(m.idx)))
 		}
-		return 0, nil, false, mpiErr(call, rc)
+		reqs, bufs, idx = &m.reqs[0], &m.bufs[0], &m.idx[0]
+	}
+	var flag, src, count, stage, done C.int
+	rc := C.wp_mpi_poll(m.thread, C.int(n), reqs, bufs, idx, &done, mpiTag, m.comm, &flag, &src, &count, &stage)
+	if done > 0 {
+		m.compact()
+	}
+	if rc == C.WP_WRONG_THREAD {
+		return 0, nil, false, errWrongThread
+	}
+	if rc != C.MPI_SUCCESS {
+		return 0, nil, false, mpiErr([...]string{"MPI_Testsome", "MPI_Iprobe", "MPI_Get_count"}[stage], rc)
 	}
 	if flag == 0 {
 		return 0, nil, false, nil

@@ -71,15 +71,21 @@ func TestMPI(t *testing.T) {
 	if err := m.Send(size, nil); err == nil {
 		fail("Send to rank %d of %d succeeded", size, size)
 	}
-	other := make(chan error)
+	other := make(chan error, 2)
 	go func() {
 		runtime.LockOSThread() // surely another thread than m's
 		defer runtime.UnlockOSThread()
 		_, _, _, err := m.Poll()
 		other <- err
+		other <- m.Send(rank, []byte("x"))
 	}()
-	if err := <-other; err == nil {
-		fail("Poll from another thread succeeded")
+	for _, call := range []string{"Poll", "Send"} {
+		if err := <-other; err != errWrongThread {
+			fail("%s from another thread: error %v, want %v", call, err, errWrongThread)
+		}
+	}
+	if n := m.Pending(); n != 0 {
+		fail("%d sends pending after a refused one", n)
 	}
 
 	// recvAll polls until want[src] messages arrived from every src, checking each.
