@@ -393,7 +393,8 @@ func (m *MPI) compact() {
 func (m *MPI) Pending() int { return len(m.reqs) }
 
 // Poll advances pending sends, then receives one waiting message if there is one
-// (MPI_Iprobe from any source, MPI_Get_count, MPI_Recv into a new Go slice).
+// (MPI_Iprobe from any source, MPI_Get_count: one cgo call, wp_mpi_poll; then MPI_Recv)
+// into a buffer it reuses.
 func (m *MPI) Poll() (from int, msg []byte, ok bool, err error) {
 	if m.closed {
 		return 0, nil, false, ErrClosed
