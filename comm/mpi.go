@@ -81,7 +81,6 @@ static int wp_mpi_send(pthread_t owner, const void *msg, int n, int to, int tag,
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #endif
 
-
 // wp_mpi_waitall waits for the n requests: in MPI_Waitall, or, with yield, testing them
 // and giving the core away between tests (a crowded node, where the library's own idle
 // yields are off: see quietIdleYields).
