@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -50,25 +49,6 @@ type options struct {
 	report                      string
 	trace                       traceOptions
 	maxMemory                   maxMemory
-}
-
-// progressMode is auto, on or off; a bare --progress means on.
-type progressMode string
-
-func (p *progressMode) String() string { return string(*p) }
-func (p *progressMode) Type() string   { return "mode" }
-func (p *progressMode) Set(s string) error {
-	switch strings.ToLower(s) {
-	case "auto":
-		*p = "auto"
-	case "on", "true", "1":
-		*p = "on"
-	case "off", "false", "0":
-		*p = "off"
-	default:
-		return fmt.Errorf("want auto, on or off, got %q", s)
-	}
-	return nil
 }
 
 // notInConfig are flags that make no sense inside a configuration file.
@@ -192,52 +172,6 @@ func (inv *invocation) close() {
 	if inv.tr != nil {
 		inv.tr.Close()
 	}
-}
-
-// failure is why a run stops without results: the error to print after "PROGRAM
-// MODEL: " and the exit status.
-type failure struct {
-	err    error
-	status int
-	hint   bool   // add the pointer to the model's flags ("run 'PROGRAM help MODEL'")
-	quiet  bool   // print nothing: rank 0 of a run across processes shows it
-	detail string // printed after the line as it is (a model panic's stack)
-}
-
-func (f *failure) Error() string { return f.err.Error() }
-func (f *failure) Unwrap() error { return f.err }
-
-// usageFailure is a bad command line or configuration: exit status 2, and the line
-// points to the model's flags.
-func usageFailure(format string, a ...any) *failure {
-	return &failure{err: fmt.Errorf(format, a...), status: exitUsage, hint: true}
-}
-
-// runFailure is a run that could not start or did not finish: exit status 1.
-func runFailure(err error) *failure { return &failure{err: err, status: exitRun} }
-
-// exit prints err, the result of run, as one line on stderr and returns the exit status.
-func (inv *invocation) exit(err error) int {
-	if err == nil {
-		return exitOK
-	}
-	f, ok := err.(*failure)
-	if !ok {
-		f = runFailure(err)
-	}
-	who := inv.who()
-	if inv.tr != nil && inv.tr.Size() > 1 {
-		who += fmt.Sprintf(": rank %d", inv.tr.Rank())
-	}
-	switch {
-	case f.quiet:
-	case f.hint:
-		fmt.Fprintf(inv.stderr, "%s: %v; run '%s help %s' for the flags\n", who, f.err, inv.c.name, inv.m.Name)
-	default:
-		fmt.Fprintf(inv.stderr, "%s: %v\n", who, f.err)
-	}
-	fmt.Fprint(inv.stderr, f.detail)
-	return f.status
 }
 
 // who is the program and model that messages begin with: "warped phold".
@@ -628,41 +562,6 @@ func openOffload(mode string, lps []kernel.LogicalProcess, workers int) (gpuoffl
 		return nil, "", nil
 	}
 	return gpuoffload.Open(mode, gpuoffload.Options{Lanes: workers})
-}
-
-// showProgress decides whether to print progress.
-func showProgress(mode progressMode, w io.Writer) bool {
-	switch mode {
-	case "on":
-		return true
-	case "off":
-		return false
-	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// progressPrinter returns a kernel progress callback that rewrites one stderr line.
-func progressPrinter(w io.Writer) func(kernel.Progress) {
-	var lastEvents uint64
-	var lastElapsed time.Duration
-	return func(p kernel.Progress) {
-		rate := 0.0
-		if dt := (p.Elapsed - lastElapsed).Seconds(); dt > 0 {
-			rate = float64(p.EventsProcessed-lastEvents) / dt
-		}
-		lastEvents, lastElapsed = p.EventsProcessed, p.Elapsed
-		frac := ""
-		if f := p.Fraction(); f >= 0 {
-			frac = fmt.Sprintf(" (%.1f%%)", 100*f)
-		}
-		fmt.Fprintf(w, "\r\033[Ksim time %.6g / %.6g%s, %d events, %.3g M events/s, %s elapsed",
-			p.Now, p.EndTime, frac, p.EventsProcessed, rate/1e6, p.Elapsed.Round(time.Second))
-	}
 }
 
 // usage is the program's help text.

@@ -1,0 +1,51 @@
+package app
+
+// How a run that stops without results ends: its one line on stderr and its exit status.
+
+import "fmt"
+
+// failure is why a run stops without results: the error to print after "PROGRAM
+// MODEL: " and the exit status.
+type failure struct {
+	err    error
+	status int
+	hint   bool   // add the pointer to the model's flags ("run 'PROGRAM help MODEL'")
+	quiet  bool   // print nothing: rank 0 of a run across processes shows it
+	detail string // printed after the line as it is (a model panic's stack)
+}
+
+func (f *failure) Error() string { return f.err.Error() }
+func (f *failure) Unwrap() error { return f.err }
+
+// usageFailure is a bad command line or configuration: exit status 2, and the line
+// points to the model's flags.
+func usageFailure(format string, a ...any) *failure {
+	return &failure{err: fmt.Errorf(format, a...), status: exitUsage, hint: true}
+}
+
+// runFailure is a run that could not start or did not finish: exit status 1.
+func runFailure(err error) *failure { return &failure{err: err, status: exitRun} }
+
+// exit prints err, the result of run, as one line on stderr and returns the exit status.
+func (inv *invocation) exit(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	f, ok := err.(*failure)
+	if !ok {
+		f = runFailure(err)
+	}
+	who := inv.who()
+	if inv.tr != nil && inv.tr.Size() > 1 {
+		who += fmt.Sprintf(": rank %d", inv.tr.Rank())
+	}
+	switch {
+	case f.quiet:
+	case f.hint:
+		fmt.Fprintf(inv.stderr, "%s: %v; run '%s help %s' for the flags\n", who, f.err, inv.c.name, inv.m.Name)
+	default:
+		fmt.Fprintf(inv.stderr, "%s: %v\n", who, f.err)
+	}
+	fmt.Fprint(inv.stderr, f.detail)
+	return f.status
+}
