@@ -8,6 +8,11 @@ import (
 	"strings"
 )
 
+// cudaLibraryEnv names an environment variable that, when set, is the driver library to
+// load instead of libcuda.so.1 (and the default NVRTC library), on Linux: the CUDA stand-in of
+// package gpuoffload/standin, for tests.
+const cudaLibraryEnv = "WARPED_CUDA_LIBRARY"
+
 // cacheEnv names the directory of the compiled-kernel cache, or "off" to turn it off.
 const cacheEnv = "WARPED_CUDA_CACHE"
 

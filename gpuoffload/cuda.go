@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strings"
 	"sync"
 	"unsafe"
 
@@ -148,71 +147,6 @@ func (c *cudaBackend) init() error {
 	return err
 }
 
-// pickArch returns the compute capability to compile for: the device's own when NVRTC
-// supports it (or does not say what it supports), else the highest supported one below it,
-// whose PTX the driver compiles for the device.
-func pickArch(cc int, supported []int, r *nvrtcAPI) (int, error) {
-	if len(supported) == 0 {
-		return cc, nil
-	}
-	best := -1
-	for _, a := range supported {
-		if a <= cc {
-			best = a
-		}
-	}
-	if best < 0 {
-		return 0, fmt.Errorf("NVRTC %d.%d (%s) compiles for compute capabilities %v, "+
-			"none at or below the device's %d.%d", r.major, r.minor, r.path, supported, cc/10, cc%10)
-	}
-	return best, nil
-}
-
-// deviceInfo describes device ordinal.
-func deviceInfo(d *driverAPI, ordinal int) (Device, int32, error) {
-	info := Device{Backend: "cuda", Index: ordinal, Driver: versionString(d.version)}
-	var n int32
-	if err := d.check("cuDeviceGetCount", d.cuDeviceGetCount(&n)); err != nil {
-		return info, 0, err
-	}
-	if n == 0 {
-		return info, 0, errors.New("the NVIDIA driver reports no CUDA device")
-	}
-	if ordinal < 0 || ordinal >= int(n) {
-		return info, 0, fmt.Errorf("there is no CUDA device %d (%d devices: 0..%d)", ordinal, n, n-1)
-	}
-	var dev int32
-	if err := d.check("cuDeviceGet", d.cuDeviceGet(&dev, int32(ordinal))); err != nil {
-		return info, 0, err
-	}
-	var name [256]byte
-	if err := d.check("cuDeviceGetName", d.cuDeviceGetName(&name[0], int32(len(name)), dev)); err != nil {
-		return info, 0, err
-	}
-	info.Name = cString(unsafe.Pointer(&name[0]))
-	attr := func(a int32) (int, error) {
-		var v int32
-		err := d.check("cuDeviceGetAttribute", d.cuDeviceGetAttribute(&v, a, dev))
-		return int(v), err
-	}
-	var err error
-	if info.CCMajor, err = attr(cuDeviceAttributeComputeCapabilityMajor); err != nil {
-		return info, 0, err
-	}
-	if info.CCMinor, err = attr(cuDeviceAttributeComputeCapabilityMinor); err != nil {
-		return info, 0, err
-	}
-	if info.Multiprocessors, err = attr(cuDeviceAttributeMultiprocessorCount); err != nil {
-		return info, 0, err
-	}
-	var mem uintptr
-	if err := d.check("cuDeviceTotalMem_v2", d.cuDeviceTotalMem(&mem, dev)); err != nil {
-		return info, 0, err
-	}
-	info.MemoryBytes = uint64(mem)
-	return info, dev, nil
-}
-
 // Name implements Backend.
 func (c *cudaBackend) Name() string { return c.name }
 
@@ -272,125 +206,6 @@ func (c *cudaBackend) memoryDetail(err error, size uintptr, what string) error {
 		}
 	}
 	return err
-}
-
-// loadModule compiles src with NVRTC and loads it. If the driver rejects the PTX as too
-// new (NVRTC newer than the driver), it compiles to the device's own code (CUBIN) instead.
-// An image compiled before, on this machine, comes from the cache (kernelCache).
-func (c *cudaBackend) loadModule(name, src string) (uintptr, error) {
-	opts := CompileOptions(c.arch/10, c.arch%10)
-	m, err := c.loadCompiled(name, src, opts, false)
-	var ce *CUDAError
-	if errors.As(err, &ce) && cuResult(ce.Code) == cudaErrorUnsupportedPTXVersion {
-		opts[0] = fmt.Sprintf("--gpu-architecture=sm_%d", c.arch)
-		var err2 error
-		if m, err2 = c.loadCompiled(name, src, opts, true); err2 != nil {
-			return 0, fmt.Errorf("%w (NVRTC %d.%d is newer than driver %s; compiling to CUBIN "+
-				"instead failed too: %v)", err, c.r.major, c.r.minor, c.info.Driver, err2)
-		}
-		return m, nil
-	}
-	return m, err
-}
-
-// loadCompiled loads src compiled with opts (to PTX, or CUBIN), from the cache when it
-// holds a loadable image, else compiling it and storing the image once it loaded.
-func (c *cudaBackend) loadCompiled(name, src string, opts []string, cubin bool) (uintptr, error) {
-	key := c.cache.key(fmt.Sprintf("nvrtc %d.%d", c.r.major, c.r.minor), "driver "+c.info.Driver,
-		fmt.Sprintf("cubin %v", cubin), strings.Join(opts, " "), name, src)
-	if img, ok := c.cache.load(key); ok {
-		if m, err := c.loadImage(name, img); err == nil {
-			return m, nil
-		}
-	}
-	img, err := c.r.compile(name, src, opts, cubin)
-	if err != nil {
-		return 0, err
-	}
-	m, err := c.loadImage(name, img)
-	if err == nil {
-		c.cache.store(key, img)
-	}
-	return m, err
-}
-
-// loadImage loads a PTX or CUBIN image, with the JIT's error log in the error.
-func (c *cudaBackend) loadImage(name string, img []byte) (uintptr, error) {
-	logBuf := make([]byte, 16<<10)
-	var pin runtime.Pinner
-	pin.Pin(&logBuf[0])
-	defer pin.Unpin()
-	opts := [2]int32{cuJITErrorLogBuffer, cuJITErrorLogBufferSizeBytes}
-	vals := [2]uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf) - 1)}
-	var m uintptr
-	err := c.d.check("cuModuleLoadDataEx", c.d.cuModuleLoadDataEx(&m, &img[0], 2, &opts[0], &vals[0]))
-	runtime.KeepAlive(logBuf)
-	if err != nil {
-		var ce *CUDAError
-		if errors.As(err, &ce) {
-			ce.Detail = "loading " + name
-			if log := cString(unsafe.Pointer(&logBuf[0])); log != "" {
-				ce.Detail += ":\n" + strings.TrimSpace(log)
-			}
-		}
-		return 0, err
-	}
-	c.modules = append(c.modules, m)
-	return m, nil
-}
-
-// getFunction looks up kernel name in module m and picks its block size.
-func (c *cudaBackend) getFunction(m uintptr, name string) (cudaFunc, error) {
-	var f cudaFunc
-	if err := c.d.check("cuModuleGetFunction", c.d.cuModuleGetFunction(&f.fn, m, name)); err != nil {
-		var ce *CUDAError
-		if errors.As(err, &ce) {
-			ce.Detail = fmt.Sprintf("kernel %q (is it declared extern \"C\" __global__?)", name)
-		}
-		return f, err
-	}
-	f.block = 256
-	var maxThreads int32
-	if c.d.cuFuncGetAttribute(&maxThreads, cuFuncAttributeMaxThreadsPerBlock, f.fn) == cudaSuccess &&
-		int(maxThreads) < f.block {
-		f.block = max(32, int(maxThreads)&^31)
-	}
-	return f, nil
-}
-
-// function returns k's loaded kernel, compiling it on first use (thread locked, context
-// current). It holds mu only to look the kernel up and to record it: a compile holds
-// compileMu, so other goroutines' batches of loaded kernels go on meanwhile.
-func (c *cudaBackend) function(k *Kernel) (cudaFunc, error) {
-	key := k.Name + "\x00" + k.Source
-	if f, ok := c.loaded(key); ok {
-		return f, nil
-	}
-	c.compileMu.Lock()
-	defer c.compileMu.Unlock()
-	if f, ok := c.loaded(key); ok { // compiled while this goroutine waited for compileMu
-		return f, nil
-	}
-	m, err := c.loadModule(k.Name+".cu", Source(k))
-	if err != nil {
-		return cudaFunc{}, fmt.Errorf("gpuoffload: kernel %s: %w", k.Name, err)
-	}
-	f, err := c.getFunction(m, k.Name)
-	if err != nil {
-		return cudaFunc{}, fmt.Errorf("gpuoffload: kernel %s: %w", k.Name, err)
-	}
-	c.mu.Lock()
-	c.funcs[key] = f
-	c.mu.Unlock()
-	return f, nil
-}
-
-// loaded returns the kernel loaded under key, if any.
-func (c *cudaBackend) loaded(key string) (cudaFunc, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	f, ok := c.funcs[key]
-	return f, ok
 }
 
 // launch launches f over n threads on stream with the given kernel arguments (each a
@@ -683,43 +498,4 @@ func (c *cudaBackend) release() error {
 	clear(c.slots)
 	c.rngSlot = nil
 	return errors.Join(errs...)
-}
-
-// cudaDevices lists the CUDA devices, opening each to see whether it is usable.
-func cudaDevices() []Device {
-	d, err := loadDriverOnce()
-	if err != nil {
-		return []Device{{Backend: "cuda", Index: -1, Reason: reason(err)}}
-	}
-	var n int32
-	if err := d.check("cuDeviceGetCount", d.cuDeviceGetCount(&n)); err != nil || n == 0 {
-		why := "the NVIDIA driver reports no CUDA device"
-		if err != nil {
-			why = err.Error()
-		}
-		return []Device{{Backend: "cuda", Index: -1, Driver: versionString(d.version), Reason: why}}
-	}
-	var out []Device
-	for i := range int(n) {
-		info, _, err := deviceInfo(d, i)
-		if err != nil {
-			info.Reason = reason(err)
-			out = append(out, info)
-			continue
-		}
-		if r, err := loadNVRTCOnce(); err == nil {
-			info.Compiler = fmt.Sprintf("NVRTC %d.%d (%s)", r.major, r.minor, r.path)
-		}
-		c, err := NewCUDA(i)
-		if err != nil {
-			info.Reason = firstLine(reason(err))
-		} else {
-			info.Available = true
-			if err := c.Close(); err != nil {
-				info.Available, info.Reason = false, firstLine(reason(err))
-			}
-		}
-		out = append(out, info)
-	}
-	return out
 }

@@ -182,11 +182,6 @@ func versionString(v int) string {
 // libcudaName is the driver library's name.
 const libcudaName = "libcuda.so.1"
 
-// cudaLibraryEnv names an environment variable that, when set, is the driver library to
-// load instead of libcuda.so.1 (and the default NVRTC library): the CUDA stand-in of
-// package gpuoffload/standin, for tests.
-const cudaLibraryEnv = "WARPED_CUDA_LIBRARY"
-
 // dlopen is purego.Dlopen on one OS thread: purego asks dlerror for the reason after
 // dlopen returns, and dlerror's message is the calling thread's, so a goroutine moved to
 // another thread in between read none (the reason came out empty in about half the runs).

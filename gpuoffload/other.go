@@ -10,6 +10,9 @@ var errNotLinux = errors.New("gpuoffload: the CUDA and host-C++ backends are bui
 // NewCUDA fails: the CUDA backend is built for Linux only.
 func NewCUDA(device int) (Backend, error) { return nil, errNotLinux }
 
+// newCUDA fails: the CUDA backend is built for Linux only.
+func newCUDA(device, lanes int) (Backend, error) { return nil, errNotLinux }
+
 // NewHostCXX fails: the host-C++ backend is built for Linux only.
 func NewHostCXX(compiler string) (Backend, error) { return nil, errNotLinux }
 

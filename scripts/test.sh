@@ -30,6 +30,9 @@ gofmt_check() {
 }
 stage "gofmt" gofmt_check
 stage "go vet" go vet ./...
+# The build for a system other than Linux (macOS), where the CUDA and host-C++ backends are
+# stubs: type-checked, so that it does not break unnoticed.
+stage "go vet for macOS" env GOOS=darwin go vet ./...
 
 # Plain runs first: some checks (peak memory, speed-sensitive ones) are meaningless under
 # the race detector and skip there. The timeouts only catch a hang: no test has a
