@@ -36,8 +36,9 @@ if command -v mpirun >/dev/null 2>&1; then
   if pkg-config --exists ompi-c 2>/dev/null; then tags=mpi; else tags=mpi,mpich; fi
 fi
 cpus=$(nproc)
-turns=""
-if command -v gcc >/dev/null 2>&1 && gcc -O2 -o "$tmp/turnbench" scripts/turnbench.c 2>/dev/null; then
+turns="" crowded=""
+for n in $ranks; do if [ "$n" -gt "$cpus" ]; then crowded="$crowded $n"; fi; done
+if [ -n "$crowded" ] && command -v gcc >/dev/null 2>&1 && gcc -O2 -o "$tmp/turnbench" scripts/turnbench.c 2>/dev/null; then
   turns=$tmp/turnbench
 fi
 bin=${WARPED:-}
@@ -103,9 +104,7 @@ for r in $(seq 1 "$rounds"); do
     done
     if [ -n "$turns" ]; then
       record "turns/cpus" "$r" "$(turnrate "$cpus" 0)"
-      for n in $ranks; do
-        if [ "$n" -gt "$cpus" ]; then record "turns/$n" "$r" "$(turnrate "$n" 1)"; fi
-      done
+      for n in $crowded; do record "turns/$n" "$r" "$(turnrate "$n" 1)"; done
     fi
     for w in ${RANKWORKERS:-}; do
       record "small/np2x$w" "$r" "$(rate $mpi -np 2 "$bin" $small --time-warp-worker-threads "$w")"
