@@ -58,11 +58,15 @@ static int wp_mpi_errors_return(MPI_Comm c) {
 #define WP_WRONG_THREAD (-1)
 #define WP_NO_MEMORY (-2)
 
+// wp_wrong_thread reports whether the calling thread is not owner (MPI.check,
+// wp_mpi_send, wp_mpi_poll).
+static int wp_wrong_thread(pthread_t owner) { return !pthread_equal(pthread_self(), owner); }
+
 // wp_mpi_send copies the n bytes at msg into C memory (*buf, freed when the send
 // completes: wp_mpi_poll) and starts sending them to rank to (MPI_Isend, *r).
 static int wp_mpi_send(pthread_t owner, const void *msg, int n, int to, int tag, MPI_Comm c,
                        MPI_Request *r, void **buf) {
-	if (!pthread_equal(pthread_self(), owner)) return WP_WRONG_THREAD;
+	if (wp_wrong_thread(owner)) return WP_WRONG_THREAD;
 	void *b = malloc((size_t)n + 1); // +1: never malloc(0)
 	if (b == NULL) return WP_NO_MEMORY;
 	if (n > 0) memcpy(b, msg, (size_t)n);
@@ -104,8 +108,9 @@ static int wp_mpi_comm_dup(MPI_Comm c, MPI_Comm *dup, int yield) {
 	return rc != MPI_SUCCESS ? rc : wp_mpi_waitall(1, &r, 1);
 }
 
-static int wp_mpi_barrier(MPI_Comm c, int yield) {
-	if (!yield) return MPI_Barrier(c);
+// wp_mpi_barrier_yielding is MPI_Barrier waiting in wp_mpi_waitall's yielding loop (only
+// where the library's idle yields are off).
+static int wp_mpi_barrier_yielding(MPI_Comm c) {
 	MPI_Request r;
 	int rc = MPI_Ibarrier(c, &r);
 	return rc != MPI_SUCCESS ? rc : wp_mpi_waitall(1, &r, 1);
@@ -117,7 +122,7 @@ static int wp_mpi_barrier(MPI_Comm c, int yield) {
 // MPI_Testsome, 1 MPI_Iprobe, 2 MPI_Get_count.
 static int wp_mpi_poll(pthread_t owner, int n, MPI_Request *reqs, void **bufs, int *idx, int *done,
                        int tag, MPI_Comm c, int *flag, int *src, int *count, int *stage) {
-	if (!pthread_equal(pthread_self(), owner)) return WP_WRONG_THREAD;
+	if (wp_wrong_thread(owner)) return WP_WRONG_THREAD;
 	*stage = 0;
 	*done = 0;
 	if (n > 0) {
@@ -324,7 +329,7 @@ func (m *MPI) check() error {
 	if m.closed {
 		return ErrClosed
 	}
-	if C.pthread_equal(C.pthread_self(), m.thread) == 0 {
+	if C.wp_wrong_thread(m.thread) != 0 {
 		return errWrongThread
 	}
 	return nil
@@ -355,8 +360,7 @@ func (m *MPI) Send(to int, msg []byte) error {
 		return fmt.Errorf("comm: message of %d bytes exceeds the MPI limit of %d", len(msg), math.MaxInt32)
 	}
 	var req C.MPI_Request
-	var buf unsafe.Pointer
-	p := unsafe.Pointer(nil)
+	var buf, p unsafe.Pointer
 	if len(msg) > 0 {
 		p = unsafe.Pointer(&msg[0])
 	}
@@ -507,7 +511,7 @@ func (m *MPI) Close() error {
 	}
 	if m.ownsInit {
 		if m.yield != 0 { // the ranks meet here rather than spin in MPI_Finalize's own wait
-			if err := mpiErr("MPI_Barrier", C.wp_mpi_barrier(C.wp_mpi_world(), m.yield)); err != nil && first == nil {
+			if err := mpiErr("MPI_Barrier", C.wp_mpi_barrier_yielding(C.wp_mpi_world())); err != nil && first == nil {
 				first = err
 			}
 		}
