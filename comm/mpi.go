@@ -17,6 +17,7 @@ package comm
 // binary built for one MPI against the other.
 
 /*
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
@@ -62,20 +63,64 @@ static int wp_mpi_errors_return(MPI_Comm c) {
 // wp_mpi_send, wp_mpi_poll).
 static int wp_wrong_thread(pthread_t owner) { return !pthread_equal(pthread_self(), owner); }
 
-// wp_mpi_send copies the n bytes at msg into C memory (*buf, freed when the send
-// completes: wp_mpi_poll) and starts sending them to rank to (MPI_Isend, *r).
-static int wp_mpi_send(pthread_t owner, const void *msg, int n, int to, int tag, MPI_Comm c,
-                       MPI_Request *r, void **buf) {
-	if (wp_wrong_thread(owner)) return WP_WRONG_THREAD;
+// wp_link is the event traffic's state, in C memory and passed to C as an integer: Go's
+// cgo pointer checks would otherwise examine each pointer argument of every call (and
+// walk every element of a Go array of Open MPI's requests, which are pointers). owner is
+// the one thread that may call MPI; reqs[i] is the request of the pending send from
+// bufs[i], which malloc gave; idx is MPI_Testsome's scratch. The arrays hold cap.
+typedef struct {
+	pthread_t owner;
+	MPI_Comm comm;
+	int n, cap;
+	MPI_Request *reqs;
+	void **bufs;
+	int *idx;
+} wp_link;
+
+#define WP_TAG 7 // the one tag of the kernel's messages, on its own communicator
+
+static uintptr_t wp_link_new(pthread_t owner, MPI_Comm c) {
+	wp_link *l = calloc(1, sizeof(wp_link));
+	if (l == NULL) return 0;
+	l->owner = owner;
+	l->comm = c;
+	return (uintptr_t)l;
+}
+
+static int wp_link_pending(uintptr_t h) { return ((wp_link *)h)->n; }
+
+// wp_link_room makes room for one more send; it returns 0 when realloc fails.
+static int wp_link_room(wp_link *l) {
+	if (l->n < l->cap) return 1;
+	int c = l->cap < 16 ? 16 : 2 * l->cap;
+	MPI_Request *r = realloc(l->reqs, (size_t)c * sizeof *r);
+	if (r == NULL) return 0;
+	l->reqs = r;
+	void **b = realloc(l->bufs, (size_t)c * sizeof *b);
+	if (b == NULL) return 0;
+	l->bufs = b;
+	int *x = realloc(l->idx, (size_t)c * sizeof *x);
+	if (x == NULL) return 0;
+	l->idx = x;
+	l->cap = c;
+	return 1;
+}
+
+// wp_mpi_send copies the n bytes at msg into C memory (freed when the send completes:
+// wp_mpi_poll) and starts sending them to rank to (MPI_Isend), adding the send to l.
+static int wp_mpi_send(uintptr_t h, const void *msg, int n, int to) {
+	wp_link *l = (wp_link *)h;
+	if (wp_wrong_thread(l->owner)) return WP_WRONG_THREAD;
+	if (!wp_link_room(l)) return WP_NO_MEMORY;
 	void *b = malloc((size_t)n + 1); // +1: never malloc(0)
 	if (b == NULL) return WP_NO_MEMORY;
 	if (n > 0) memcpy(b, msg, (size_t)n);
-	int rc = MPI_Isend(b, n, MPI_BYTE, to, tag, c, r);
+	int rc = MPI_Isend(b, n, MPI_BYTE, to, WP_TAG, l->comm, &l->reqs[l->n]);
 	if (rc != MPI_SUCCESS) {
 		free(b);
 		return rc;
 	}
-	*buf = b;
+	l->bufs[l->n++] = b;
 	return MPI_SUCCESS;
 }
 
@@ -116,36 +161,59 @@ static int wp_mpi_barrier_yielding(MPI_Comm c) {
 	return rc != MPI_SUCCESS ? rc : wp_mpi_waitall(1, &r, 1);
 }
 
-// wp_mpi_poll advances the n pending sends (MPI_Testsome; the buffers of those that
-// completed are freed and set to NULL, *done of them), then probes for a message with tag
-// from any source (*flag, and its source and size). *stage says which call failed: 0
-// MPI_Testsome, 1 MPI_Iprobe, 2 MPI_Get_count.
-static int wp_mpi_poll(pthread_t owner, int n, MPI_Request *reqs, void **bufs, int *idx, int *done,
-                       int tag, MPI_Comm c, int *flag, int *src, int *count, int *stage) {
-	if (wp_wrong_thread(owner)) return WP_WRONG_THREAD;
+// wp_mpi_poll advances the pending sends of l (MPI_Testsome; those that completed have
+// their buffers freed and leave l, the others keep their order), then probes for a
+// message from any source (*flag, and its source and size). *stage says which call
+// failed: 0 MPI_Testsome, 1 MPI_Iprobe, 2 MPI_Get_count.
+static int wp_mpi_poll(uintptr_t h, int *flag, int *src, int *count, int *stage) {
+	wp_link *l = (wp_link *)h;
+	if (wp_wrong_thread(l->owner)) return WP_WRONG_THREAD;
 	*stage = 0;
-	*done = 0;
-	if (n > 0) {
+	if (l->n > 0) {
 		int out = 0;
-		int rc = MPI_Testsome(n, reqs, &out, idx, MPI_STATUSES_IGNORE);
+		int rc = MPI_Testsome(l->n, l->reqs, &out, l->idx, MPI_STATUSES_IGNORE);
 		if (rc != MPI_SUCCESS) return rc;
-		for (int i = 0; i < out; i++) { // out is MPI_UNDEFINED (negative) only with no active request
-			free(bufs[idx[i]]);
-			bufs[idx[i]] = NULL;
+		if (out > 0) { // out is MPI_UNDEFINED (negative) only with no active request
+			for (int i = 0; i < out; i++) {
+				free(l->bufs[l->idx[i]]);
+				l->bufs[l->idx[i]] = NULL;
+			}
+			int k = 0;
+			for (int i = 0; i < l->n; i++)
+				if (l->bufs[i] != NULL) {
+					l->reqs[k] = l->reqs[i];
+					l->bufs[k++] = l->bufs[i];
+				}
+			l->n = k;
 		}
-		if (out > 0) *done = out;
 	}
 	*stage = 1;
 	MPI_Status st;
-	int rc = MPI_Iprobe(MPI_ANY_SOURCE, tag, c, flag, &st);
+	int rc = MPI_Iprobe(MPI_ANY_SOURCE, WP_TAG, l->comm, flag, &st);
 	if (rc != MPI_SUCCESS || !*flag) return rc;
 	*src = st.MPI_SOURCE;
 	*stage = 2;
 	return MPI_Get_count(&st, MPI_BYTE, count);
 }
 
-static int wp_mpi_recv(void *buf, int n, int src, int tag, MPI_Comm c) {
-	return MPI_Recv(buf, n, MPI_BYTE, src, tag, c, MPI_STATUS_IGNORE);
+// wp_mpi_recv receives the message wp_mpi_poll found (n bytes from src) into buf (NULL
+// for an empty message).
+static int wp_mpi_recv(uintptr_t h, void *buf, int n, int src) {
+	return MPI_Recv(buf != NULL ? buf : wp_mpi_dummy(), n, MPI_BYTE, src, WP_TAG, ((wp_link *)h)->comm, MPI_STATUS_IGNORE);
+}
+
+// wp_link_close waits for the pending sends (wp_mpi_waitall) and frees l, and the sends'
+// buffers unless the wait failed (MPI may still read them then: they leak).
+static int wp_link_close(uintptr_t h, int yield) {
+	wp_link *l = (wp_link *)h;
+	int rc = l->n > 0 ? wp_mpi_waitall(l->n, l->reqs, yield) : MPI_SUCCESS;
+	if (rc == MPI_SUCCESS)
+		for (int i = 0; i < l->n; i++) free(l->bufs[i]);
+	free(l->reqs);
+	free(l->bufs);
+	free(l->idx);
+	free(l);
+	return rc;
 }
 
 static int wp_mpi_allgather_int(int v, int *out, MPI_Comm c, int yield) {
@@ -185,10 +253,6 @@ const MPIEnabled = true
 // CheckLaunch returns nil in a build with the `mpi` tag (see the build without it).
 func CheckLaunch() error { return nil }
 
-// mpiTag is the one tag of the kernel's messages; the communicator is the kernel's own
-// duplicate, so no other traffic can match it.
-const mpiTag = 7
-
 // MPI is the Transport between the ranks of an MPI communicator. Every method must be
 // called from the goroutine that called NewMPI, which NewMPI locks to its OS thread
 // (MPI_THREAD_FUNNELED); a call from another thread returns an error and does nothing.
@@ -203,12 +267,8 @@ type MPI struct {
 	// transport's own waits (collectives, Close) then give the core away between tests.
 	yield C.int
 
-	// Pending sends: reqs[i] is the request of the send from C memory bufs[i].
-	reqs []C.MPI_Request
-	bufs []unsafe.Pointer
-	// rbuf is where Poll receives, reused (Reuses).
-	rbuf []byte
-	idx  []C.int // scratch for MPI_Testsome
+	link C.uintptr_t // the event traffic's state and pending sends: a wp_link, freed by Close
+	rbuf []byte      // where Poll receives, reused (Reuses)
 }
 
 var _ Transport = (*MPI)(nil)
@@ -320,6 +380,10 @@ func NewMPI(opts MPIOptions) (m *MPI, err error) {
 		C.MPI_Comm_free(&dup)
 		return fail(err)
 	}
+	if m.link = C.wp_link_new(m.thread, dup); m.link == 0 {
+		C.MPI_Comm_free(&dup)
+		return fail(errors.New("comm: out of C memory for the table of pending sends"))
+	}
 	m.rank, m.size = int(rank), int(size)
 	return m, nil
 }
@@ -359,13 +423,13 @@ func (m *MPI) Send(to int, msg []byte) error {
 	if len(msg) > math.MaxInt32 {
 		return fmt.Errorf("comm: message of %d bytes exceeds the MPI limit of %d", len(msg), math.MaxInt32)
 	}
-	var req C.MPI_Request
-	var buf, p unsafe.Pointer
+	var p unsafe.Pointer
 	if len(msg) > 0 {
 		p = unsafe.Pointer(&msg[0])
 	}
-	switch rc := C.wp_mpi_send(m.thread, p, C.int(len(msg)), C.int(to), mpiTag, m.comm, &req, &buf); rc {
+	switch rc := C.wp_mpi_send(m.link, p, C.int(len(msg)), C.int(to)); rc {
 	case C.MPI_SUCCESS:
+		return nil
 	case C.WP_WRONG_THREAD:
 		return errWrongThread
 	case C.WP_NO_MEMORY:
@@ -373,27 +437,15 @@ func (m *MPI) Send(to int, msg []byte) error {
 	default:
 		return mpiErr("MPI_Isend", rc)
 	}
-	m.reqs = append(m.reqs, req)
-	m.bufs = append(m.bufs, buf)
-	return nil
-}
-
-// compact drops the completed sends (their buffers freed and set to nil by wp_mpi_poll),
-// keeping the order of the pending ones.
-func (m *MPI) compact() {
-	k := 0
-	for i := range m.reqs {
-		if m.bufs[i] != nil {
-			m.reqs[k], m.bufs[k] = m.reqs[i], m.bufs[i]
-			k++
-		}
-	}
-	clear(m.bufs[k:])
-	m.reqs, m.bufs = m.reqs[:k], m.bufs[:k]
 }
 
 // Pending returns the number of sends not yet seen complete.
-func (m *MPI) Pending() int { return len(m.reqs) }
+func (m *MPI) Pending() int {
+	if m.closed {
+		return 0
+	}
+	return int(C.wp_link_pending(m.link))
+}
 
 // Poll advances pending sends, then receives one waiting message if there is one
 // (MPI_Iprobe from any source, MPI_Get_count: one cgo call, wp_mpi_poll; then MPI_Recv)
@@ -402,21 +454,8 @@ func (m *MPI) Poll() (from int, msg []byte, ok bool, err error) {
 	if m.closed {
 		return 0, nil, false, ErrClosed
 	}
-	n := len(m.reqs)
-	var reqs *C.MPI_Request
-	var bufs *unsafe.Pointer
-	var idx *C.int
-	if n > 0 {
-		if cap(m.idx) < n {
-			m.idx = make([]C.int, max(n, 2*cap(m.idx)))
-		}
-		reqs, bufs, idx = &m.reqs[0], &m.bufs[0], &m.idx[0]
-	}
-	var flag, src, count, stage, done C.int
-	rc := C.wp_mpi_poll(m.thread, C.int(n), reqs, bufs, idx, &done, mpiTag, m.comm, &flag, &src, &count, &stage)
-	if done > 0 {
-		m.compact()
-	}
+	var flag, src, count, stage C.int
+	rc := C.wp_mpi_poll(m.link, &flag, &src, &count, &stage)
 	if rc == C.WP_WRONG_THREAD {
 		return 0, nil, false, errWrongThread
 	}
@@ -433,13 +472,13 @@ func (m *MPI) Poll() (from int, msg []byte, ok bool, err error) {
 		m.rbuf = make([]byte, max(int(count), 2*cap(m.rbuf)))
 	}
 	msg = m.rbuf[:count] // valid until the next Poll (Reuser)
-	p := C.wp_mpi_dummy()
+	var p unsafe.Pointer // NULL for an empty message: wp_mpi_recv passes MPI its dummy
 	if count > 0 {
 		p = unsafe.Pointer(&msg[0])
 	}
 	// The probed message is the first from src with this tag, and only this thread
 	// receives, so this MPI_Recv matches exactly it.
-	if err := mpiErr("MPI_Recv", C.wp_mpi_recv(p, count, src, mpiTag, m.comm)); err != nil {
+	if err := mpiErr("MPI_Recv", C.wp_mpi_recv(m.link, p, count, src)); err != nil {
 		return 0, nil, false, err
 	}
 	return int(src), msg, true, nil
@@ -496,16 +535,8 @@ func (m *MPI) Close() error {
 		return err
 	}
 	m.closed = true
-	var first error
-	if n := len(m.reqs); n > 0 {
-		first = mpiErr("MPI_Waitall", C.wp_mpi_waitall(C.int(n), &m.reqs[0], m.yield))
-		if first == nil { // after a failure MPI may still read them: leak rather than free
-			for _, b := range m.bufs {
-				C.free(b)
-			}
-		}
-		m.reqs, m.bufs = nil, nil
-	}
+	first := mpiErr("MPI_Waitall", C.wp_link_close(m.link, m.yield))
+	m.link = 0
 	if err := mpiErr("MPI_Comm_free", C.MPI_Comm_free(&m.comm)); err != nil && first == nil {
 		first = err
 	}
