@@ -161,18 +161,29 @@ static int wp_mpi_barrier_yielding(MPI_Comm c) {
 	return rc != MPI_SUCCESS ? rc : wp_mpi_waitall(1, &r, 1);
 }
 
+// wp_poll is wp_mpi_poll's result, returned by value: pointers to Go variables passed to
+// C would move those variables to the heap, an allocation on every poll. rc is
+// WP_WRONG_THREAD or the failed call's code, stage which call that was (0 MPI_Testsome,
+// 1 MPI_Iprobe, 2 MPI_Get_count); flag says whether a message waits, from src, of count
+// bytes.
+typedef struct {
+	int rc, stage, flag, src, count;
+} wp_poll;
+
 // wp_mpi_poll advances the pending sends of l (MPI_Testsome; those that completed have
 // their buffers freed and leave l, the others keep their order), then probes for a
-// message from any source (*flag, and its source and size). *stage says which call
-// failed: 0 MPI_Testsome, 1 MPI_Iprobe, 2 MPI_Get_count.
-static int wp_mpi_poll(uintptr_t h, int *flag, int *src, int *count, int *stage) {
+// message from any source.
+static wp_poll wp_mpi_poll(uintptr_t h) {
 	wp_link *l = (wp_link *)h;
-	if (wp_wrong_thread(l->owner)) return WP_WRONG_THREAD;
-	*stage = 0;
+	wp_poll p = {0};
+	if (wp_wrong_thread(l->owner)) {
+		p.rc = WP_WRONG_THREAD;
+		return p;
+	}
 	if (l->n > 0) {
 		int out = 0;
-		int rc = MPI_Testsome(l->n, l->reqs, &out, l->idx, MPI_STATUSES_IGNORE);
-		if (rc != MPI_SUCCESS) return rc;
+		p.rc = MPI_Testsome(l->n, l->reqs, &out, l->idx, MPI_STATUSES_IGNORE);
+		if (p.rc != MPI_SUCCESS) return p;
 		if (out > 0) { // out is MPI_UNDEFINED (negative) only with no active request
 			for (int i = 0; i < out; i++) {
 				free(l->bufs[l->idx[i]]);
@@ -187,13 +198,14 @@ static int wp_mpi_poll(uintptr_t h, int *flag, int *src, int *count, int *stage)
 			l->n = k;
 		}
 	}
-	*stage = 1;
+	p.stage = 1;
 	MPI_Status st;
-	int rc = MPI_Iprobe(MPI_ANY_SOURCE, WP_TAG, l->comm, flag, &st);
-	if (rc != MPI_SUCCESS || !*flag) return rc;
-	*src = st.MPI_SOURCE;
-	*stage = 2;
-	return MPI_Get_count(&st, MPI_BYTE, count);
+	p.rc = MPI_Iprobe(MPI_ANY_SOURCE, WP_TAG, l->comm, &p.flag, &st);
+	if (p.rc != MPI_SUCCESS || !p.flag) return p;
+	p.src = st.MPI_SOURCE;
+	p.stage = 2;
+	p.rc = MPI_Get_count(&st, MPI_BYTE, &p.count);
+	return p;
 }
 
 // wp_mpi_recv receives the message wp_mpi_poll found (n bytes from src) into buf (NULL
@@ -454,15 +466,15 @@ func (m *MPI) Poll() (from int, msg []byte, ok bool, err error) {
 	if m.closed {
 		return 0, nil, false, ErrClosed
 	}
-	var flag, src, count, stage C.int
-	rc := C.wp_mpi_poll(m.link, &flag, &src, &count, &stage)
-	if rc == C.WP_WRONG_THREAD {
+	r := C.wp_mpi_poll(m.link)
+	if r.rc == C.WP_WRONG_THREAD {
 		return 0, nil, false, errWrongThread
 	}
-	if rc != C.MPI_SUCCESS {
-		return 0, nil, false, mpiErr([...]string{"MPI_Testsome", "MPI_Iprobe", "MPI_Get_count"}[stage], rc)
+	if r.rc != C.MPI_SUCCESS {
+		return 0, nil, false, mpiErr([...]string{"MPI_Testsome", "MPI_Iprobe", "MPI_Get_count"}[r.stage], r.rc)
 	}
-	if flag == 0 {
+	src, count := r.src, r.count
+	if r.flag == 0 {
 		return 0, nil, false, nil
 	}
 	if count < 0 {

@@ -165,6 +165,28 @@ func TestMPI(t *testing.T) {
 		}
 	}
 	t.Logf("many: sent and received %d messages", many*size)
+	// The event traffic allocates nothing once warm: a poll that finds nothing, a send to
+	// this rank and its receipt (every poll ran on the heap before: cgo moved the
+	// variables whose addresses it passed there).
+	self := mpiMsg(rank, rank, 0, 100)
+	roundTrip := func() {
+		if err := m.Send(rank, self); err != nil {
+			fail("alloc: Send: %v", err)
+		}
+		for {
+			_, _, ok, err := m.Poll()
+			if err != nil {
+				fail("alloc: Poll: %v", err)
+			}
+			if ok {
+				return
+			}
+		}
+	}
+	roundTrip()
+	if n := testing.AllocsPerRun(100, roundTrip); n != 0 {
+		fail("a send to self and its receipt allocate %.1f times", n)
+	}
 	// A check of the harness itself: a failing rank must end the whole job non-zero.
 	if os.Getenv("WARPED_MPITEST_FAIL_RANK") == strconv.Itoa(rank) {
 		fail("failure injected by WARPED_MPITEST_FAIL_RANK")
