@@ -21,15 +21,24 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/warpedgo/warped/internal/spin"
 )
 
 // ticketSpins is how many times Lock polls before it starts yielding the processor.
 const ticketSpins = 1024
 
+// ticketPauseAfter is how long a Ticket waiter yields through the Go scheduler alone
+// before it also pauses now and then (spin.Pause): a holder woken onto the local queue of
+// a processor that something holds (the collector's mark worker) would otherwise wait
+// there while every waiter spins.
+const ticketPauseAfter = 5 * time.Millisecond
+
 // Ticket is a FIFO-fair ticket spinlock: Lock takes the next ticket and waits until it
 // is served, Unlock serves the next ticket. The waiter next in line spins briefly
 // (ticketSpins polls) and then calls runtime.Gosched on every poll; waiters further back
-// yield on every poll from the start. So the holder gets to run even when goroutines
+// yield on every poll from the start; a wait past ticketPauseAfter also pauses now and
+// then. So the holder gets to run even when goroutines
 // outnumber processors. The zero value is an unlocked lock. A Ticket must not be copied
 // after first use, and it is not reentrant.
 //
@@ -51,16 +60,20 @@ var _ sync.Locker = (*Ticket)(nil)
 // Lock acquires the lock, waiting for every goroutine that asked before.
 func (l *Ticket) Lock() {
 	t := l.next.Add(1) - 1
+	var yields spin.Wait
 	for i := 0; ; i++ {
 		s := l.serving.Load()
 		if s == t {
 			return
 		}
 		// Only the next in line spins, and only briefly; the others yield at once.
-		if t-s > 1 || i >= ticketSpins {
-			runtime.Gosched()
-		} else {
+		switch {
+		case t-s <= 1 && i < ticketSpins:
 			pause()
+		case yields.Turn(ticketPauseAfter):
+			time.Sleep(spin.Pause)
+		default:
+			runtime.Gosched()
 		}
 	}
 }

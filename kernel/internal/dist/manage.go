@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/warpedgo/warped/comm"
+	"github.com/warpedgo/warped/internal/spin"
 	"github.com/warpedgo/warped/kernel/internal/core"
 	"github.com/warpedgo/warped/kernel/internal/osthread"
 )
@@ -21,6 +22,7 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 	m.lastGVT, m.lastFlush = start, start
 	lastProgress := start
 	var idleSince time.Time // when the manager's turns began to find nothing to do
+	var idleTurns spin.Wait // its turns since then
 	clk := e.Phases()       // engine sampling's time split: nil when off
 	// The back-off's ways to give the core away (see backOff): through the Go scheduler,
 	// or, for a manager that runs workers itself on a thread of its own, the thread's.
@@ -78,7 +80,7 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 			busy = true
 		}
 		if busy {
-			idleSince = time.Time{}
+			idleSince, idleTurns = time.Time{}, spin.Wait{}
 			if tl.crowded && tl.contended && e.Ahead() {
 				osthread.Yield() // turn.go: the core to a rank beside it that holds GVT back
 			}
@@ -87,7 +89,7 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 		if idleSince.IsZero() {
 			idleSince = now
 		}
-		m.backOff(now.Sub(idleSince), yield, sleep)
+		m.backOff(now.Sub(idleSince), &idleTurns, yield, sleep)
 	}
 	err := e.Err()
 	if err != nil && !m.peerFailed && m.sync {
@@ -109,7 +111,9 @@ func (m *Driver) Manage(ctx context.Context, start time.Time, e Engine) {
 // workers, and only once it has found nothing for spinFor, and GVT does not wait on it
 // (urgent), it sleeps, longer the longer it has been idle, up to 500 µs. Remote events
 // come every few microseconds while the ranks run: a manager that slept after a few idle
-// turns let them wait, and the ranks with nothing to do waited with them.
+// turns let them wait, and the ranks with nothing to do waited with them. One that GVT
+// waits on keeps spinning past spinFor, pausing now and then (spin.Pause: a goroutine
+// that only yields through the Go scheduler can leave the one it waits for unrun).
 const spinFor = 2 * time.Millisecond
 
 // nap is the back-off's sleep after idle.
@@ -117,17 +121,22 @@ func nap(idle time.Duration) time.Duration {
 	return min(max(idle/16, 10*time.Microsecond), 500*time.Microsecond)
 }
 
-// backOff is the manager's back-off after its turns found nothing to do for idle: it
-// yields, and sleeps (nap) only past spinFor while GVT does not wait on it. A manager with
+// backOff is the manager's back-off after its turns found nothing to do for idle (turns
+// counts them): it yields, pausing now and then past spinFor, and sleeps (nap) only past
+// spinFor while GVT does not wait on it. A manager with
 // a goroutine of its own, or one not locked to its thread (the ranks of a loopback run
 // share one process's processors), yields and sleeps through the Go scheduler, so that
 // the other goroutines get its processor; one that runs workers itself
 // (Engine.Hosting) on a thread of its own (comm.ThreadBound: MPI's) yields and sleeps the
 // thread itself, since through the Go scheduler a locked thread would hand its processor
 // to another thread and back each time.
-func (m *Driver) backOff(idle time.Duration, yield func(), sleep func(time.Duration)) {
+func (m *Driver) backOff(idle time.Duration, turns *spin.Wait, yield func(), sleep func(time.Duration)) {
 	if idle < spinFor || m.urgent() {
-		yield()
+		if turns.Turn(spinFor) {
+			sleep(spin.Pause)
+		} else {
+			yield()
+		}
 		return
 	}
 	sleep(nap(idle))

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/warpedgo/warped/internal/spin"
 	"github.com/warpedgo/warped/kernel/internal/core"
 )
 
@@ -75,6 +76,8 @@ type host struct {
 	mine []bool
 	// cur is the worker running, for the recovery of a model panic.
 	cur *worker
+	// claim counts the turns it has waited to claim its share (idle).
+	claim spin.Wait
 	// wake wakes the host while it has no workers (adapt.go).
 	wake chan struct{}
 	// turnEvents is the most events its only worker takes in a turn (soloEvents, or the
@@ -148,6 +151,7 @@ func (h *host) follow() {
 	if k := d.hs.active.Load(); k != h.plan {
 		h.release()
 		h.plan = k
+		h.claim = spin.Wait{}
 		if int32(h.id) < k {
 			for i := h.id; i < len(d.workers); i += int(k) {
 				h.want = append(h.want, d.workers[i])
@@ -177,14 +181,19 @@ func (h *host) release() {
 }
 
 // idle is a turn of a host without workers: it waits for its share's previous hosts to
-// free them (spinning: they do so at their next turn), or, inactive, parks until the
-// number of active hosts changes or the run ends (adapt.go wakes it).
+// free them (spinning: they do so at their next turn, and a long wait pauses as a
+// worker's does, spin.Pause), or, inactive, parks until the number of active hosts changes
+// or the run ends (adapt.go wakes it).
 func (h *host) idle() {
 	if h.cohost != nil {
 		return // the manager backs off instead (cohost.go)
 	}
 	if len(h.want) > 0 {
-		runtime.Gosched()
+		if h.claim.Turn(h.d.parkAfter) {
+			time.Sleep(spin.Pause)
+		} else {
+			runtime.Gosched()
+		}
 		return
 	}
 	if h.d.hs.active.Load() != h.plan || h.d.done.Load() {

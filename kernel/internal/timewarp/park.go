@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/warpedgo/warped/internal/spin"
 	"github.com/warpedgo/warped/kernel/internal/osthread"
 )
 
@@ -15,7 +16,9 @@ import (
 // not keep cores busy that other threads and processes need. A worker that holds events
 // but waits at the ahead bound for a GVT round does not park: the round usually ends
 // within microseconds, or, on a busy machine, within the operating system's time slice,
-// and a woken thread waits for a core behind whatever runs there (see parkAfter).
+// and a woken thread waits for a core behind whatever runs there (see parkAfter). Past
+// parkAfter it pauses now and then instead (spin.Pause: spinning through the Go scheduler
+// alone can leave the goroutine it waits for unrun).
 //
 // What a parked worker waits for, and who wakes it:
 //   - a GVT round starts (it must report in it) or ends (GVT, the commit horizon and the
@@ -53,32 +56,29 @@ const parkAfter = 5 * time.Millisecond
 // (docs/PERFORMANCE.md).
 const yieldAfter = 64
 
-// parkCheck is the number of idle turns between two looks at the clock.
-const parkCheck = 64
-
 // parker is what a worker needs to park: its wake-up channel and its parked flag. The
 // flag is written by its worker and read by wakers; the rest is the worker's own.
 type parker struct {
 	parked atomic.Bool
 	wake   chan struct{}
-	turns  int       // idle turns in a row
-	since  time.Time // when the idle turns began (read every parkCheck turns)
+	spin   spin.Wait // its idle turns in a row
 	parks  int       // times parked, for tests
 }
 
 // spinOrPark is a worker's idle turn: a Gosched while it has been idle for less than
-// parkAfter, then it parks until something changes (see the comment at the top of park.go).
+// parkAfter, then it parks until something changes (see the comment at the top of park.go),
+// or, where it may not park, pauses now and then (spin.Pause).
 func (w *worker) spinOrPark(mayPark bool) {
 	pk := &w.pk
-	switch pk.turns++; {
-	case pk.turns == 1:
-		pk.since = time.Now()
-		fallthrough
-	case !mayPark || pk.turns%parkCheck != 0 || time.Since(pk.since) < w.d.parkAfter:
-		if pk.turns > yieldAfter {
+	if !pk.spin.Turn(w.d.parkAfter) {
+		if pk.spin.Turns > yieldAfter {
 			osthread.Yield()
 		}
 		runtime.Gosched()
+		return
+	}
+	if !mayPark {
+		time.Sleep(spin.Pause)
 		return
 	}
 	pk.parked.Store(true)
@@ -103,7 +103,7 @@ func (w *worker) idleTurn(spin bool) {
 }
 
 // busy resets the idle turns (the worker took an event).
-func (w *worker) busy() { w.pk.turns = 0 }
+func (w *worker) busy() { w.pk.spin = spin.Wait{} }
 
 // mayGo reports whether the worker, which has nothing it may take, has something to do
 // after all: the run ended, events were handed over, a round runs that it has not

@@ -1,0 +1,59 @@
+package spinlock
+
+import (
+	"runtime"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// TestTicketWaiterLetsQueuedHolderRun is the ticket lock's case of the stall that
+// spin.Pause prevents: the goroutine that will unlock waits on the local queue of a
+// processor that something holds without yielding it (here a raw read, as the collector's
+// mark worker holds one), and the waiter spins on the other processor. Yielding through
+// the Go scheduler alone, the waiter never lets its processor take the queued goroutine,
+// and the lock stays held as long as the processor does. The holder's processor is
+// released by the waiter once it has the lock, or else by a watchdog (whose timer the
+// waiter's processor runs), and the test fails then.
+func TestTicketWaiterLetsQueuedHolderRun(t *testing.T) {
+	const starvedAfter = 20 * time.Second
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	var fds [2]int
+	if err := syscall.Pipe(fds[:]); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fds[0])
+	defer syscall.Close(fds[1])
+	release := func() { _, _ = syscall.Write(fds[1], []byte{1}) }
+
+	var l Ticket
+	l.Lock()
+	var waiting, starved atomic.Bool
+	got := make(chan struct{})
+	go func() { // the waiter, on the other processor
+		watchdog := time.AfterFunc(starvedAfter, func() { starved.Store(true); release() })
+		defer watchdog.Stop()
+		waiting.Store(true)
+		l.Lock()
+		l.Unlock()
+		release()
+		close(got)
+	}()
+	for !waiting.Load() { // this goroutine keeps its processor meanwhile
+	}
+	// The unlocker goes to this processor's queue, and the raw read holds the processor.
+	go l.Unlock()
+	var b [1]byte
+	for {
+		_, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(fds[0]), uintptr(unsafe.Pointer(&b[0])), 1)
+		if errno != syscall.EINTR {
+			break
+		}
+	}
+	<-got
+	if starved.Load() {
+		t.Fatalf("the waiter did not get the lock in %v: it starved the goroutine that would unlock", starvedAfter)
+	}
+}
