@@ -3,10 +3,10 @@ package spinlock
 import (
 	"runtime"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
-	"unsafe"
+
+	"github.com/warpedgo/warped/internal/spin/spintest"
 )
 
 // TestTicketWaiterLetsQueuedHolderRun is the ticket lock's case of the stall that
@@ -20,38 +20,25 @@ import (
 func TestTicketWaiterLetsQueuedHolderRun(t *testing.T) {
 	const starvedAfter = 20 * time.Second
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	var fds [2]int
-	if err := syscall.Pipe(fds[:]); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(fds[0])
-	defer syscall.Close(fds[1])
-	release := func() { _, _ = syscall.Write(fds[1], []byte{1}) }
-
+	hold := spintest.New(t)
 	var l Ticket
 	l.Lock()
 	var waiting, starved atomic.Bool
 	got := make(chan struct{})
 	go func() { // the waiter, on the other processor
-		watchdog := time.AfterFunc(starvedAfter, func() { starved.Store(true); release() })
+		watchdog := time.AfterFunc(starvedAfter, func() { starved.Store(true); hold.Release() })
 		defer watchdog.Stop()
 		waiting.Store(true)
 		l.Lock()
 		l.Unlock()
-		release()
+		hold.Release()
 		close(got)
 	}()
 	for !waiting.Load() { // this goroutine keeps its processor meanwhile
 	}
-	// The unlocker goes to this processor's queue, and the raw read holds the processor.
+	// The unlocker goes to this processor's queue, which Hold keeps.
 	go l.Unlock()
-	var b [1]byte
-	for {
-		_, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(fds[0]), uintptr(unsafe.Pointer(&b[0])), 1)
-		if errno != syscall.EINTR {
-			break
-		}
-	}
+	hold.Hold()
 	<-got
 	if starved.Load() {
 		t.Fatalf("the waiter did not get the lock in %v: it starved the goroutine that would unlock", starvedAfter)

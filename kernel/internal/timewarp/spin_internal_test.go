@@ -3,10 +3,10 @@ package timewarp
 import (
 	"runtime"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
-	"unsafe"
+
+	"github.com/warpedgo/warped/internal/spin/spintest"
 )
 
 // TestSpinnerLetsQueuedGoroutineRun reproduces the stall that spin.Pause prevents: one
@@ -37,14 +37,7 @@ func TestSpinnerLetsQueuedGoroutineRun(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-			var fds [2]int
-			if err := syscall.Pipe(fds[:]); err != nil {
-				t.Fatal(err)
-			}
-			defer syscall.Close(fds[0])
-			defer syscall.Close(fds[1])
-			release := func() { _, _ = syscall.Write(fds[1], []byte{1}) }
-
+			hold := spintest.New(t)
 			var spinning, ran atomic.Bool
 			spun := make(chan struct{})
 			go func() { // the spinner, on the other processor
@@ -54,26 +47,19 @@ func TestSpinnerLetsQueuedGoroutineRun(t *testing.T) {
 				for !ran.Load() {
 					c.spin()
 					if time.Since(start) > starvedAfter {
-						release()
+						hold.Release()
 						return
 					}
 				}
 			}()
 			for !spinning.Load() { // this goroutine keeps its processor meanwhile
 			}
-			// The waiting goroutine goes to this processor's queue, and the raw read holds
-			// the processor (no entersyscall: nothing hands it to another thread).
+			// The waiting goroutine goes to this processor's queue, which Hold keeps.
 			go func() {
 				ran.Store(true)
-				release()
+				hold.Release()
 			}()
-			var b [1]byte
-			for {
-				_, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(fds[0]), uintptr(unsafe.Pointer(&b[0])), 1)
-				if errno != syscall.EINTR {
-					break
-				}
-			}
+			hold.Hold()
 			ranFirst := ran.Load()
 			<-spun
 			if !ranFirst {
