@@ -38,9 +38,9 @@ const ticketPauseAfter = 5 * time.Millisecond
 // is served, Unlock serves the next ticket. The waiter next in line spins briefly
 // (ticketSpins polls) and then calls runtime.Gosched on every poll; waiters further back
 // yield on every poll from the start; a wait past ticketPauseAfter also pauses now and
-// then. So the holder gets to run even when goroutines
-// outnumber processors. The zero value is an unlocked lock. A Ticket must not be copied
-// after first use, and it is not reentrant.
+// then. So the holder gets to run even when goroutines outnumber processors. The zero
+// value is an unlocked lock. A Ticket must not be copied after first use, and it is not
+// reentrant.
 //
 // Strict FIFO hand-off costs a cache-line transfer between cores on every contended
 // acquisition, where sync.Mutex lets the releasing goroutine take the lock again; under
