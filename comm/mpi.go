@@ -59,7 +59,7 @@ static int wp_mpi_errors_return(MPI_Comm c) {
 #define WP_WRONG_THREAD (-1)
 #define WP_NO_MEMORY (-2)
 
-// wp_wrong_thread reports whether the calling thread is not owner (MPI.check,
+// wp_wrong_thread reports whether the calling thread is not owner (wp_link_wrong_thread,
 // wp_mpi_send, wp_mpi_poll).
 static int wp_wrong_thread(pthread_t owner) { return !pthread_equal(pthread_self(), owner); }
 
@@ -88,6 +88,9 @@ static uintptr_t wp_link_new(pthread_t owner, MPI_Comm c) {
 }
 
 static int wp_link_pending(uintptr_t h) { return ((wp_link *)h)->n; }
+
+// wp_link_wrong_thread reports whether the calling thread is not l's owner (MPI.check).
+static int wp_link_wrong_thread(uintptr_t h) { return wp_wrong_thread(((wp_link *)h)->owner); }
 
 // wp_link_room makes room for one more send; it returns 0 when realloc fails.
 static int wp_link_room(wp_link *l) {
@@ -272,7 +275,6 @@ type MPI struct {
 	comm     C.MPI_Comm // the kernel's duplicate of the options' communicator
 	rank     int
 	size     int
-	thread   C.pthread_t
 	ownsInit bool // this transport called MPI_Init_thread, so Close finalizes
 	closed   bool
 	// yield is 1 where quietIdleYields turned the library's idle yields off: the
@@ -334,7 +336,8 @@ func NewMPI(opts MPIOptions) (m *MPI, err error) {
 	if finalized != 0 {
 		return nil, errors.New("comm: MPI was already finalized in this process; it can be initialized only once")
 	}
-	m = &MPI{thread: C.pthread_self()}
+	thread := C.pthread_self() // the owner of the link
+	m = &MPI{}
 	if initialized == 0 {
 		if quietIdleYields() {
 			m.yield = 1
@@ -392,7 +395,7 @@ func NewMPI(opts MPIOptions) (m *MPI, err error) {
 		C.MPI_Comm_free(&dup)
 		return fail(err)
 	}
-	if m.link = C.wp_link_new(m.thread, dup); m.link == 0 {
+	if m.link = C.wp_link_new(thread, dup); m.link == 0 {
 		C.MPI_Comm_free(&dup)
 		return fail(errors.New("comm: out of C memory for the table of pending sends"))
 	}
@@ -405,7 +408,7 @@ func (m *MPI) check() error {
 	if m.closed {
 		return ErrClosed
 	}
-	if C.wp_wrong_thread(m.thread) != 0 {
+	if C.wp_link_wrong_thread(m.link) != 0 {
 		return errWrongThread
 	}
 	return nil

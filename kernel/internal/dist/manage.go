@@ -123,13 +123,13 @@ func nap(idle time.Duration) time.Duration {
 
 // backOff is the manager's back-off after its turns found nothing to do for idle (turns
 // counts them): it yields, pausing now and then past spinFor, and sleeps (nap) only past
-// spinFor while GVT does not wait on it. A manager with
-// a goroutine of its own, or one not locked to its thread (the ranks of a loopback run
-// share one process's processors), yields and sleeps through the Go scheduler, so that
-// the other goroutines get its processor; one that runs workers itself
-// (Engine.Hosting) on a thread of its own (comm.ThreadBound: MPI's) yields and sleeps the
-// thread itself, since through the Go scheduler a locked thread would hand its processor
-// to another thread and back each time.
+// spinFor while GVT does not wait on it. A manager with a goroutine of its own, or one not
+// locked to its thread (the ranks of a loopback run share one process's processors),
+// yields and sleeps through the Go scheduler, so that the other goroutines get its
+// processor; one that runs workers itself (Engine.Hosting) on a thread of its own
+// (comm.ThreadBound: MPI's) yields and sleeps the thread itself, since through the Go
+// scheduler a locked thread would hand its processor to another thread and back each
+// time.
 func (m *Driver) backOff(idle time.Duration, turns *spin.Wait, yield func(), sleep func(time.Duration)) {
 	if idle < spinFor || m.urgent() {
 		if turns.Turn(spinFor) {
