@@ -21,7 +21,10 @@
 # Where a rank count exceeds the CPUs and gcc is installed, it also runs scripts/turnbench.c
 # in each round: that many processes taking turns on the cores (a yield every 64 event-sized
 # work units, as a contended rank's turn) against as many as CPUs that do not yield, the
-# rows "turns/N": what taking turns at the ranks' grain leaves, without the kernel.
+# rows "turns/N": what taking turns at the ranks' grain leaves, without the kernel. And
+# the rows "cross/N": -np 2 with as large a share of events crossing ranks as N ranks send,
+# against -np 2: what the partition's traffic leaves. Their product is what N ranks on
+# the cores can reach against -np 2 (docs/PERFORMANCE.md, "The crowded node's ceiling").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-7}
@@ -106,6 +109,14 @@ for r in $(seq 1 "$rounds"); do
       record "turns/cpus" "$r" "$(turnrate "$cpus" 0)"
       for n in $crowded; do record "turns/$n" "$r" "$(turnrate "$n" 1)"; done
     fi
+    # What the partition's traffic alone costs n ranks: -np 2 with the remote share that
+    # sends as large a share of the events across ranks as n ranks do with remote 0.5
+    # ((n-1)/n: half the remote events leave a rank at -np 2, (n-1)/n of them at -np n).
+    for n in $crowded; do
+      cross="phold --lps 2048 --remote $(awk -v n="$n" 'BEGIN { print (n - 1) / n }') --max-sim-time 2000"
+      want=$("$bin" $cross --simulation-type sequential --progress=off 2>/dev/null | awk '/^digest:/ {print $2}')
+      record "cross/$n" "$r" "$(rate $mpi -np 2 "$bin" $cross --time-warp-worker-threads 1)"
+    done
     for w in ${RANKWORKERS:-}; do
       record "small/np2x$w" "$r" "$(rate $mpi -np 2 "$bin" $small --time-warp-worker-threads "$w")"
     done
@@ -152,5 +163,6 @@ table "small/2w" "small/sequential"
 table "small/np2" "small/sequential"
 for n in $ranks; do table "small/np$n" "small/np2"; done
 for n in $ranks; do table "turns/$n" "turns/cpus"; done
+for n in $ranks; do table "cross/$n" "small/np2"; done
 for w in ${RANKWORKERS:-}; do table "small/np2x$w" "small/sequential"; done
 table "small/np2-tq" "small/np2-async"
