@@ -2,7 +2,10 @@ package app
 
 // How a run that stops without results ends: its one line on stderr and its exit status.
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // failure is why a run stops without results: the error to print after "PROGRAM
 // MODEL: " and the exit status.
@@ -39,12 +42,15 @@ func (inv *invocation) exit(err error) int {
 	if inv.tr != nil && inv.tr.Size() > 1 {
 		who += fmt.Sprintf(": rank %d", inv.tr.Rank())
 	}
+	// A model's own errors name it, for programs that use it without the command; who
+	// names it already.
+	msg := strings.TrimPrefix(f.err.Error(), inv.m.Name+": ")
 	switch {
 	case f.quiet:
 	case f.hint:
-		fmt.Fprintf(inv.stderr, "%s: %v; run '%s help %s' for the flags\n", who, f.err, inv.c.name, inv.m.Name)
+		fmt.Fprintf(inv.stderr, "%s: %s; run '%s help %s' for the flags\n", who, msg, inv.c.name, inv.m.Name)
 	default:
-		fmt.Fprintf(inv.stderr, "%s: %v\n", who, f.err)
+		fmt.Fprintf(inv.stderr, "%s: %s\n", who, msg)
 	}
 	fmt.Fprint(inv.stderr, f.detail)
 	return f.status

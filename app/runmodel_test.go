@@ -149,6 +149,9 @@ func TestExitStep(t *testing.T) {
 	}{
 		{nil, exitOK, ""},
 		{usageFailure("--x must be %d", 1), exitUsage, "warped pcs: --x must be 1; run 'warped help pcs' for the flags\n"},
+		{usageFailure("pcs: --x must be %d", 1), exitUsage, "warped pcs: --x must be 1; run 'warped help pcs' for the flags\n"}, // the model's own name once
+		{usageFailure("pcsx: --x must be %d", 1), exitUsage, "warped pcs: pcsx: --x must be 1; run 'warped help pcs' for the flags\n"},
+		{runFailure(errors.New("pcs: boom")), exitRun, "warped pcs: boom\n"},
 		{runFailure(errors.New("boom")), exitRun, "warped pcs: boom\n"},
 		{errors.New("plain"), exitRun, "warped pcs: plain\n"},
 		{&failure{err: errors.New("shown by rank 0"), status: exitRun, quiet: true}, exitRun, ""},
