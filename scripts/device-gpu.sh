@@ -6,7 +6,8 @@
 # Kademlia (on the loop's state saving) likewise; the loop with the host waiting for each
 # chunk against chunks queued ahead, and with --sample-file; studies of many small PHOLD
 # runs on the CPU against all their runs in one device loop; and issue 25's 16-core
-# scaling table. SCALING=0 leaves out the scaling table, CPU=0 the CPU runs, STUDY=1 runs
+# scaling table, with per-worker samples of PHOLD at 8 and 16 workers (where the time goes,
+# should 16 be slower than 8) left in $OUT. SCALING=0 leaves out the scaling table, CPU=0 the CPU runs, STUDY=1 runs
 # the studies alone. Everything is printed and written to $OUT/device.txt.
 #
 # Build here, then run there (see docs/PERFORMANCE.md, "The whole time warp on the GPU"):
@@ -166,7 +167,20 @@ fi
 echo "== 5. issue 25's scaling table on 16 cores"
 l=$(left)
 if [ "${SCALING:-1}" = 1 ] && [ "$l" -gt 60 ]; then
-  WARPED=$W WORKERS="1 2 4 8 16" RANKS="4 8" RANKWORKERS="7" LONG=1 timeout $((l - 5)) scripts/bench-scaling.sh 3
+  WARPED=$W WORKERS="1 2 4 8 16" RANKS="4 8" RANKWORKERS="7" LONG=1 timeout $((l - 25)) scripts/bench-scaling.sh 3
 fi
+echo "== 5b. where 8 and 16 workers' time goes (PHOLD, ROSS's configuration): per-worker samples in \$OUT"
+for w in 8 16; do
+  [ "$(left)" -gt 15 ] || break
+  run "phold ${w}w, samples" 10 phold --simulation-type time-warp --gpu off --time-warp-worker-threads "$w" \
+    --sample-file "$OUT/phold-${w}w-samples.csv" --sample-mode real-time --sample-period 50
+  # Summed over every row (each covers one interval of one worker): processing, idle, GVT
+  # and hand-over seconds, events processed and rolled back.
+  [ -f "$OUT/phold-${w}w-samples.csv" ] && awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { p += $(c["processing_seconds"]); d += $(c["idle_seconds"]); g += $(c["gvt_seconds"]); m += $(c["comm_seconds"])
+      r += $(c["rolled_back"]); n += $(c["processed"]); k[$(c["worker"])] = 1 }
+    END { printf "  %d workers: processing %.2f s, idle %.2f s, gvt %.2f s, comm %.2f s; processed %d, rolled back %d\n",
+      length(k), p, d, g, m, n, r }' "$OUT/phold-${w}w-samples.csv"
+done
 fi
 echo "== uptime: $(uptime)"
