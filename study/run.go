@@ -349,7 +349,8 @@ func (sch *scheduler) execute(ctx context.Context, pending []Run) error {
 	}
 	plan.Workers = ex.Workers
 	// The pilot.
-	if len(pending) > 1 && plan.Jobs > 1 {
+	piloted := len(pending) > 1 && plan.Jobs > 1
+	if piloted {
 		base := heapLive()
 		stop := make(chan struct{})
 		peak := make(chan uint64)
@@ -378,7 +379,13 @@ func (sch *scheduler) execute(ctx context.Context, pending []Run) error {
 		plan.Workers = max(1, o.Cores/max(1, min(plan.Jobs, len(pending))))
 	}
 	sch.st.Plan = plan
-	fmt.Fprintf(o.Log, "study: %d runs to do, %d at once, %s", len(pending), plan.Jobs, plan.SimulationType)
+	if piloted {
+		// Said, or the count below would read as one run short of the study's.
+		fmt.Fprint(o.Log, "study: 1 run done alone (it measures a run's memory), ")
+	} else {
+		fmt.Fprint(o.Log, "study: ")
+	}
+	fmt.Fprintf(o.Log, "%d runs to do, %d at once, %s", len(pending), plan.Jobs, plan.SimulationType)
 	if plan.SimulationType == twType {
 		fmt.Fprintf(o.Log, " with %d workers each", plan.Workers)
 	}
