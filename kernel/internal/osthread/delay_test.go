@@ -70,3 +70,24 @@ func BenchmarkProcessRunDelay(b *testing.B) {
 		ProcessRunDelay()
 	}
 }
+
+// TestIdleCPUs checks the windows of made-up idle ticks: the mean idle CPUs over each
+// window, and nothing where the ticks cannot be read.
+func TestIdleCPUs(t *testing.T) {
+	ticks := int64(500)
+	read := func() int64 { return ticks }
+	t0 := time.Unix(100, 0)
+	var m Idle
+	require.Equal(t, -1.0, m.CPUs(t0), "off before Start")
+	require.True(t, m.Start(read, t0))
+	ticks += 10 // 0.1 s idle over a 100 ms window: one CPU idle
+	require.InDelta(t, 1.0, m.CPUs(t0.Add(100*time.Millisecond)), 1e-9)
+	ticks += 5 // then half a CPU over the next 100 ms
+	require.InDelta(t, 0.5, m.CPUs(t0.Add(200*time.Millisecond)), 1e-9)
+	require.Equal(t, -1.0, m.CPUs(t0.Add(200*time.Millisecond)), "no time passed")
+	ticks -= 100 // a reading that went down counts as none idle
+	require.InDelta(t, 0.0, m.CPUs(t0.Add(300*time.Millisecond)), 1e-9)
+	var off Idle
+	require.False(t, off.Start(func() int64 { return -1 }, t0), "unreadable: off")
+	require.Equal(t, -1.0, off.CPUs(t0.Add(time.Second)))
+}

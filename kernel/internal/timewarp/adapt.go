@@ -15,7 +15,11 @@ import (
 // times the active hosts: above busyShare, one host fewer runs workers; below it, after
 // probeFirst windows, one more is tried, and kept unless the share rises above busyShare
 // in the next window (then the wait before the next try doubles, up to probeMax windows).
-// Where the run delay cannot be read (not Linux), every host stays active.
+// One more host is tried only where a core sat idle (probeIdle, /proc/stat): beside a
+// process that keeps the other cores busy a try can only fail, and it costs the run its
+// window at two hosts that wait for each other (docs/PERFORMANCE.md, "Beside a CPU hog:
+// no tries into a full machine"). Where the run delay cannot be read (not Linux), every
+// host stays active; where the idle time cannot, tries follow the waits alone.
 
 const (
 	// loadWindow is the span over which the waits are measured.
@@ -28,6 +32,9 @@ const (
 	probeMax   = 80
 	// loadCheck is the number of host turns between two looks at the clock.
 	loadCheck = 16
+	// probeIdle is the mean number of idle CPUs over a window below which no host is added:
+	// half a core free. /proc/stat counts in 10 ms ticks: 0.1 CPU over a 100 ms window.
+	probeIdle = 0.5
 )
 
 // adaptState is host 0's measure of the load and record of its decisions.
@@ -35,6 +42,7 @@ type adaptState struct {
 	on        bool           // adapting (several hosts, and the run delay can be read or is given)
 	turns     int            // host 0's turns since its last look at the clock
 	waits     osthread.Waits // the process's threads' waits, window by window
+	idle      osthread.Idle  // the machine's idle CPUs, window by window (off: tries follow waits alone)
 	since     time.Time      // the start of the current window, where a test gives the load (hostLoad)
 	probing   bool           // the last change added a host, to be judged in the next window
 	gap       int            // the wait before the next try of one more host, in windows
@@ -51,6 +59,9 @@ func (hs *hostSet) startAdapt(d *timeWarpDispatcher) {
 	now := time.Now()
 	if d.hostLoad == nil && !st.waits.Start(osthread.ProcessRunDelay, now) {
 		return // the run delay cannot be read here
+	}
+	if d.hostLoad == nil {
+		st.idle.Start(osthread.IdleTicks, now) // off where it cannot be read
 	}
 	st.on, st.since = true, now
 }
@@ -82,14 +93,20 @@ func (h *host) adapt() {
 			return
 		}
 	}
-	d.hs.decide(now, d.loadWindow, k, share)
+	idle := st.idle.CPUs(now) // -1: not known
+	if f := d.hostIdle; f != nil {
+		idle = f()
+	}
+	d.hs.decide(now, d.loadWindow, k, share, idle)
 }
 
 // decide is host 0's decision on the number of active hosts (k now), from share, the share
-// of the last window their threads spent waiting for a processor.
-func (hs *hostSet) decide(now time.Time, window time.Duration, k int, share float64) {
+// of the last window their threads spent waiting for a processor, and idle, the mean
+// number of idle CPUs over it (negative: not known).
+func (hs *hostSet) decide(now time.Time, window time.Duration, k int, share, idle float64) {
 	st := &hs.adapt
 	busy := share > busyShare
+	coreFree := idle < 0 || idle >= probeIdle
 	switch {
 	case st.probing:
 		st.probing = false
@@ -106,7 +123,7 @@ func (hs *hostSet) decide(now time.Time, window time.Duration, k int, share floa
 			st.gap = probeFirst
 		}
 		st.nextProbe = now.Add(time.Duration(st.gap) * window)
-	case !busy && k < len(hs.hosts) && !now.Before(st.nextProbe):
+	case !busy && k < len(hs.hosts) && !now.Before(st.nextProbe) && coreFree:
 		hs.setActive(now, k+1)
 		st.probing = true
 	}

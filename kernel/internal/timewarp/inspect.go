@@ -51,6 +51,9 @@ type Tuning struct {
 	// HostLoad, when set, stands for the share of their time that the active hosts'
 	// threads waited for a processor in the last window (adapt.go).
 	HostLoad func() float64
+	// HostIdle, when set, stands for the mean number of idle CPUs over the last window
+	// (adapt.go); unset, with HostLoad set, it is not known.
+	HostIdle func() float64
 	// LoadWindow is the span of the load measure (loadWindow); set, the load is also
 	// looked at after every turn of host 0 (not every loadCheck turns).
 	LoadWindow time.Duration
@@ -69,7 +72,7 @@ func RunInternals(ctx context.Context, s *core.Sim, tu Tuning) (core.Stats, Inte
 	if tu.ParkAfter > 0 {
 		d.parkAfter = tu.ParkAfter
 	}
-	d.hostLoad = tu.HostLoad
+	d.hostLoad, d.hostIdle = tu.HostLoad, tu.HostIdle
 	if tu.LoadWindow > 0 {
 		// A window that short is one look at the load every host turn.
 		d.loadWindow, d.loadCheck = tu.LoadWindow, 1

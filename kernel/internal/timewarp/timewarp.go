@@ -174,10 +174,12 @@ type timeWarpDispatcher struct {
 	// parkAfter is how long an idle worker spins before it parks (park.go; tests set it
 	// lower).
 	parkAfter time.Duration
-	// hs is the host goroutines (host.go), nil where groups share queues; hostLoad, when
-	// set (by tests), stands for the hosts' measured waits for a processor (adapt.go).
+	// hs is the host goroutines (host.go), nil where groups share queues; hostLoad and
+	// hostIdle, when set (by tests), stand for the hosts' measured waits for a processor
+	// and the machine's idle CPUs (adapt.go).
 	hs         *hostSet
 	hostLoad   func() float64
+	hostIdle   func() float64
 	loadWindow time.Duration // loadWindow (tests set it shorter)
 	loadCheck  int           // loadCheck (tests set it to 1)
 	// logMax is the engine's bound on a worker's history log, logMaxDefault (tests
