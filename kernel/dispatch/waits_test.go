@@ -130,6 +130,48 @@ func TestAdaptiveHosts(t *testing.T) {
 	}
 }
 
+// TestAdaptiveHostsTryOnlyWhereACoreIsFree: after a busy first window takes a host off,
+// one more is tried only where the machine had a core idle (Tuning.HostIdle stands for
+// /proc/stat's measure): never into a full machine, soon where a core is free.
+func TestAdaptiveHostsTryOnlyWhereACoreIsFree(t *testing.T) {
+	old := runtime.GOMAXPROCS(2)
+	defer runtime.GOMAXPROCS(old)
+	build := func() []kernel.LogicalProcess {
+		c := phold.DefaultConfig()
+		c.LPs, c.StartEvents = 512, 4
+		lps, err := phold.New(c)
+		require.NoError(t, err)
+		return lps
+	}
+	const end = 30
+	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 5}, build())
+	for _, c := range []struct {
+		name    string
+		idle    float64
+		changes func(t *testing.T, n int)
+	}{
+		{"full machine", 0, func(t *testing.T, n int) { require.Equal(t, 1, n, "a host was tried into a full machine") }},
+		{"a core free", 1, func(t *testing.T, n int) { require.Greater(t, n, 1, "no host was tried where a core was free") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var calls atomic.Int64
+			load := func() float64 { // the first window busy, every later one quiet
+				if calls.Add(1) == 1 {
+					return 0.5
+				}
+				return 0
+			}
+			cfg := kernel.Config{MaxSimTime: end, Seed: 5, Type: kernel.TimeWarp,
+				TimeWarp: kernel.TimeWarpConfig{Workers: 2}}
+			r, err := dispatch.RunTimeWarpInternalsTuned(context.Background(), cfg, build(),
+				timewarp.Tuning{HostLoad: load, HostIdle: func() float64 { return c.idle }, LoadWindow: time.Nanosecond})
+			require.NoError(t, err)
+			require.Equal(t, seq.Digest, r.Digest)
+			c.changes(t, r.HostChanges)
+		})
+	}
+}
+
 // TestMemoryPressure runs under constant memory pressure (Config.MemoryPressure): every
 // worker narrows its window at each round's end, and the run must still match the
 // sequential one, across both state savings and a shared queue.
