@@ -91,13 +91,7 @@ func TestParkedWorkersWake(t *testing.T) {
 func TestAdaptiveHosts(t *testing.T) {
 	old := runtime.GOMAXPROCS(4)
 	defer runtime.GOMAXPROCS(old)
-	build := func() []kernel.LogicalProcess {
-		c := phold.DefaultConfig()
-		c.LPs, c.StartEvents = 512, 4
-		lps, err := phold.New(c)
-		require.NoError(t, err)
-		return lps
-	}
+	build := func() []kernel.LogicalProcess { return adaptPHOLD(t) }
 	const end = 30 // (shorter under the race detector, host changes become too few to assert)
 	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 5}, build())
 	for _, c := range []struct {
@@ -130,19 +124,23 @@ func TestAdaptiveHosts(t *testing.T) {
 	}
 }
 
+// adaptPHOLD is the adaptation tests' model: PHOLD with 512 LPs and 4 events each.
+func adaptPHOLD(t *testing.T) []kernel.LogicalProcess {
+	t.Helper()
+	c := phold.DefaultConfig()
+	c.LPs, c.StartEvents = 512, 4
+	lps, err := phold.New(c)
+	require.NoError(t, err)
+	return lps
+}
+
 // TestAdaptiveHostsTryOnlyWhereACoreIsFree: after a busy first window takes a host off,
 // one more is tried only where the machine had a core idle (Tuning.HostIdle stands for
 // /proc/stat's measure): never into a full machine, soon where a core is free.
 func TestAdaptiveHostsTryOnlyWhereACoreIsFree(t *testing.T) {
 	old := runtime.GOMAXPROCS(2)
 	defer runtime.GOMAXPROCS(old)
-	build := func() []kernel.LogicalProcess {
-		c := phold.DefaultConfig()
-		c.LPs, c.StartEvents = 512, 4
-		lps, err := phold.New(c)
-		require.NoError(t, err)
-		return lps
-	}
+	build := func() []kernel.LogicalProcess { return adaptPHOLD(t) }
 	const end = 30
 	seq := run(t, kernel.Config{MaxSimTime: end, Seed: 5}, build())
 	for _, c := range []struct {
