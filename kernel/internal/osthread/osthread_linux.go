@@ -3,7 +3,8 @@
 // workers, a worker that spins) yields or sleeps in the kernel, where [runtime.Gosched] or
 // [time.Sleep] on a locked thread would hand the thread's processor to another thread and
 // back at each call. It also reads how long a thread, or the process's threads, waited
-// for a processor while runnable (the kernel's run delay), which tells a busy machine.
+// for a processor while runnable (the kernel's run delay), which tells a busy machine, and
+// how long the CPUs it may run on sat idle (/proc/stat), which tells a core to spare.
 package osthread
 
 import (

@@ -1,7 +1,8 @@
 //go:build !linux
 
 // Package osthread gives the calling OS thread's core away without the Go scheduler
-// (on Linux; elsewhere through it), and reads the run delay (on Linux only).
+// (on Linux; elsewhere through it), and reads the run delay and the CPUs' idle time (on
+// Linux only).
 package osthread
 
 import (
