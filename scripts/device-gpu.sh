@@ -175,12 +175,13 @@ for w in 8 16; do
   run "phold ${w}w, samples" 10 phold --simulation-type time-warp --gpu off --time-warp-worker-threads "$w" \
     --sample-file "$OUT/phold-${w}w-samples.csv" --sample-mode real-time --sample-period 50
   # Summed over every row (each covers one interval of one worker): processing, idle, GVT
-  # and hand-over seconds, events processed and rolled back.
+  # and hand-over seconds, events processed and rolled back, and the share processed safe
+  # (unlogged; docs/PERFORMANCE.md, "A lead for many workers").
   [ -f "$OUT/phold-${w}w-samples.csv" ] && awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
     { p += $(c["processing_seconds"]); d += $(c["idle_seconds"]); g += $(c["gvt_seconds"]); m += $(c["comm_seconds"])
-      r += $(c["rolled_back"]); n += $(c["processed"]); k[$(c["worker"])] = 1 }
-    END { printf "  %d workers: processing %.2f s, idle %.2f s, gvt %.2f s, comm %.2f s; processed %d, rolled back %d\n",
-      length(k), p, d, g, m, n, r }' "$OUT/phold-${w}w-samples.csv"
+      r += $(c["rolled_back"]); n += $(c["processed"]); sf += $(c["safe_events"]); k[$(c["worker"])] = 1 }
+    END { printf "  %d workers: processing %.2f s, idle %.2f s, gvt %.2f s, comm %.2f s; processed %d, rolled back %d, safe %.1f%%\n",
+      length(k), p, d, g, m, n, r, n > 0 ? 100 * sf / n : 0 }' "$OUT/phold-${w}w-samples.csv"
 done
 fi
 echo "== uptime: $(uptime)"
