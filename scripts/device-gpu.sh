@@ -181,7 +181,7 @@ for w in 8 16; do
     { p += $(c["processing_seconds"]); d += $(c["idle_seconds"]); g += $(c["gvt_seconds"]); m += $(c["comm_seconds"])
       r += $(c["rolled_back"]); n += $(c["processed"]); sf += $(c["safe_events"]); k[$(c["worker"])] = 1 }
     END { printf "  %d workers: processing %.2f s, idle %.2f s, gvt %.2f s, comm %.2f s; processed %d, rolled back %d, safe %.1f%%\n",
-      length(k), p, d, g, m, n, r, n > 0 ? 100 * sf / n : 0 }' "$OUT/phold-${w}w-samples.csv"
+      length(k), p, d, g, m, n, r, (n > 0 ? 100 * sf / n : 0) }' "$OUT/phold-${w}w-samples.csv"
 done
 fi
 echo "== uptime: $(uptime)"
