@@ -18,6 +18,7 @@ func TestDecideTriesOnlyWhereACoreIsFree(t *testing.T) {
 	hs.active.Store(2)
 	t0 := time.Unix(1000, 0)
 	at := func(w int) time.Time { return t0.Add(time.Duration(w) * window) }
+	const pf = probeFirst
 	steps := []struct {
 		name        string
 		w           int // the window that ends
@@ -25,15 +26,14 @@ func TestDecideTriesOnlyWhereACoreIsFree(t *testing.T) {
 		want        int32 // active hosts after it
 	}{
 		{"busy: one host off", 1, 0.5, 0, 1},
-		{"quiet, too soon to try", 3, 0, 1, 1},
-		{"quiet, but no core free: no try", 6, 0, 0, 1},
-		{"still none free", 7, 0, 0.3, 1},
-		{"a core sat idle: try", 8, 0, 1, 2},
-		{"the try finds the machine busy: undone", 9, 0.45, 0, 1},
-		{"a core free, but the wait doubled", 15, 0, 1, 1},
-		{"after the doubled wait", 19, 0, 0.6, 2},
-		{"the try holds", 20, 0.05, 0, 2},
-		{"at the most hosts: nothing to try", 30, 0, 2, 2},
+		{"quiet, but no core free: no try", 1 + pf, 0, 0, 1},
+		{"still none free", 2 + pf, 0, 0.3, 1},
+		{"a core sat idle: try", 3 + pf, 0, 1, 2},
+		{"the try finds the machine busy: undone", 4 + pf, 0.45, 0, 1},
+		{"a core free, but the wait doubled", 3 + 3*pf, 0, 1, 1},
+		{"after the doubled wait", 4 + 3*pf, 0, 0.6, 2},
+		{"the try holds", 5 + 3*pf, 0.05, 0, 2},
+		{"at the most hosts: nothing to try", 10 + 3*pf, 0, 2, 2},
 	}
 	for _, s := range steps {
 		hs.decide(at(s.w), window, int(hs.active.Load()), s.share, s.idle)
@@ -42,7 +42,7 @@ func TestDecideTriesOnlyWhereACoreIsFree(t *testing.T) {
 
 	// Where the idle time is not known (-1), the tries follow the waits alone.
 	hs.active.Store(1)
-	hs.adapt = adaptState{gap: probeFirst, nextProbe: at(40)}
+	hs.adapt = adaptState{gap: pf, nextProbe: at(40)}
 	hs.decide(at(39), window, 1, 0, -1)
 	require.Equal(t, int32(1), hs.active.Load(), "too soon")
 	hs.decide(at(40), window, 1, 0, -1)
