@@ -18,8 +18,10 @@ import (
 // One more host is tried only where a core sat idle (probeIdle, /proc/stat): beside a
 // process that keeps the other cores busy a try can only fail, and it costs the run its
 // window at two hosts that wait for each other (docs/PERFORMANCE.md, "Beside a CPU hog:
-// no tries into a full machine"). Where the run delay cannot be read (not Linux), every
-// host stays active; where the idle time cannot, tries follow the waits alone.
+// no tries into a full machine"). The first window is looked at early too (earlyLook):
+// a share well above busyShare after a quarter of it takes a host off at once. Where the
+// run delay cannot be read (not Linux), every host stays active; where the idle time
+// cannot, tries follow the waits alone.
 
 const (
 	// loadWindow is the span over which the waits are measured.
