@@ -15,10 +15,10 @@ func IdleTicks() int64 {
 		return -1
 	}
 	var mine unix.CPUSet
-	if unix.SchedGetaffinity(0, &mine) != nil {
-		mine = unix.CPUSet{}
+	if unix.SchedGetaffinity(0, &mine) != nil || mine.Count() == 0 {
+		return parseIdleTicks(b, func(int) bool { return true }) // the mask unknown: every CPU
 	}
-	return parseIdleTicks(b, func(cpu int) bool { return mine.Count() == 0 || mine.IsSet(cpu) })
+	return parseIdleTicks(b, mine.IsSet)
 }
 
 // parseIdleTicks sums the idle and iowait fields (the fourth and fifth numbers) of the
