@@ -65,6 +65,9 @@ var (
 	// ErrOutOfMemory matches errors caused by the device running out of memory
 	// (CUDA_ERROR_OUT_OF_MEMORY); a smaller batch may fit.
 	ErrOutOfMemory = errors.New("gpuoffload: out of device memory")
+	// ErrNoNVRTC matches errors caused by NVRTC (the CUDA runtime compiler) not being
+	// found: no kernel can be compiled here.
+	ErrNoNVRTC = errors.New("gpuoffload: no NVRTC (the CUDA runtime compiler, libnvrtc.so)")
 )
 
 // Kernel is a model's batch event handler for one event kind: the same computation as

@@ -353,8 +353,8 @@ func loadNVRTC(candidates []string) (*nvrtcAPI, error) {
 		}
 		return r, nil
 	}
-	return nil, fmt.Errorf("gpuoffload: no NVRTC (the CUDA runtime compiler, libnvrtc.so): tried %s; "+
-		"install the CUDA toolkit's NVRTC or set %s to its path", strings.Join(tried, ", "), nvrtcEnv)
+	return nil, fmt.Errorf("%w: tried %s; install the CUDA toolkit's NVRTC or set %s to its path",
+		ErrNoNVRTC, strings.Join(tried, ", "), nvrtcEnv)
 }
 
 // errNoCubin says NVRTC cannot produce a CUBIN (before CUDA 11.1).

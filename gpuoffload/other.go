@@ -2,7 +2,10 @@
 
 package gpuoffload
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // errNotLinux explains why the CUDA and host-C++ backends are missing.
 var errNotLinux = errors.New("gpuoffload: the CUDA and host-C++ backends are built for Linux only")
@@ -19,4 +22,14 @@ func NewHostCXX(compiler string) (Backend, error) { return nil, errNotLinux }
 // cudaDevices reports that there is no CUDA backend.
 func cudaDevices() []Device {
 	return []Device{{Backend: "cuda", Index: -1, Reason: reason(errNotLinux)}}
+}
+
+// CompilePTX fails: NVRTC is loaded on Linux only.
+func CompilePTX(name, src string, major, minor int) ([]byte, error) {
+	return nil, fmt.Errorf("%w: it is loaded on Linux only", ErrNoNVRTC)
+}
+
+// CompileCUBIN fails: NVRTC is loaded on Linux only.
+func CompileCUBIN(name, src string, major, minor int) ([]byte, error) {
+	return CompilePTX(name, src, major, minor)
 }

@@ -55,6 +55,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -342,6 +343,25 @@ func (m *Model) StateBytes(lps, slots int) int64 {
 		return 0
 	}
 	return int64(lps) * int64(slots) * int64(max(m.StateWords, 1)) * 8
+}
+
+// kernelNames are the kernels of kernels/loop.cu, in launch order.
+var kernelNames = []string{"wtw_gvt", "wtw_step", "wtw_execute", "wtw_deliver", "wtw_sort", "wtw_cancel", "wtw_annul", "wtw_finish", "wtw_tally"}
+
+// Source returns what a run of model m with options o compiles (with several set, a loop
+// of several runs of m, as RunMany's): the CUDA text, its name, and the kernels it must
+// define. Of o only Slots counts (0: 32, the least a run sizes). With it a machine without
+// a GPU can compile a model's device code as a GPU run does (gpuoffload.CompilePTX),
+// which the CUDA stand-in, building the same text as host C++, cannot stand for.
+func Source(m *Model, o Options, several bool) (name, src string, kernels []string) {
+	if o.Slots == 0 {
+		o.Slots = 32
+	}
+	mm := *m
+	if several {
+		mm.several, mm.runParams = true, len(m.Params)
+	}
+	return m.Name + "-gpuwarp.cu", source(&mm, &o), slices.Clone(kernelNames)
 }
 
 // source is the complete CUDA text compiled for m with o: the header, the run's constants,

@@ -38,9 +38,6 @@ var (
 	_ [unsafe.Sizeof(bufArgs{}) - 72]byte
 )
 
-// kernels of loop.cu, in launch order.
-var kernelNames = []string{"wtw_gvt", "wtw_step", "wtw_execute", "wtw_deliver", "wtw_sort", "wtw_cancel", "wtw_annul", "wtw_finish", "wtw_tally"}
-
 const (
 	infBits    = 0x7ff0000000000000
 	checkEvery = 32 // iterations of a chunk, between two reads of the counters
