@@ -296,15 +296,14 @@ __device__ void wtw_undo(const WtwRun* r, warped_u32 lp, warped_u32 pos, const W
     WarpedXORWOW g = wtw_rng(r, lp);
     warped_rewind(&g, r->draws[s]);
     wtw_set_rng(r, lp, g);
+#if WTW_SAVE
+    wtw_restore(r, lp, s);
+#else
 #if WTW_WORDS
     const warped_u64* w = r->words + 4 * s;
 #else
     const warped_u64* w = 0;
 #endif
-#if WTW_SAVE
-    (void)w;
-    wtw_restore(r, lp, s);
-#else
     wtw_call_reverse(r->params, r->state + (warped_u64)WTW_STATE * lp, g, lp, r->lps, r->recv[s], w);
 #endif
     warped_u32 n = r->nout[s];
