@@ -332,3 +332,60 @@ func TestStandinCache(t *testing.T) {
 	t.Setenv(cacheEnv, "")
 	require.Equal(t, kernelCache{}, openCache(), "off under the stand-in unless a directory is named")
 }
+
+// orderSource numbers the threads of a launch in the order they run: a race on a GPU, and
+// on the stand-in the order it runs them in.
+const orderSource = `
+extern "C" __global__ void warped_test_order(unsigned int* next, unsigned int* out, unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = (*next)++;
+}
+`
+
+// TestStandinThreadOrder checks the stand-in's thread orders on a kernel that numbers its
+// threads as they run, over several blocks and a partial last one: in order by default,
+// reversed, and shuffled, each thread exactly once and each launch in another order.
+func TestStandinThreadOrder(t *testing.T) {
+	lib := needStandin(t)
+	r, err := OpenResident(0)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Close()) }()
+	require.NoError(t, r.Compile("order_test.cu", orderSource, "warped_test_order"))
+	const n = 1000 // four blocks of 256 threads, the last one partly idle
+	next, err := r.Alloc(4)
+	require.NoError(t, err)
+	out, err := r.Alloc(4 * n)
+	require.NoError(t, err)
+	count := uint32(n)
+	order := func() []uint32 {
+		t.Helper()
+		require.NoError(t, r.Fill32(next, 0, 1))
+		require.NoError(t, r.Launch("warped_test_order", n, unsafe.Pointer(&next), unsafe.Pointer(&out), unsafe.Pointer(&count)))
+		got := make([]uint32, n)
+		require.NoError(t, r.Download(unsafe.Pointer(&got[0]), out, 4*n))
+		return got
+	}
+	inOrder := make([]uint32, n)
+	for i := range inOrder {
+		inOrder[i] = uint32(i)
+	}
+	require.Equal(t, inOrder, order(), "by default")
+	t.Run("reverse", func(t *testing.T) {
+		standin.ThreadOrder(t, "reverse")
+		got := order()
+		for i, v := range got {
+			require.Equal(t, uint32(n-1-i), v, "thread %d", i)
+		}
+	})
+	t.Run("shuffle", func(t *testing.T) {
+		standin.ThreadOrder(t, "shuffle:7")
+		a, b := order(), order()
+		require.NotEqual(t, a, b, "two launches in the same order")
+		for _, got := range [][]uint32{a, b} {
+			require.NotEqual(t, inOrder, got, "shuffled into the order")
+			require.ElementsMatch(t, inOrder, got, "each thread once")
+		}
+	})
+	require.Equal(t, inOrder, order(), "in order again after the test that shuffled")
+	require.ErrorContains(t, standin.SetOrder(lib, "sideways"), `bad thread order "sideways"`)
+}

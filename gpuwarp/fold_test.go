@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/event"
+	"github.com/warpedgo/warped/gpuoffload/standin"
 	"github.com/warpedgo/warped/gpuwarp"
 	"github.com/warpedgo/warped/rng"
 )
@@ -161,46 +162,71 @@ func foldModel(ties, lossy bool) *gpuwarp.Model {
 	return m
 }
 
-// TestFold checks the device loop against foldSequential, including runs whose lists
-// overflow (4 slots, 6 start events per LP) and must put events back in transit, and the
-// lossy fold on state saving in the same configurations.
+// foldCase is a run of the fold model on the device loop.
+type foldCase struct {
+	name       string
+	ties       bool
+	lossy      bool
+	lps, start int
+	end        float64
+	o          gpuwarp.Options
+	overflow   bool // the lists must overflow and put events back in transit
+}
+
+// foldCases are TestFold's runs: with ties and without, on reverse handlers and on state
+// saving, tuned and unbounded, with several executions and anti-message rounds, and with
+// lists that overflow (4 slots, 6 start events per LP).
+var foldCases = []foldCase{
+	{"ties, tuned", true, false, 64, 3, 12, gpuwarp.Options{}, false},
+	{"ties, unbounded, 3 executions", true, false, 50, 3, 12, gpuwarp.Options{Bound: math.Inf(1), Executions: 3}, false},
+	{"ties, 3 anti rounds", true, false, 50, 3, 12, gpuwarp.Options{Bound: math.Inf(1), CancelRounds: 3, Executions: 2}, false},
+	{"4 slots, 6 start events", false, false, 40, 6, 10, gpuwarp.Options{Slots: 4, Bound: math.Inf(1)}, true},
+	{"8 slots, 1 anti round", false, false, 40, 8, 10, gpuwarp.Options{Slots: 8, Bound: math.Inf(1), CancelRounds: 1, Executions: 2}, true},
+	{"state saving, ties, tuned", true, true, 64, 3, 12, gpuwarp.Options{}, false},
+	{"state saving, ties, unbounded, 3 executions", true, true, 50, 3, 12, gpuwarp.Options{Bound: math.Inf(1), Executions: 3}, false},
+	{"state saving, 4 slots, 6 start events", false, true, 40, 6, 10, gpuwarp.Options{Slots: 4, Bound: math.Inf(1)}, true},
+	{"state saving, 8 slots, 2 anti rounds", false, true, 40, 8, 10, gpuwarp.Options{Slots: 8, Bound: math.Inf(1), CancelRounds: 2, Executions: 2}, true},
+}
+
+// checkFold runs tc on the device loop and checks it against foldSequential.
+func checkFold(t *testing.T, tc foldCase) {
+	in := foldInput(tc.lps, tc.start, tc.end)
+	wantState, wantGens, committed := foldSequential(in, tc.ties, tc.lossy)
+	out, err := gpuwarp.Run(context.Background(), foldModel(tc.ties, tc.lossy), in, tc.o)
+	require.NoError(t, err)
+	require.Equal(t, wantState, out.State)
+	require.Equal(t, wantGens, out.RNG)
+	require.Equal(t, committed, out.Committed())
+	if math.IsInf(tc.o.Bound, 1) { // tuned runs may happen not to roll back on a GPU
+		require.NotZero(t, out.RolledBack, "nothing rolled back: the case tests no undoing")
+	}
+	if tc.overflow {
+		require.NotZero(t, out.Returned, "the lists never overflowed: the case tests nothing")
+	}
+	t.Logf("%d committed, %d processed, %d rolled back, %d returned, %d iterations", out.Committed(),
+		out.Processed, out.RolledBack, out.Returned, out.Iterations)
+}
+
+// TestFold checks the device loop against foldSequential in every foldCases run.
 func TestFold(t *testing.T) {
 	need(t)
-	for _, tc := range []struct {
-		name       string
-		ties       bool
-		lossy      bool
-		lps, start int
-		end        float64
-		o          gpuwarp.Options
-		overflow   bool
-	}{
-		{"ties, tuned", true, false, 64, 3, 12, gpuwarp.Options{}, false},
-		{"ties, unbounded, 3 executions", true, false, 50, 3, 12, gpuwarp.Options{Bound: math.Inf(1), Executions: 3}, false},
-		{"ties, 3 anti rounds", true, false, 50, 3, 12, gpuwarp.Options{Bound: math.Inf(1), CancelRounds: 3, Executions: 2}, false},
-		{"4 slots, 6 start events", false, false, 40, 6, 10, gpuwarp.Options{Slots: 4, Bound: math.Inf(1)}, true},
-		{"8 slots, 1 anti round", false, false, 40, 8, 10, gpuwarp.Options{Slots: 8, Bound: math.Inf(1), CancelRounds: 1, Executions: 2}, true},
-		{"state saving, ties, tuned", true, true, 64, 3, 12, gpuwarp.Options{}, false},
-		{"state saving, ties, unbounded, 3 executions", true, true, 50, 3, 12, gpuwarp.Options{Bound: math.Inf(1), Executions: 3}, false},
-		{"state saving, 4 slots, 6 start events", false, true, 40, 6, 10, gpuwarp.Options{Slots: 4, Bound: math.Inf(1)}, true},
-		{"state saving, 8 slots, 2 anti rounds", false, true, 40, 8, 10, gpuwarp.Options{Slots: 8, Bound: math.Inf(1), CancelRounds: 2, Executions: 2}, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			in := foldInput(tc.lps, tc.start, tc.end)
-			wantState, wantGens, committed := foldSequential(in, tc.ties, tc.lossy)
-			out, err := gpuwarp.Run(context.Background(), foldModel(tc.ties, tc.lossy), in, tc.o)
-			require.NoError(t, err)
-			require.Equal(t, wantState, out.State)
-			require.Equal(t, wantGens, out.RNG)
-			require.Equal(t, committed, out.Committed())
-			if math.IsInf(tc.o.Bound, 1) { // tuned runs may happen not to roll back on a GPU
-				require.NotZero(t, out.RolledBack, "nothing rolled back: the case tests no undoing")
+	for _, tc := range foldCases {
+		t.Run(tc.name, func(t *testing.T) { checkFold(t, tc) })
+	}
+}
+
+// TestFoldThreadOrder runs foldCases with the stand-in running each launch's threads
+// reversed and shuffled: a GPU runs them at once, in no order, so a kernel of the loop
+// that read what another thread of its launch writes (a race on a GPU) would give other
+// results here than in order. On a GPU it skips: TestFold runs there in the GPU's order.
+func TestFoldThreadOrder(t *testing.T) {
+	need(t)
+	for _, order := range []string{"reverse", "shuffle:1", "shuffle:2"} {
+		t.Run(order, func(t *testing.T) {
+			standin.ThreadOrder(t, order)
+			for _, tc := range foldCases {
+				t.Run(tc.name, func(t *testing.T) { checkFold(t, tc) })
 			}
-			if tc.overflow {
-				require.NotZero(t, out.Returned, "the lists never overflowed: the case tests nothing")
-			}
-			t.Logf("%d committed, %d processed, %d rolled back, %d returned, %d iterations", out.Committed(),
-				out.Processed, out.RolledBack, out.Returned, out.Iterations)
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/warpedgo/warped/gpuoffload/standin"
 	"github.com/warpedgo/warped/gpuwarp"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/kernel/dispatch"
@@ -103,34 +104,58 @@ func foldRuns(end float64, lossy bool) ([]*gpuwarp.Model, []gpuwarp.Input) {
 // loop's state saving (the lossy fold).
 func TestRunManyFold(t *testing.T) {
 	need(t)
-	for _, tc := range []struct {
-		name     string
-		lossy    bool
-		o        gpuwarp.Options
-		overflow bool
-	}{
-		{"tuned", false, gpuwarp.Options{}, false},
-		{"8 slots, unbounded", false, gpuwarp.Options{Slots: 8, Bound: math.Inf(1), Executions: 2}, true},
-		{"lossy, tuned", true, gpuwarp.Options{}, false},
-		{"lossy, 8 slots, unbounded", true, gpuwarp.Options{Slots: 8, Bound: math.Inf(1), Executions: 2}, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ms, ins := foldRuns(10, tc.lossy)
-			outs, err := gpuwarp.RunMany(context.Background(), ms, ins, tc.o)
-			require.NoError(t, err)
-			require.Len(t, outs, len(ins))
-			var returned uint64
-			for r, in := range ins {
-				wantState, wantGens, committed := foldSequential(in, ms[r].Params[2] == 1, tc.lossy)
-				require.Equal(t, wantState, outs[r].State, "run %d", r)
-				require.Equal(t, wantGens, outs[r].RNG, "run %d", r)
-				require.Equal(t, committed, outs[r].Committed(), "run %d", r)
-				returned += outs[r].Returned
-			}
-			if tc.overflow {
-				require.NotZero(t, returned, "the lists never overflowed: the case tests nothing")
+	for _, tc := range runManyFoldCases {
+		t.Run(tc.name, func(t *testing.T) { checkRunManyFold(t, tc) })
+	}
+}
+
+// TestRunManyFoldThreadOrder runs TestRunManyFold's cases with the stand-in running each
+// launch's threads reversed and shuffled (see TestFoldThreadOrder): runs.cu's mapping of
+// threads to runs must not depend on their order either.
+func TestRunManyFoldThreadOrder(t *testing.T) {
+	need(t)
+	for _, order := range []string{"reverse", "shuffle:4"} {
+		t.Run(order, func(t *testing.T) {
+			standin.ThreadOrder(t, order)
+			for _, tc := range runManyFoldCases {
+				t.Run(tc.name, func(t *testing.T) { checkRunManyFold(t, tc) })
 			}
 		})
+	}
+}
+
+// runManyFoldCase is a loop of merged fold runs.
+type runManyFoldCase struct {
+	name     string
+	lossy    bool
+	o        gpuwarp.Options
+	overflow bool // the lists must overflow and put events back in transit
+}
+
+// runManyFoldCases are TestRunManyFold's loops.
+var runManyFoldCases = []runManyFoldCase{
+	{"tuned", false, gpuwarp.Options{}, false},
+	{"8 slots, unbounded", false, gpuwarp.Options{Slots: 8, Bound: math.Inf(1), Executions: 2}, true},
+	{"lossy, tuned", true, gpuwarp.Options{}, false},
+	{"lossy, 8 slots, unbounded", true, gpuwarp.Options{Slots: 8, Bound: math.Inf(1), Executions: 2}, true},
+}
+
+// checkRunManyFold runs tc's loop of 10 fold runs and checks each against its host loop.
+func checkRunManyFold(t *testing.T, tc runManyFoldCase) {
+	ms, ins := foldRuns(10, tc.lossy)
+	outs, err := gpuwarp.RunMany(context.Background(), ms, ins, tc.o)
+	require.NoError(t, err)
+	require.Len(t, outs, len(ins))
+	var returned uint64
+	for r, in := range ins {
+		wantState, wantGens, committed := foldSequential(in, ms[r].Params[2] == 1, tc.lossy)
+		require.Equal(t, wantState, outs[r].State, "run %d", r)
+		require.Equal(t, wantGens, outs[r].RNG, "run %d", r)
+		require.Equal(t, committed, outs[r].Committed(), "run %d", r)
+		returned += outs[r].Returned
+	}
+	if tc.overflow {
+		require.NotZero(t, returned, "the lists never overflowed: the case tests nothing")
 	}
 }
 

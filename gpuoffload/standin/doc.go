@@ -22,5 +22,10 @@
 // environment variable [FaultsEnv], read when the driver initializes: alloc,
 // hostalloc, compile[:NAME], launch[:NAME], context and ptxversion (see [SetFaults]).
 //
+// A launch runs its threads one at a time, in order unless [SetOrder] (or [OrderEnv], read
+// when the driver initializes) says "reverse" or "shuffle[:SEED]": a GPU runs them at
+// once, in no order, so a kernel whose results change with the order is racy there, and
+// the stand-in in order would hide it. [ThreadOrder] sets an order for the rest of a test.
+//
 // Like gpuoffload's CUDA backend, it is built for Linux only.
 package standin

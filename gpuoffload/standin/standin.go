@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
 
 	"github.com/ebitengine/purego"
 	"github.com/warpedgo/warped/internal/cxx"
@@ -24,6 +25,9 @@ const (
 	LibraryEnv = "WARPED_CUDA_LIBRARY"
 	// FaultsEnv holds faults to inject from the start (the list SetFaults takes).
 	FaultsEnv = "WARPED_CUDA_STANDIN_FAULTS"
+	// OrderEnv holds the order in which launches run their threads from the start (what
+	// SetOrder takes).
+	OrderEnv = "WARPED_CUDA_STANDIN_ORDER"
 	// CXXEnv names the C++ compiler the stand-in compiles kernels with (default $CXX,
 	// else c++).
 	CXXEnv = "WARPED_CUDA_STANDIN_CXX"
@@ -114,6 +118,43 @@ func SetFaults(lib, spec string) error {
 			"ptxversion, comma-separated)", spec)
 	}
 	return nil
+}
+
+// SetOrder sets the order in which the stand-in at lib runs the threads of each later
+// launch: "forward" (or "", the default), "reverse", "shuffle" (a new order each launch)
+// or "shuffle:SEED". A GPU runs them at once, in no order: a kernel whose results change
+// with the order is racy there, which the stand-in in order would hide. The environment
+// variable OrderEnv sets the same when the stand-in starts.
+func SetOrder(lib, spec string) error {
+	var set func(string) int32
+	if err := open(lib, "warped_standin_set_order", &set); err != nil {
+		return err
+	}
+	if set(spec) != 0 {
+		return fmt.Errorf("standin: bad thread order %q (want forward, reverse, shuffle or shuffle:SEED)", spec)
+	}
+	return nil
+}
+
+// ThreadOrder makes the stand-in run the threads of each launch in order spec (SetOrder)
+// for the rest of test t, and in order again when t ends. Where the CUDA library is not a
+// stand-in (a GPU's driver, or none), it skips t: a GPU runs threads in its own order.
+// Tests that use it must not run in parallel with tests that need the threads in order.
+func ThreadOrder(t testing.TB, spec string) {
+	t.Helper()
+	lib := os.Getenv(LibraryEnv)
+	var set func(string) int32
+	if lib == "" || open(lib, "warped_standin_set_order", &set) != nil {
+		t.Skip("no CUDA stand-in here (a GPU runs the threads of a launch in its own order, or there is no CUDA library)")
+	}
+	if err := SetOrder(lib, spec); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := SetOrder(lib, "forward"); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // Count returns one of the stand-in's counts: "allocs", "host_allocs", "streams",

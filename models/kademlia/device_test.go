@@ -88,3 +88,27 @@ func TestDeviceDigest(t *testing.T) {
 		})
 	}
 }
+
+// TestDeviceThreadOrder runs Kademlia's device loop with the stand-in running each
+// launch's threads reversed and shuffled: a GPU runs them in no order, so handlers or loop
+// kernels that read what another thread of the launch writes would give another digest
+// here than in order (a race on a GPU). On a GPU it skips (TestDeviceDigest runs there).
+func TestDeviceThreadOrder(t *testing.T) {
+	if noDevice != "" {
+		t.Skip(noDevice)
+	}
+	c := DefaultConfig()
+	c.Nodes, c.K, c.Alpha, c.LookupInterval = 200, 4, 2, 300
+	want, wantRes := runType(t, c, 1000, kernel.Sequential, kernel.GPUConfig{})
+	for _, order := range []string{"reverse", "shuffle:3"} {
+		t.Run(order, func(t *testing.T) {
+			standin.ThreadOrder(t, order)
+			for _, g := range []kernel.GPUConfig{{Bound: math.Inf(1), Executions: 3}, {Slots: 8, Bound: math.Inf(1)}} {
+				got, gotRes := runType(t, c, 1000, kernel.GPU, g)
+				require.Equal(t, want.Digest, got.Digest, "%+v", g)
+				require.Equal(t, wantRes, gotRes, "%+v", g)
+				require.NotZero(t, got.Stats.EventsRolledBack, "%+v: nothing rolled back", g)
+			}
+		})
+	}
+}

@@ -111,6 +111,28 @@ func TestDeviceDigest(t *testing.T) {
 	}
 }
 
+// TestDeviceThreadOrder runs PCS's device loop with the stand-in running each launch's
+// threads reversed and shuffled, where lists overflow and same-key events are resent: a
+// GPU runs them in no order, so handlers or loop kernels that read what another thread
+// of the launch writes would give another digest here than in order (a race on a GPU).
+// On a GPU it skips (TestDeviceDigest runs there).
+func TestDeviceThreadOrder(t *testing.T) {
+	needDevice(t)
+	c := DefaultConfig()
+	c.CellsX, c.CellsY, c.MaxHops = 10, 10, 3
+	want, wantRes := runType(t, c, 200, kernel.Sequential, kernel.GPUConfig{})
+	for _, order := range []string{"reverse", "shuffle:5"} {
+		t.Run(order, func(t *testing.T) {
+			standin.ThreadOrder(t, order)
+			for _, g := range []kernel.GPUConfig{{Bound: 1, Slots: 32}, {Bound: math.Inf(1), Executions: 3}} {
+				got, gotRes := runType(t, c, 200, kernel.GPU, g)
+				require.Equal(t, want.Digest, got.Digest, "%+v", g)
+				require.Equal(t, wantRes, gotRes, "%+v", g)
+			}
+		})
+	}
+}
+
 // TestDeviceModelBuiltOnce checks that every cell returns the one device model New built,
 // with the batch kernels' parameters, one output slot and payload words, and that a call
 // duration of mean 0, which Reverse cannot undo, has none (so --simulation-type gpu says

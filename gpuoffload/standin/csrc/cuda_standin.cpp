@@ -22,8 +22,11 @@
 //     ($WARPED_CUDA_STANDIN_CACHE, default $TMPDIR/warped-cuda-standin-UID); --fmad=false
 //     becomes -ffp-contract=off. The "PTX" (or CUBIN) is a short text naming that shared
 //     object; cuModuleLoadDataEx dlopens it and cuModuleGetFunction finds the entry.
-//   - cuLaunchKernel queues the kernel; it runs every thread of the grid in order on the
-//     thread that synchronizes.
+//   - cuLaunchKernel queues the kernel; it runs every thread of the grid, one at a time, on
+//     the thread that synchronizes: in order, or reversed or shuffled (a new order each
+//     launch) where $WARPED_CUDA_STANDIN_ORDER (read by cuInit) or warped_standin_set_order
+//     says "reverse" or "shuffle[:SEED]", which shows a kernel whose result depends on the
+//     order of its threads (racy on a GPU; standin_launch.h).
 //   - Events: cuEventRecord queues a record on a stream (not while it is being captured);
 //     cuEventSynchronize runs that stream's work up to the event's last record, and no
 //     further, so work queued behind it stays queued as on a busy GPU. Host memory from
@@ -143,7 +146,7 @@ struct Op {
     const void* src;
     size_t n;
     Func* f;
-    unsigned int dims[6];
+    unsigned int dims[8]; // the grid, the block, the order and its seed (standin_launch.h)
     std::vector<unsigned char> args; // each parameter at a 16-byte aligned offset
     Event* ev;                       // Record's event; n is the record's number
 };
@@ -187,6 +190,43 @@ static std::set<Graph*> graphs;
 static std::set<GraphExec*> graphExecs;
 static std::set<Event*> events;
 static Faults faults;
+
+// Order is the order in which a launch runs the threads of its grid (standin_launch.h):
+// mode 0 in order, 1 reversed, 2 shuffled from seed plus the number of launches queued
+// before (launchesQueued), so that each launch has its own order and a process's runs
+// repeat. Guarded by mu.
+struct Order {
+    unsigned int mode, seed;
+};
+static Order order;
+static bool orderSet; // by warped_standin_set_order, which cuInit's reading of the environment must not undo
+static unsigned long long launchesQueued;
+
+// parseOrder reads "", "forward", "reverse", "shuffle" or "shuffle:SEED" into *o.
+static bool parseOrder(const char* spec, Order* o) {
+    *o = Order{};
+    if (spec == nullptr || *spec == 0 || strcmp(spec, "forward") == 0) {
+        return true;
+    }
+    if (strcmp(spec, "reverse") == 0) {
+        o->mode = 1;
+        return true;
+    }
+    if (strncmp(spec, "shuffle", 7) != 0 || (spec[7] != 0 && spec[7] != ':')) {
+        return false;
+    }
+    o->mode = 2;
+    if (spec[7] == ':') {
+        char* end;
+        errno = 0;
+        unsigned long v = strtoul(spec + 8, &end, 10);
+        if (spec[8] == 0 || *end != 0 || errno != 0 || v > 0xffffffffu) {
+            return false;
+        }
+        o->seed = (unsigned int)v;
+    }
+    return true;
+}
 static unsigned long long allocated;
 static std::atomic<long long> launches, compiles, cacheHits;
 
@@ -374,6 +414,16 @@ EXPORT CUresult cuInit(unsigned int flags) {
             fprintf(stderr, "warped CUDA stand-in: unknown fault %s in WARPED_CUDA_STANDIN_FAULTS=%s "
                             "(want alloc, hostalloc, compile[:NAME], launch[:NAME], context, ptxversion)\n", bad.c_str(), env);
             return CUDA_ERROR_INVALID_VALUE;
+        }
+        const char* ord = getenv("WARPED_CUDA_STANDIN_ORDER");
+        Order o;
+        if (!parseOrder(ord, &o)) {
+            fprintf(stderr, "warped CUDA stand-in: WARPED_CUDA_STANDIN_ORDER=%s: want forward, reverse, "
+                            "shuffle or shuffle:SEED\n", ord);
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        if (!orderSet) {
+            order = o;
         }
         initialized = true;
     }
@@ -1134,7 +1184,7 @@ EXPORT CUresult cuLaunchKernel(Func* f, unsigned int gx, unsigned int gy, unsign
     Op op{};
     op.kind = Op::Launch;
     op.f = f;
-    unsigned int dims[6] = {gx, gy, gz, bx, by, bz};
+    unsigned int dims[8] = {gx, gy, gz, bx, by, bz, order.mode, order.seed + (unsigned int)launchesQueued++};
     memcpy(op.dims, dims, sizeof dims);
     size_t total = 0;
     for (int i = 0; i < f->argc; i++) {
@@ -1544,6 +1594,20 @@ EXPORT int nvrtcGetCUBINSize(Prog* p, size_t* n) { return n ? image(p, true, n, 
 EXPORT int nvrtcGetCUBIN(Prog* p, char* c) { return c ? image(p, true, nullptr, c) : NVRTC_ERROR_INVALID_INPUT; }
 
 // ---- control, for tests ----
+
+// warped_standin_set_order sets the order in which later launches run their threads:
+// "forward" (or ""), "reverse", "shuffle" or "shuffle:SEED" (see Order). It returns 0, or
+// -1 for a bad spec.
+EXPORT int warped_standin_set_order(const char* spec) {
+    Order o;
+    if (!parseOrder(spec, &o)) {
+        return -1;
+    }
+    std::lock_guard<std::mutex> l(mu);
+    order = o;
+    orderSet = true;
+    return 0;
+}
 
 // warped_standin_set_faults replaces the injected faults with spec (see the top of this
 // file; "" clears them) and revives a lost context. It returns 0, or -1 for a bad spec.

@@ -3,13 +3,20 @@
 // __global__ function NAME:
 //
 //   warped_standin_argc_NAME(sizes)           the parameter count, and each one's size
-//   warped_standin_run_NAME(dims, params)     every thread of the grid, in order
+//   warped_standin_run_NAME(dims, params)     every thread of the grid, one at a time
 //
-// dims is gridDim.xyz then blockDim.xyz; params[i] points to parameter i's value, as
+// dims is gridDim.xyz, blockDim.xyz, then the order of the threads (0 in order, 1 reversed,
+// 2 shuffled) and the shuffle's seed; params[i] points to parameter i's value, as
 // cuLaunchKernel's kernelParams do. The types come from the kernel's own signature.
+//
+// A GPU runs a launch's threads at once, in no order, so a kernel whose result depends on
+// the order (a thread reads what another writes in the same launch, other than through
+// atomics whose order nothing depends on) is racy there. Run in order, the stand-in would
+// hide that; reversed or shuffled, such a kernel gives other results than in order.
 #include <stddef.h>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 template <typename T>
 using warped_standin_value = typename std::remove_cv<typename std::remove_reference<T>::type>::type;
@@ -32,14 +39,29 @@ template <typename... A>
 static inline void warped_standin_grid(void (*f)(A...), const unsigned int* d, void** p) {
     gridDim.x = d[0]; gridDim.y = d[1]; gridDim.z = d[2];
     blockDim.x = d[3]; blockDim.y = d[4]; blockDim.z = d[5];
-    for (unsigned int bz = 0; bz < d[2]; bz++)
-    for (unsigned int by = 0; by < d[1]; by++)
-    for (unsigned int bx = 0; bx < d[0]; bx++)
-    for (unsigned int tz = 0; tz < d[5]; tz++)
-    for (unsigned int ty = 0; ty < d[4]; ty++)
-    for (unsigned int tx = 0; tx < d[3]; tx++) {
-        blockIdx.x = bx; blockIdx.y = by; blockIdx.z = bz;
-        threadIdx.x = tx; threadIdx.y = ty; threadIdx.z = tz;
+    const unsigned long long block = (unsigned long long)d[3] * d[4] * d[5];
+    const unsigned long long n = block * d[0] * d[1] * d[2];
+    std::vector<unsigned long long> perm;
+    if (d[6] == 2) { // Fisher-Yates with xorshift64*, seeded by d[7]
+        perm.resize(n);
+        for (unsigned long long i = 0; i < n; i++) perm[i] = i;
+        unsigned long long x = 0x9E3779B97F4A7C15ull ^ d[7];
+        for (unsigned long long i = n; i > 1; i--) {
+            x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
+            unsigned long long j = (x * 0x2545F4914F6CDD1Dull) % i;
+            unsigned long long t = perm[i - 1]; perm[i - 1] = perm[j]; perm[j] = t;
+        }
+    }
+    for (unsigned long long k = 0; k < n; k++) {
+        // i numbers the threads as nested loops would: blocks (x fastest), then threads.
+        unsigned long long i = d[6] == 1 ? n - 1 - k : d[6] == 2 ? perm[k] : k;
+        unsigned long long b = i / block, t = i % block;
+        blockIdx.x = (unsigned int)(b % d[0]);
+        blockIdx.y = (unsigned int)(b / d[0] % d[1]);
+        blockIdx.z = (unsigned int)(b / d[0] / d[1]);
+        threadIdx.x = (unsigned int)(t % d[3]);
+        threadIdx.y = (unsigned int)(t / d[3] % d[4]);
+        threadIdx.z = (unsigned int)(t / d[3] / d[4]);
         warped_standin_call(f, p, std::index_sequence_for<A...>{});
     }
 }
