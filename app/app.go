@@ -152,16 +152,23 @@ func (c *Command) Run(ctx context.Context, args []string, stdout, stderr io.Writ
 	switch cmd := args[0]; cmd {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
-			m := c.find(args[1])
-			if m == nil && args[1] == "study" {
+			if m := c.find(args[1]); m != nil {
+				fmt.Fprint(stdout, c.modelUsage(m))
+				return exitOK
+			}
+			switch args[1] {
+			case "study":
 				return c.studyCommand(ctx, []string{"--help"}, stdout, stderr)
+			case "plot":
+				return c.plotCommand([]string{"--help"}, stdout, stderr)
+			case "devices":
+				return c.devicesCommand([]string{"--help"}, stdout, stderr)
+			case "help", "version":
+				fmt.Fprint(stdout, c.usage())
+				return exitOK
 			}
-			if m == nil {
-				fmt.Fprintf(stderr, "%s: unknown model %q; run '%s help' for the list\n", c.name, args[1], c.name)
-				return exitUsage
-			}
-			fmt.Fprint(stdout, c.modelUsage(m))
-			return exitOK
+			fmt.Fprintf(stderr, "%s: unknown command or model %q; run '%s help' for the list\n", c.name, args[1], c.name)
+			return exitUsage
 		}
 		fmt.Fprint(stdout, c.usage())
 		return exitOK

@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -22,7 +23,30 @@ func parseArgs(fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	return fs.Parse(norm)
+	return outOfRange(fs.Parse(norm))
+}
+
+// outOfRange rewrites pflag's "must be an integer" for an integer too large (or small)
+// for its flag's type, which the user may read as a complaint about the digits.
+func outOfRange(err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) {
+		return err
+	}
+	bits := map[string]int{"int": 0, "int64": 64, "int32": 32, "int16": 16, "int8": 8}
+	b, ok := bits[ive.GetFlag().Value.Type()]
+	if !ok {
+		return err
+	}
+	var ne *strconv.NumError
+	if _, perr := strconv.ParseInt(ive.GetValue(), 0, b); !errors.As(perr, &ne) || ne.Err != strconv.ErrRange {
+		return err
+	}
+	if b == 0 {
+		b = strconv.IntSize
+	}
+	return fmt.Errorf("invalid argument %q for \"--%s\" flag: out of range (at most %d in magnitude)",
+		ive.GetValue(), ive.GetFlag().Name, int64(1)<<(b-1)-1)
 }
 
 // normalizeArgs rewrites args into the forms pflag takes: every flag as --name or
@@ -194,9 +218,19 @@ func writeFlagHelp(b *strings.Builder, fs *pflag.FlagSet) {
 			if f.NoOptDefVal == "" {
 				arg = " " + f.Value.Type()
 			}
-			fmt.Fprintf(b, "  --%s%s\n      %s (default %s)\n", f.Name, arg, f.Usage, f.DefValue)
+			fmt.Fprintf(b, "  --%s%s\n      %s%s\n", f.Name, arg, f.Usage, defaultNote(f))
 		})
 	}
+}
+
+// defaultNote is what a flag's help says of its default: " (default X)", or nothing where
+// the usage says it already, the default is empty, or it is a boolean's false (the
+// flag's absence).
+func defaultNote(f *pflag.Flag) string {
+	if strings.Contains(f.Usage, "(default") || f.DefValue == "" || f.Value.Type() == "bool" && f.DefValue == "false" {
+		return ""
+	}
+	return " (default " + f.DefValue + ")"
 }
 
 // dumpConfig returns the flags that were set, on the command line or by --config, as a

@@ -329,6 +329,9 @@ func plotFiles(files []string, m *Model) ([]chart.Chart, error) {
 			points = append(points, pts...)
 			continue
 		}
+		if _, ok := statsObjects(data); ok { // after a sample file (readStatsFiles took the other order)
+			return nil, fmt.Errorf("%s is a --stats-file output, unlike %s: give one sample file, or stats files only", path, files[0])
+		}
 		rs, err := sample.Read(bytes.NewReader(data))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)

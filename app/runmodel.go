@@ -89,7 +89,7 @@ func newFlagSet(m *Model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalP
 	fs.StringVar(&o.partitioning, "partitioning", "model", "LPs to processes and schedule queues: model (the model's own, else blocks), blocks or round-robin")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed for every LP's generator")
 	fs.StringVar(&o.config, "config", "", "read flags from this JSON file (the command line overrides it)")
-	fs.BoolVar(&o.dumpConfig, "dump-config", false, "print the effective configuration as JSON and exit")
+	fs.BoolVar(&o.dumpConfig, "dump-config", false, "print the flags that were set (on the command line or by --config) as a JSON object that --config takes, and exit: defaults are left out, so it reruns the same run on any machine")
 	fs.StringVar(&o.statsFile, "stats-file", "", "write the statistics, results (under \"results\"), provenance and configuration as JSON to this file")
 	fs.Var(&o.progress, "progress", "progress line on stderr: auto (when stderr is a terminal), on or off")
 	fs.Lookup("progress").NoOptDefVal = "on"
@@ -292,7 +292,7 @@ func (inv *invocation) parseFlags(args []string) error {
 	return nil
 }
 
-// dumpConfig prints the effective configuration (--dump-config).
+// dumpConfig prints the flags that were set, as --config takes them (--dump-config).
 func (inv *invocation) dumpConfig() error {
 	out, err := dumpConfig(inv.fs)
 	if err != nil {

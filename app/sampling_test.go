@@ -129,6 +129,7 @@ func TestPlotCommand(t *testing.T) {
 		{"bad format", "--format", "gif", `unknown chart format "gif"`},
 		{"narrow", "--width", "0.1", "chart width 0.1 in is out of range"},
 		{"low dpi", "--dpi", "5", "chart resolution 5 dpi is out of range"},
+		{"width NaN", "--width", "NaN", "chart width NaN in is out of range"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, errOut := warped("plot", path, "--out", filepath.Join(dir, "bad"), c.flag, c.value)
@@ -221,6 +222,10 @@ func TestPlotCompare(t *testing.T) {
 	code, _, errOut = warped("plot", stats[0], samples)
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "is not a --stats-file output")
+	// And a stats file after a sample file.
+	code, _, errOut = warped("plot", samples, stats[0])
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, stats[0]+" is a --stats-file output, unlike "+samples)
 }
 
 // TestSeriesFile runs the epidemic under time warp with --series-file and --sample-file:

@@ -234,7 +234,7 @@ func (c *Command) studyCommand(ctx context.Context, args []string, stdout, stder
 	fs.StringVar(&o.out, "out", "", "directory of the tables, plots and journal (default: the spec's name with .out)")
 	fs.BoolVar(&o.resume, "resume", false, "go on with the study whose journal is in --out, skipping its finished runs")
 	fs.IntVar(&o.exec.Jobs, "jobs", 0, "runs at once (0: the spec's, else chosen from the cores and memory; with --simulation-type gpu, device loops run one at a time)")
-	fs.StringVar(&o.exec.SimulationType, "simulation-type", "", "each run's dispatcher: auto (chosen: sequential runs on every core, or time-warp runs when there are fewer runs than cores and they are long), "+strings.Join(kernel.Types(), " or "))
+	fs.StringVar(&o.exec.SimulationType, "simulation-type", "", "each run's dispatcher: auto (chosen: sequential runs on every core, or time-warp runs when there are fewer runs than cores and they are long), "+strings.Join(kernel.Types(), " or ")+" (default: the spec's, else auto)")
 	fs.IntVar(&o.exec.Workers, "workers", 0, "time-warp worker threads of each run (0: the cores divided by the jobs)")
 	fs.IntVar(&o.exec.MemoryMiB, "memory-mib", 0, "memory budget of the runs in MiB (0: the spec's, else half the memory available)")
 	fs.IntVar(&o.exec.GroupRuns, "group-runs", 0, "with --simulation-type gpu, the most runs in one device loop (0: as many as 2^20 LPs hold)")
@@ -247,7 +247,7 @@ func (c *Command) studyCommand(ctx context.Context, args []string, stdout, stder
 		if err := parseArgs(fs, rest); errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprint(stdout, strings.ReplaceAll(studyUsage, "PROGRAM", c.name))
 			fs.VisitAll(func(f *pflag.Flag) {
-				fmt.Fprintf(stdout, "  --%-16s %s (default %q)\n", f.Name, f.Usage, f.DefValue)
+				fmt.Fprintf(stdout, "  --%-16s %s%s\n", f.Name, f.Usage, defaultNote(f))
 			})
 			return exitOK
 		} else if err != nil {

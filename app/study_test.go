@@ -302,6 +302,28 @@ func TestStudyRefusesRunOutputs(t *testing.T) {
 	}
 }
 
+// TestHelpOfCommands: 'warped help CMD' is 'warped CMD --help' for every command that
+// is not a model, and the overview for help and version.
+func TestHelpOfCommands(t *testing.T) {
+	for _, cmd := range []string{"study", "plot", "devices"} {
+		t.Run(cmd, func(t *testing.T) {
+			code, help, stderr := warped("help", cmd)
+			require.Equal(t, 0, code, stderr)
+			_, flagHelp, _ := warped(cmd, "--help")
+			require.Equal(t, flagHelp, help)
+			require.Contains(t, help, "Usage: warped "+cmd)
+		})
+	}
+	for _, cmd := range []string{"help", "version"} {
+		t.Run(cmd, func(t *testing.T) {
+			code, help, stderr := warped("help", cmd)
+			require.Equal(t, 0, code, stderr)
+			_, overview, _ := warped("help")
+			require.Equal(t, overview, help)
+		})
+	}
+}
+
 // TestStudyHelp: 'warped help study' is 'warped study --help', which says how runs on the
 // GPU share device loops.
 func TestStudyHelp(t *testing.T) {

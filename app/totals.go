@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/warpedgo/warped/internal/outfile"
@@ -48,7 +49,9 @@ func totals(simType, offload string, r kernel.Result) [][2]string {
 	} else {
 		line("Efficiency", "n/a (no events before the end time)")
 	}
-	line("Final event time", "%.6g", r.FinalTime)
+	// Every digit: rounded, an event just before an exclusive end time would read as the
+	// end time itself (19.99998 as 20).
+	line("Final event time", "%s", strconv.FormatFloat(r.FinalTime, 'g', -1, 64))
 	if simType == kernel.TimeWarp {
 		line("Schedule queues", "%s", r.ScheduleQueues)
 		line("State saving", "%s", r.StateSaving)

@@ -212,6 +212,19 @@ func Execute(ctx context.Context, s *Spec, run Runner, o Options) (*Study, error
 			pending = append(pending, r)
 		}
 	}
+	// A journal none of whose runs is in the spec belongs to another study (the spec was
+	// edited, or --out names another's directory): resuming would run everything again
+	// and mix the two studies' runs in one journal.
+	if stale := len(done) - st.Resumed; stale > 0 && st.Resumed == 0 {
+		j.close()
+		if merger != nil {
+			merger.Close()
+		}
+		return nil, &SettingsError{fmt.Sprintf("--resume: none of the %d runs in the journal in %s is a run of this spec "+
+			"(its points, seeds or settings changed): give a new --out for the changed study", stale, o.Out)}
+	} else if stale > 0 {
+		fmt.Fprintf(o.Log, "study: %d runs in the journal are not runs of this spec (it changed since): left out\n", stale)
+	}
 	mine := pending
 	if size > 1 {
 		mine = nil

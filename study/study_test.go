@@ -255,6 +255,31 @@ func TestResumeAfterInterrupt(t *testing.T) {
 	}
 }
 
+// TestResumeAnotherStudy: --resume with a journal none of whose runs is in the spec (the
+// spec was edited, or --out names another study's directory) is refused, and one that
+// holds some of the spec's runs resumes them and says how many it leaves out.
+func TestResumeAnotherStudy(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Execute(context.Background(), parseToy(t, toySpec), toyRun, Options{Out: dir, Types: types}); err != nil {
+		t.Fatal(err)
+	}
+	other := parseToy(t, strings.Replace(toySpec, "seed: 7", "seed: 70", 1))
+	_, err := Execute(context.Background(), other, toyRun, Options{Out: dir, Resume: true, Types: types})
+	var se *SettingsError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "none of the 30 runs in the journal") {
+		t.Fatalf("resume of another study's journal: got %v, want a SettingsError saying none of its 30 runs is in the spec", err)
+	}
+	fewer := parseToy(t, strings.Replace(toySpec, "rate: [0.5, 1.5]", "rate: [0.5]", 1))
+	var log strings.Builder
+	st, err := Execute(context.Background(), fewer, toyRun, Options{Out: dir, Resume: true, Types: types, Log: &log})
+	if err != nil || st.Resumed != 15 {
+		t.Fatalf("resume of a narrowed spec: resumed %v, err %v; want 15 resumed", st, err)
+	}
+	if !strings.Contains(log.String(), "study: 15 runs in the journal are not runs of this spec") {
+		t.Fatalf("the log does not say which runs were left out: %q", log.String())
+	}
+}
+
 func TestAutoChoosesTimeWarpForFewLongRuns(t *testing.T) {
 	s := parseToy(t, "model: toy\nreplications: 3\n")
 	slow := func(ctx context.Context, model string, args []string, be gpuoffload.Backend) (Outcome, error) {

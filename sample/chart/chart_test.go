@@ -360,6 +360,7 @@ func TestOptions(t *testing.T) {
 		{"format", func(o *Options) { o.Formats = []string{"gif"} }, `unknown chart format "gif": want png, svg, pdf`},
 		{"none", func(o *Options) { o.Formats = nil }, "no chart format"},
 		{"width", func(o *Options) { o.Width = 0.5 * vg.Inch }, "chart width 0.5 in is out of range"},
+		{"width NaN", func(o *Options) { o.Width = vg.Length(math.NaN()) }, "chart width NaN in is out of range"},
 		{"dpi", func(o *Options) { o.DPI = 10 }, "chart resolution 10 dpi is out of range"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

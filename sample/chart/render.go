@@ -48,7 +48,7 @@ func (o Options) Check() error {
 	if len(o.Formats) == 0 {
 		return fmt.Errorf("no chart format: want one or more of %s", strings.Join(Formats(), ", "))
 	}
-	if o.Width < 1*vg.Inch || o.Width > 20*vg.Inch {
+	if !(o.Width >= 1*vg.Inch && o.Width <= 20*vg.Inch) { // so that NaN is out of range too
 		return fmt.Errorf("chart width %.3g in is out of range: want 1 to 20 inches", o.Width/vg.Inch)
 	}
 	if o.DPI < 50 || o.DPI > 1200 {
