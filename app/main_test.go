@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/warpedgo/warped/comm"
+	"github.com/warpedgo/warped/kernel"
 )
 
 // warped runs the command with args and returns its exit status, stdout and stderr.
@@ -106,6 +107,17 @@ func TestProgressOnRequest(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	code, _, errOut = warped("phold", "--progress=sometimes")
 	require.Equal(t, 2, code, errOut)
+}
+
+// TestProgressLinesIntoAFile: --progress on into a file or pipe writes whole lines, without
+// the terminal's carriage return and line erase.
+func TestProgressLinesIntoAFile(t *testing.T) {
+	var b strings.Builder
+	print := progressPrinter(&b)
+	print(kernel.Progress{Now: 5, EndTime: 20, EventsProcessed: 1000, Elapsed: time.Second})
+	print(kernel.Progress{Now: 10, EndTime: 20, EventsProcessed: 3000, Elapsed: 2 * time.Second})
+	require.Equal(t, "sim time 5 / 20 (25.0%), 1000 events, 0.001 M events/s, 1s elapsed\n"+
+		"sim time 10 / 20 (50.0%), 3000 events, 0.002 M events/s, 2s elapsed\n", b.String())
 }
 
 func TestBadInputIsOneLineAndExit2(t *testing.T) {

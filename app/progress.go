@@ -40,6 +40,11 @@ func showProgress(mode progressMode, w io.Writer) bool {
 	case "off":
 		return false
 	}
+	return isTerminal(w)
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
@@ -48,8 +53,14 @@ func showProgress(mode progressMode, w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// progressPrinter returns a kernel progress callback that rewrites one stderr line.
+// progressPrinter returns a kernel progress callback that rewrites one line of w where w
+// is a terminal, and otherwise (--progress on into a file or pipe) writes a line each
+// time, without the terminal's control sequences.
 func progressPrinter(w io.Writer) func(kernel.Progress) {
+	start, end := "\r\033[K", ""
+	if !isTerminal(w) {
+		start, end = "", "\n"
+	}
 	var lastEvents uint64
 	var lastElapsed time.Duration
 	return func(p kernel.Progress) {
@@ -62,7 +73,7 @@ func progressPrinter(w io.Writer) func(kernel.Progress) {
 		if f := p.Fraction(); f >= 0 {
 			frac = fmt.Sprintf(" (%.1f%%)", 100*f)
 		}
-		fmt.Fprintf(w, "\r\033[Ksim time %.6g / %.6g%s, %d events, %.3g M events/s, %s elapsed",
-			p.Now, p.EndTime, frac, p.EventsProcessed, rate/1e6, p.Elapsed.Round(time.Second))
+		fmt.Fprintf(w, "%ssim time %.6g / %.6g%s, %d events, %.3g M events/s, %s elapsed%s",
+			start, p.Now, p.EndTime, frac, p.EventsProcessed, rate/1e6, p.Elapsed.Round(time.Second), end)
 	}
 }

@@ -241,7 +241,7 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	inv.note(offloadNote) // once the configuration is known to be good
 	inv.note(bindingNote(inv.tr, runtime.GOMAXPROCS(0)))
 	inv.note(crowdNote(inv.tr, comm.LocalRanks(), comm.NodeCPUs()))
-	res, err := inv.simulate(ctx, sim, cfg.Progress != nil)
+	res, err := inv.simulate(ctx, sim, cfg.Progress != nil && isTerminal(inv.stderr)) // a line to clear
 	if err != nil {
 		return err
 	}
