@@ -39,6 +39,8 @@ func (o *sampleOptions) check(simType string) error {
 		return usageFailure("--sample-format: unknown format %q (want %s)", o.format, strings.Join(sample.Formats(), " or "))
 	case o.intervalMS < 0 || math.IsNaN(o.intervalMS) || math.IsInf(o.intervalMS, 0):
 		return usageFailure("--sample-period must be a non-negative number of milliseconds, got %v", o.intervalMS)
+	case o.file == "" && (o.mode != kernel.SampleGVT || o.intervalMS != 0):
+		return usageFailure("--sample-mode and --sample-period say how --sample-file takes its rows: give --sample-file FILE, or drop them")
 	case o.file != "" && !sampled(simType):
 		return usageFailure("--sample-file samples time-warp and gpu runs only: use --simulation-type %s or %s, or drop it",
 			kernel.TimeWarp, kernel.GPU)

@@ -65,6 +65,8 @@ func TestSampleFlagErrors(t *testing.T) {
 		{[]string{"--sample-format", "xml"}, `--sample-format: unknown format "xml" (want csv or jsonl)`},
 		{[]string{"--sample-period", "-1"}, "--sample-period must be a non-negative number of milliseconds"},
 		{[]string{"--sample-file", "x.csv", "--simulation-type", "sequential"}, "--sample-file samples time-warp and gpu runs only"},
+		{[]string{"--sample-mode", "real-time"}, "--sample-mode and --sample-period say how --sample-file takes its rows: give --sample-file FILE"},
+		{[]string{"--sample-period", "5"}, "--sample-mode and --sample-period say how --sample-file takes its rows"},
 		{[]string{"--sample-file", filepath.Join(dir, "no", "dir", "s.csv"), "--gpu", "off"}, "cannot write --sample-file"},
 	} {
 		code, _, errOut := warped(append([]string{"phold", "--max-sim-time", "5"}, c.args...)...)
