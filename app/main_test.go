@@ -165,6 +165,7 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"phold", "--time-warp-gvt-calculation-period", "0"}, "--time-warp-gvt-calculation-period must be a positive number"},
 		{[]string{"help", "nosuchmodel"}, `unknown command or model "nosuchmodel"`},
 		{[]string{"phold", "--lps", "99999999999999999999"}, `invalid argument "99999999999999999999" for "--lps" flag: out of range`},
+		{[]string{"phold", "--time-warp-state-saving-type", "reverse", "--time-warp-state-saving-period", "4"}, "--time-warp-state-saving-period is for periodic state saving, not --time-warp-state-saving-type reverse"},
 		{[]string{"phold", "--config", filepath.Join(dir, "missing.json")}, "cannot read --config"},
 		{[]string{"phold", "--config", badJSON}, "is not a JSON object"},
 		{[]string{"phold", "--config", unknownKey}, `unknown key "colour"`},

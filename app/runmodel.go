@@ -197,6 +197,9 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := checkOptions(&inv.o); err != nil {
 		return err
 	}
+	if err := inv.checkContradictions(); err != nil {
+		return err
+	}
 	if err := inv.o.sample.check(inv.o.simType); err != nil {
 		return err
 	}
@@ -299,6 +302,17 @@ func (inv *invocation) dumpConfig() error {
 		return runFailure(err)
 	}
 	inv.stdout.Write(out)
+	return nil
+}
+
+// checkContradictions refuses flags given together that ask for two things at once, of
+// which the run would silently do one: a state-saving period with reverse computation.
+// (Time-warp flags with another dispatcher are not contradictions: one set of flags serves
+// runs of every dispatcher, as a study's runs of simulation type auto do.)
+func (inv *invocation) checkContradictions() error {
+	if inv.fs.Changed("time-warp-state-saving-period") && inv.o.stateSaving == kernel.StateSavingReverse {
+		return usageFailure("--time-warp-state-saving-period is for periodic state saving, not --time-warp-state-saving-type reverse: drop one of the two")
+	}
 	return nil
 }
 
