@@ -15,9 +15,10 @@ import (
 // The --config file (JSON flags that the command line overrides), and the flags every rank
 // of a run across processes must agree on.
 
-// agreed returns the flags every rank of a run across processes must share, by name.
-func agreed(fs *pflag.FlagSet) map[string]string {
-	kv := map[string]string{}
+// agreed returns what every rank of a run across processes must share, by name: the
+// model (compared first: with another model every flag would differ) and the flags.
+func agreed(model string, fs *pflag.FlagSet) map[string]string {
+	kv := map[string]string{"model": model}
 	fs.VisitAll(func(f *pflag.Flag) {
 		if !localFlags[f.Name] {
 			kv["--"+f.Name] = f.Value.String()

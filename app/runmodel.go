@@ -400,7 +400,7 @@ func (inv *invocation) config(part partition.Partitioner) kernel.Config {
 	}
 	return kernel.Config{MaxSimTime: o.maxSimTime, EndInclusive: o.inclusive, Type: o.simType, Seed: o.seed,
 		Payloads:  payloads,
-		Transport: inv.tr, Partition: part, Agree: agreed(inv.fs),
+		Transport: inv.tr, Partition: part, Agree: agreed(inv.m.Name, inv.fs),
 		ModelInit: inv.m.Init, ModelFinal: inv.m.Final,
 		TimeWarp: kernel.TimeWarpConfig{Workers: o.workers, Schedulers: o.schedulers,
 			QueueType: o.queueType, LockType: o.lockType, StateSavingPeriod: period,

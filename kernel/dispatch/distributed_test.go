@@ -217,27 +217,46 @@ func TestRankFailureStopsEveryRank(t *testing.T) {
 }
 
 // TestConfigurationMismatchNamesTheKey checks that ranks started with different settings
-// all stop before running, naming the setting.
+// all stop before running, naming the setting; where the model differs (an MPMD launch of
+// two models), naming the model, not one of the flags that differ with it.
 func TestConfigurationMismatchNamesTheKey(t *testing.T) {
-	cfg := kernel.Config{MaxSimTime: 50, Seed: 1, TimeWarp: kernel.TimeWarpConfig{Workers: 1}}
-	trs := comm.NewLoopback(2, comm.LoopbackOptions{})
-	errs := make([]error, 2)
-	var wg sync.WaitGroup
-	for r := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := cfg
-			c.Type, c.Transport = kernel.TimeWarp, trs[r]
-			c.Agree = map[string]string{"lps": "12", "remote": fmt.Sprint(0.25 * float64(r+1))}
-			s, err := dispatch.New(c, ringLPs(12, -1))
-			require.NoError(t, err)
-			_, errs[r] = s.Run(context.Background())
-		}()
-	}
-	wg.Wait()
-	for r := range 2 {
-		require.ErrorContains(t, errs[r], "configuration differs between ranks: remote is")
+	for _, tc := range []struct {
+		name  string
+		agree func(r int) map[string]string
+		want  string
+	}{
+		{"a flag", func(r int) map[string]string {
+			return map[string]string{"lps": "12", "remote": fmt.Sprint(0.25 * float64(r+1))}
+		}, "configuration differs between ranks: remote is"},
+		{"the model", func(r int) map[string]string {
+			if r == 0 {
+				return map[string]string{"model": "phold", "--grain": "0"}
+			}
+			return map[string]string{"model": "pcs", "--channel-cnt": "15"}
+		}, `configuration differs between ranks: model is "phold" on rank 0 but "pcs" on rank 1`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := kernel.Config{MaxSimTime: 50, Seed: 1, TimeWarp: kernel.TimeWarpConfig{Workers: 1}}
+			trs := comm.NewLoopback(2, comm.LoopbackOptions{})
+			errs := make([]error, 2)
+			var wg sync.WaitGroup
+			for r := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c := cfg
+					c.Type, c.Transport = kernel.TimeWarp, trs[r]
+					c.Agree = tc.agree(r)
+					s, err := dispatch.New(c, ringLPs(12, -1))
+					require.NoError(t, err)
+					_, errs[r] = s.Run(context.Background())
+				}()
+			}
+			wg.Wait()
+			for r := range 2 {
+				require.ErrorContains(t, errs[r], tc.want)
+			}
+		})
 	}
 }
 

@@ -39,7 +39,8 @@ func (m *Driver) Agree(made int) (int, error) {
 	return total, nil
 }
 
-// settings are the (name, value) pairs every rank must share, sorted by name.
+// settings are the (name, value) pairs every rank must share, sorted by name (the model
+// first).
 func (m *Driver) settings() [][2]string {
 	s := m.sim
 	tw := m.cfg
@@ -64,7 +65,15 @@ func (m *Driver) settings() [][2]string {
 	for k, v := range kv {
 		out = append(out, [2]string{k, v})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	// By name, but the model first: ranks that run different models differ in their
+	// flags too, and the model is the difference to report.
+	first := func(k string) bool { return k == "model" }
+	sort.Slice(out, func(i, j int) bool {
+		if a, b := first(out[i][0]), first(out[j][0]); a != b {
+			return a
+		}
+		return out[i][0] < out[j][0]
+	})
 	return out
 }
 
