@@ -88,11 +88,13 @@ func formatBytes(b float64) string {
 	return fmt.Sprintf("%.3g %s", x, unit)
 }
 
-// sizeFlags names the flags of m that set its sizes, as they were given, for messages.
+// sizeFlags names the flags of m that set its sizes, as they were given, for messages; a
+// number at 0 adds nothing to the need and is left out (the logic model's --random-gates 0
+// beside its --circuit).
 func sizeFlags(m *Model, fs *pflag.FlagSet) string {
 	var parts []string
 	for _, name := range m.SizeFlags {
-		if f := fs.Lookup(name); f != nil {
+		if f := fs.Lookup(name); f != nil && (f.Value.String() != "0" || f.Value.Type() == "string") {
 			parts = append(parts, "--"+name+" "+f.Value.String())
 		}
 	}
@@ -102,8 +104,12 @@ func sizeFlags(m *Model, fs *pflag.FlagSet) string {
 // checkMemory refuses, before the model is built, a configuration that needs more memory
 // than the process may have.
 func checkMemory(m *Model, fs *pflag.FlagSet) error {
+	return checkMemoryAgainst(m, fs, machineMemory())
+}
+
+// checkMemoryAgainst is checkMemory with the limit given.
+func checkMemoryAgainst(m *Model, fs *pflag.FlagSet, limit memoryLimit) error {
 	need := memoryNeed(m, fs)
-	limit := machineMemory()
 	if need == 0 || limit.bytes == 0 || need <= float64(limit.bytes) {
 		return nil
 	}

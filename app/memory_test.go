@@ -86,6 +86,83 @@ func TestMemoryRefusedBeforeTheRun(t *testing.T) {
 	}
 }
 
+// TestMemoryCountsCircuits: a shipped logic circuit (multiplier-4096 built for minutes to
+// 24 GB before it was killed) is in the estimate: one line, exit 2, naming the flag, before
+// anything is built. Each case is skipped where this machine has the memory.
+func TestMemoryCountsCircuits(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"the largest multiplier", []string{"logic", "--circuit", "multiplier-4096", "--max-memory", "4GiB", "--max-sim-time", "10"},
+			"warped logic: --circuit multiplier-4096 needs about 60 GiB; "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inv := parsed(t, tc.args[0], tc.args[1:]...)
+			if need := memoryNeed(inv.m, inv.fs); float64(machineMemory().bytes) >= need {
+				t.Skipf("%s, more than the %s needed", machineMemory(), formatBytes(need))
+			}
+			code, out, errOut := warped(tc.args...)
+			require.Equal(t, exitUsage, code, errOut)
+			require.Contains(t, errOut, tc.want)
+			require.Contains(t, errOut, machineMemory().String()+": give smaller sizes;")
+			require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+			require.Empty(t, out)
+		})
+	}
+}
+
+// TestMemoryAcceptsNormalSizes: a mid-size multiplier runs as before.
+func TestMemoryAcceptsNormalSizes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"multiplier-32", []string{"logic", "--circuit", "multiplier-32", "--num-vectors", "3", "--max-sim-time", "300"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := warped(append(tc.args, "--gpu", "off")...)
+			require.Equal(t, 0, code, errOut)
+			require.Empty(t, errOut)
+			digestOf(t, out)
+		})
+	}
+}
+
+// TestMemoryEstimates: what the estimate counts, for sizes that are refused and sizes that
+// are accepted, against a limit of 512 MiB: circuits by their signals; nonsense that the
+// build refuses with its reason is left to it.
+func TestMemoryEstimates(t *testing.T) {
+	limit := memoryLimit{512 << 20, "the address-space limit (ulimit -v) is"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // "": accepted
+	}{
+		{"the default adder", []string{"logic"}, ""},
+		{"multiplier-256 (0.39 M signals, 200 MiB measured)", []string{"logic", "--circuit", "multiplier-256"}, ""},
+		{"multiplier-512 (1.57 M signals, 761 MiB measured)", []string{"logic", "--circuit", "multiplier-512"},
+			"--circuit multiplier-512 needs about 991 MiB; the address-space limit (ulimit -v) is 512 MiB: give smaller sizes"},
+		{"multiplier-5000, which the build refuses", []string{"logic", "--circuit", "multiplier-5000"}, ""},
+		{"a random circuit", []string{"logic", "--random-gates", "2000000"},
+			"--circuit adder-8 --random-gates 2000000 needs about 1009 MiB; the address-space limit (ulimit -v) is 512 MiB: give smaller sizes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inv := parsed(t, tc.args[0], tc.args[1:]...)
+			err := checkMemoryAgainst(inv.m, inv.fs, limit)
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, tc.want)
+			var f *failure
+			require.ErrorAs(t, err, &f)
+			require.Equal(t, exitUsage, f.status)
+		})
+	}
+}
+
 // TestMaxMemoryStopsTheRun: a run over --max-memory stops with one line and exit 1,
 // writing nothing.
 func TestMaxMemoryStopsTheRun(t *testing.T) {

@@ -33,7 +33,9 @@
 package logic
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -106,29 +108,17 @@ func (c Config) Load() (*Circuit, error) {
 		}
 		return circ, nil
 	}
-	text, source := "", c.Circuit
-	size := func(prefix string, min int) (int, bool, error) {
-		s, ok := strings.CutPrefix(c.Circuit, prefix)
-		if !ok {
-			return 0, false, nil
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil || n < min || n > 4096 {
-			return 0, true, fmt.Errorf("logic: --circuit %s: the size must be a number in [%d, 4096]", c.Circuit, min)
-		}
-		return n, true, nil
+	kind, n, err := c.shipped()
+	if err != nil {
+		return nil, err
 	}
-	if c.Circuit == "full-adder" {
+	text := ""
+	switch kind {
+	case "full-adder":
 		text = FullAdderBench
-	} else if n, ok, err := size("adder-", 1); ok {
-		if err != nil {
-			return nil, err
-		}
+	case "adder":
 		text = AdderBench(n)
-	} else if n, ok, err := size("multiplier-", 2); ok {
-		if err != nil {
-			return nil, err
-		}
+	case "multiplier":
 		text = MultiplierBench(n)
 	}
 	if text != "" {
@@ -138,16 +128,87 @@ func (c Config) Load() (*Circuit, error) {
 		}
 		return circ, nil
 	}
-	f, err := os.Open(source)
+	f, err := os.Open(c.Circuit)
 	if err != nil {
 		return nil, fmt.Errorf("logic: --circuit: %w (want a .bench file, full-adder, adder-N or multiplier-N)", err)
 	}
 	defer f.Close()
-	circ, err := ParseBench(f, source)
+	circ, err := ParseBench(f, c.Circuit)
 	if err != nil {
 		return nil, fmt.Errorf("logic: %w", err)
 	}
 	return circ, nil
+}
+
+// shipped returns the kind of shipped circuit that c.Circuit names (full-adder, adder or
+// multiplier) and its size N, or "" for a file.
+func (c Config) shipped() (kind string, n int, err error) {
+	if c.Circuit == "full-adder" {
+		return c.Circuit, 0, nil
+	}
+	for _, k := range []struct {
+		kind string
+		min  int
+	}{{"adder", 1}, {"multiplier", 2}} {
+		s, ok := strings.CutPrefix(c.Circuit, k.kind+"-")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < k.min || n > 4096 {
+			return "", 0, fmt.Errorf("logic: --circuit %s: the size must be a number in [%d, 4096]", c.Circuit, k.min)
+		}
+		return k.kind, n, nil
+	}
+	return "", 0, nil
+}
+
+// Signals returns the number of signals (LPs) of the configured circuit without building
+// it, so that a caller can refuse a circuit too large for its memory before building it:
+// exact for the shipped and random circuits, and for a .bench file the number of its lines,
+// which is at least its signals (each takes a line of its own). The error is the one Load
+// would return for a bad size or a file that cannot be read.
+func (c Config) Signals() (int, error) {
+	if c.RandomGates > 0 {
+		if c.RandomGates > 1<<30 {
+			_, err := Random(c.RandomGates, c.CircuitSeed) // the range error, before any allocation
+			return 0, fmt.Errorf("logic: %w", err)
+		}
+		depth := min(RandomDepth, c.RandomGates)
+		return (c.RandomGates + depth - 1) / depth * (depth + 1), nil // see Random
+	}
+	kind, n, err := c.shipped()
+	switch {
+	case err != nil:
+		return 0, err
+	case kind == "full-adder":
+		return 8, nil // 3 inputs, 5 gates
+	case kind == "adder":
+		// 2n inputs; a half adder (2 gates) for bit 0, a full adder (5) for each other
+		// bit, and n+1 output buffers.
+		return 8*n - 2, nil
+	case kind == "multiplier":
+		// 2n inputs, n^2 partial products (AND), 2n output buffers, and the adders of
+		// rows 1 to n-1 (MultiplierBench): row 1 a half adder (2 gates) at each end and
+		// n-2 full adders (5) between, each later row a half adder and n-1 full adders.
+		return 2*n + n*n + 2*n + (4 + 5*(n-2)) + (n-2)*(2+5*(n-1)), nil // 6n^2 - 4n
+	}
+	f, err := os.Open(c.Circuit)
+	if err != nil {
+		return 0, fmt.Errorf("logic: --circuit: %w (want a .bench file, full-adder, adder-N or multiplier-N)", err)
+	}
+	defer f.Close()
+	lines, buf := 1, make([]byte, 64<<10)
+	for {
+		k, err := f.Read(buf)
+		lines += bytes.Count(buf[:k], []byte{'\n'})
+		if err == io.EOF {
+			return lines, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("logic: --circuit: %w", err)
+		}
+	}
 }
 
 // Kind is the kind of a logic event, in the low byte of Words[0].

@@ -155,6 +155,66 @@ func TestConfigErrors(t *testing.T) {
 	require.Equal(t, "COUT", OutputName(lps, 1))
 }
 
+// TestSignalsCountsWithoutBuilding: Signals, which the command's size check reads before
+// building, is each shipped and random circuit's LP count exactly, a .bench file's lines
+// (at least its signals), and Load's error for a bad size or file.
+func TestSignalsCountsWithoutBuilding(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fa.bench")
+	require.NoError(t, os.WriteFile(path, []byte(FullAdderBench), 0o644))
+	for _, tc := range []struct {
+		name   string
+		mod    func(*Config)
+		exact  bool
+		signal int // for a file: its lines
+	}{
+		{"full adder", func(c *Config) { c.Circuit = "full-adder" }, true, 0},
+		{"1-bit adder", func(c *Config) { c.Circuit = "adder-1" }, true, 0},
+		{"8-bit adder", func(c *Config) { c.Circuit = "adder-8" }, true, 0},
+		{"100-bit adder", func(c *Config) { c.Circuit = "adder-100" }, true, 0},
+		{"2-bit multiplier", func(c *Config) { c.Circuit = "multiplier-2" }, true, 0},
+		{"3-bit multiplier", func(c *Config) { c.Circuit = "multiplier-3" }, true, 0},
+		{"17-bit multiplier", func(c *Config) { c.Circuit = "multiplier-17" }, true, 0},
+		{"64-bit multiplier", func(c *Config) { c.Circuit = "multiplier-64" }, true, 0},
+		{"random, one gate", func(c *Config) { c.RandomGates = 1 }, true, 0},
+		{"random, fewer gates than levels", func(c *Config) { c.RandomGates = 31 }, true, 0},
+		{"random, a part level", func(c *Config) { c.RandomGates = 5000 }, true, 0},
+		{"bench file", func(c *Config) { c.Circuit = path }, false, strings.Count(FullAdderBench, "\n") + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tc.mod(&c)
+			got, err := c.Signals()
+			require.NoError(t, err)
+			circ, err := c.Load()
+			require.NoError(t, err)
+			if tc.exact {
+				require.Equal(t, circ.Len(), got)
+				return
+			}
+			require.Equal(t, tc.signal, got)
+			require.GreaterOrEqual(t, got, circ.Len())
+		})
+	}
+	c := DefaultConfig()
+	c.Circuit = "multiplier-4096"
+	n, err := c.Signals()
+	require.NoError(t, err)
+	require.Equal(t, 6*4096*4096-4*4096, n, "the largest multiplier, uncounted by building it")
+	for _, tc := range []struct{ circuit, want string }{
+		{"multiplier-4097", "the size must be a number in [2, 4096]"},
+		{"adder-0", "the size must be a number in [1, 4096]"},
+		{"adder-x", "the size must be a number"},
+		{"/no/such.bench", "--circuit: open /no/such.bench"},
+	} {
+		c.Circuit = tc.circuit
+		_, err := c.Signals()
+		require.ErrorContains(t, err, tc.want, tc.circuit)
+	}
+	c.RandomGates = 1<<30 + 1
+	_, err = c.Signals()
+	require.ErrorContains(t, err, "--random-gates must be in [1, 1073741824]")
+}
+
 // TestRandomCircuit: the generator's circuits are consistent (every gate's value is its
 // function of its pins, before and after a run), acyclic and reproducible.
 func TestRandomCircuit(t *testing.T) {
