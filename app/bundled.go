@@ -173,9 +173,12 @@ func Bundled() []*Model {
 }
 
 // epidemicModel returns the epidemic's entry: its --time-series path is shared by the flag
-// set and the results.
+// set and the results, and its configuration with the size check, which reads --network
+// (text, which Size's numbers cannot carry) from the latest Flags call's, the flag set that
+// the check is given (a study checks and builds under the command's lock).
 func epidemicModel() *Model {
 	var series, file string
+	var cfg *epidemic.Config
 	labels := map[string]chart.Label{}
 	for s := range epidemic.NumDiseaseStates { // the series it records, one per state
 		labels[s.String()] = chart.Label{Unit: "people"}
@@ -190,6 +193,7 @@ func epidemicModel() *Model {
 		EndTime: 5000,
 		Flags: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 			c := epidemic.DefaultConfig()
+			cfg = &c
 			epidemicFlags(fs, &c)
 			fs.StringVar(&file, "warped2-config", "", "read the locations, people, network and disease parameters from this WARPED2 configuration file (the comma-separated text its config/createConfig.cpp writes); needs --variant warped2")
 			fs.StringVar(&series, "time-series", "", "write the counts per disease state over time as CSV to this file")
@@ -210,9 +214,25 @@ func epidemicModel() *Model {
 			}
 		},
 		Size: func(flag func(string) float64) (float64, float64) {
-			return flag("num-locations"), flag("num-locations") * flag("population") / 4 // a person is about 80 bytes
+			// A person is about 80 bytes, a quarter of an event. A location has
+			// --watts-strogatz-k neighbours, or up to twice --barabasi-albert-m: measured
+			// at the network's peak (its lists while built, then the adjacency list), 8 to
+			// 11 bytes a location and unit of k (20000 locations, k 500 to 2000, both
+			// variants) and 10 a unit of m; 13 a neighbour, a 24th of an event, leans
+			// high.
+			n, ba := flag("num-locations"), cfg != nil && cfg.Network == epidemic.BarabasiAlbert
+			var deg float64
+			switch {
+			case !ba && flag("watts-strogatz-k") < n:
+				deg = flag("watts-strogatz-k")
+			case ba && flag("barabasi-albert-m") < n:
+				deg = min(2*flag("barabasi-albert-m"), n-1)
+			default:
+				return 0, 0 // k or m not below the locations: the build refuses it, saying why
+			}
+			return n, n*flag("population")/4 + n*deg/24
 		},
-		SizeFlags: []string{"num-locations", "population"},
+		SizeFlags: []string{"num-locations", "population", "watts-strogatz-k", "barabasi-albert-m"},
 		Results: func(lps []kernel.LogicalProcess, _ *pflag.FlagSet) []Result {
 			r := epidemic.Summarize(lps)
 			out := make([]Result, 0, 10)

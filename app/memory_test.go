@@ -86,10 +86,11 @@ func TestMemoryRefusedBeforeTheRun(t *testing.T) {
 	}
 }
 
-// TestMemoryCountsCircuits: a shipped logic circuit (multiplier-4096 built for minutes to
-// 24 GB before it was killed) is in the estimate: one line, exit 2, naming the flag, before
-// anything is built. Each case is skipped where this machine has the memory.
-func TestMemoryCountsCircuits(t *testing.T) {
+// TestMemoryCountsCircuitsAndNetworks: a shipped logic circuit (multiplier-4096 built for
+// minutes to 24 GB before it was killed) and the epidemic's network (edges: locations x k,
+// which crashed Go under ulimit -v) are in the estimate: one line, exit 2, naming the flags,
+// before anything is built. Each case is skipped where this machine has the memory.
+func TestMemoryCountsCircuitsAndNetworks(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -97,6 +98,10 @@ func TestMemoryCountsCircuits(t *testing.T) {
 	}{
 		{"the largest multiplier", []string{"logic", "--circuit", "multiplier-4096", "--max-memory", "4GiB", "--max-sim-time", "10"},
 			"warped logic: --circuit multiplier-4096 needs about 60 GiB; "},
+		{"a Watts-Strogatz network of degree 100000", []string{"epidemic", "--watts-strogatz-k", "100000", "--num-locations", "200000"},
+			"warped epidemic: --num-locations 200000 --population 100 --watts-strogatz-k 100000 --barabasi-albert-m 4 needs about 250 GiB; "},
+		{"a Barabasi-Albert network of m 150000", []string{"epidemic", "--network", "barabasi-albert", "--barabasi-albert-m", "150000", "--num-locations", "200000"},
+			"--watts-strogatz-k 8 --barabasi-albert-m 150000 needs about 498 GiB; "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inv := parsed(t, tc.args[0], tc.args[1:]...)
@@ -113,13 +118,15 @@ func TestMemoryCountsCircuits(t *testing.T) {
 	}
 }
 
-// TestMemoryAcceptsNormalSizes: a mid-size multiplier runs as before.
+// TestMemoryAcceptsNormalSizes: a mid-size multiplier and an epidemic of a larger degree
+// than the default run as before.
 func TestMemoryAcceptsNormalSizes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
 	}{
 		{"multiplier-32", []string{"logic", "--circuit", "multiplier-32", "--num-vectors", "3", "--max-sim-time", "300"}},
+		{"an epidemic of degree 16", []string{"epidemic", "--num-locations", "200", "--population", "20", "--watts-strogatz-k", "16", "--max-sim-time", "300"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := warped(append(tc.args, "--gpu", "off")...)
@@ -131,8 +138,8 @@ func TestMemoryAcceptsNormalSizes(t *testing.T) {
 }
 
 // TestMemoryEstimates: what the estimate counts, for sizes that are refused and sizes that
-// are accepted, against a limit of 512 MiB: circuits by their signals; nonsense that the
-// build refuses with its reason is left to it.
+// are accepted, against a limit of 512 MiB: circuits by their signals, the network by its
+// degree; nonsense that the build refuses with its reason is left to it.
 func TestMemoryEstimates(t *testing.T) {
 	limit := memoryLimit{512 << 20, "the address-space limit (ulimit -v) is"}
 	for _, tc := range []struct {
@@ -147,6 +154,11 @@ func TestMemoryEstimates(t *testing.T) {
 		{"multiplier-5000, which the build refuses", []string{"logic", "--circuit", "multiplier-5000"}, ""},
 		{"a random circuit", []string{"logic", "--random-gates", "2000000"},
 			"--circuit adder-8 --random-gates 2000000 needs about 1009 MiB; the address-space limit (ulimit -v) is 512 MiB: give smaller sizes"},
+		{"the default epidemic", []string{"epidemic"}, ""},
+		{"an epidemic of degree 1000 (220 MiB measured)", []string{"epidemic", "--num-locations", "20000", "--population", "1", "--watts-strogatz-k", "1000"}, ""},
+		{"an epidemic of degree 2000 (355 MiB measured)", []string{"epidemic", "--num-locations", "20000", "--population", "1", "--watts-strogatz-k", "2000"},
+			"--num-locations 20000 --population 1 --watts-strogatz-k 2000 --barabasi-albert-m 4 needs about 552 MiB; the address-space limit (ulimit -v) is 512 MiB: give smaller sizes"},
+		{"k not below the locations", []string{"epidemic", "--num-locations", "20000", "--watts-strogatz-k", "20000"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inv := parsed(t, tc.args[0], tc.args[1:]...)

@@ -119,6 +119,10 @@ func Defaults(v Variant) Config {
 	return c
 }
 
+// maxNeighbours is the most neighbour entries of the location network, both ends of each
+// edge, that its 32-bit offsets hold.
+const maxNeighbours = 1<<32 - 1
+
 // Validate reports the first bad parameter.
 func (c Config) Validate() error {
 	if c.Variant != WARPED2 && c.Variant != Stochastic {
@@ -175,6 +179,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("epidemic: WARPED2's rewiring needs at least 3 locations (it draws a third), got %d", n)
 	case c.Network == BarabasiAlbert && c.BarabasiAlbertM >= n:
 		return fmt.Errorf("epidemic: --barabasi-albert-m must be less than --num-locations (%d), got %d", n, c.BarabasiAlbertM)
+	case c.Network == WattsStrogatz && uint64(n)*uint64(c.WattsStrogatzK+1) > maxNeighbours:
+		// A location has k neighbours (WARPED2's odd k: k+1), and the adjacency list's
+		// offsets are 32-bit (network.go).
+		return fmt.Errorf("epidemic: --num-locations %d x --watts-strogatz-k %d is too many neighbours in all (at most 2^32-1); give fewer locations or a smaller k", n, c.WattsStrogatzK)
+	case c.Network == BarabasiAlbert && 2*uint64(n)*uint64(c.BarabasiAlbertM) > maxNeighbours:
+		return fmt.Errorf("epidemic: --num-locations %d x 2 --barabasi-albert-m %d is too many neighbours in all (at most 2^32-1); give fewer locations or a smaller m", n, c.BarabasiAlbertM)
 	}
 	return nil
 }

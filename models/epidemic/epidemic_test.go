@@ -62,6 +62,8 @@ func TestValidate(t *testing.T) {
 		{func(c *Config) { c.ProbULU = -0.1 }, "--prob-ul-u is a probability"},
 		{func(c *Config) { c.Locations, c.WattsStrogatzK = 4, 4 }, "less than --num-locations"},
 		{func(c *Config) { c.Locations, c.Population = 1<<30, 1<<10 }, "too many people"},
+		{func(c *Config) { c.Locations, c.WattsStrogatzK = 1<<17, 1<<15 }, "--num-locations 131072 x --watts-strogatz-k 32768 is too many neighbours in all (at most 2^32-1)"},
+		{func(c *Config) { c.Locations, c.Network, c.BarabasiAlbertM = 1<<17, BarabasiAlbert, 1<<14 }, "--num-locations 131072 x 2 --barabasi-albert-m 16384 is too many neighbours in all"},
 	} {
 		c := DefaultConfig()
 		tc.mod(&c)
@@ -77,6 +79,9 @@ func TestValidate(t *testing.T) {
 	c.Locations, c.WattsStrogatzK, c.WattsStrogatzBeta = 2, 1, 0
 	c.Variant = WARPED2
 	require.NoError(t, c.Validate(), "2 locations are fine without rewiring")
+	c = DefaultConfig()
+	c.Locations, c.WattsStrogatzK = 1<<17, 1<<15-2
+	require.NoError(t, c.Validate(), "131072 x 32767 neighbours fit 32-bit offsets")
 }
 
 func TestWattsStrogatz(t *testing.T) {

@@ -50,6 +50,11 @@ func (g graph) lists() (adj, off []uint32) {
 	off = make([]uint32, len(g)+1)
 	for i, nb := range g {
 		off[i+1] = off[i] + uint32(len(nb))
+	}
+	// Sized at once: grown by appends, the list and its copies while growing took up to
+	// three times its size beside the graph (the size check counts on its peak).
+	adj = make([]uint32, 0, off[len(g)])
+	for _, nb := range g {
 		adj = append(adj, nb...)
 	}
 	return adj, off
