@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/internal/meminfo"
+	"github.com/warpedgo/warped/kernel"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,24 +24,42 @@ import (
 // initial events): PHOLD with 10^6 LPs 430 MiB, 10^6 initial events 300 MiB; PCS and
 // traffic 170-190 bytes per initial event; a random logic circuit 250-320 bytes per
 // gate. The estimate leans high: it is to refuse what cannot fit, not to plan.
+//
+// A time-warp worker costs bytesPerWorker more, once its schedule queue holds an event (a
+// slab of the calendar's event records, beside the worker's own state): measured with
+// PHOLD's 16384 LPs and --max-sim-time 0.001, 203 and 707 MiB with 1000 and 4000 workers
+// against 31 MiB with one, 172 and 169 KiB a worker. A worker without LPs costs about 9
+// KiB, and the run keeps no more workers than LPs (fitWorkers).
 const (
-	bytesPerLP    = 512
-	bytesPerEvent = 320
-	bytesBase     = 32 << 20
+	bytesPerLP     = 512
+	bytesPerEvent  = 320
+	bytesPerWorker = 192 << 10
+	bytesBase      = 32 << 20
 )
 
-// memoryNeed returns the bytes that model m with the flags of fs needs, about, or 0 when
-// m does not say its sizes or has more LPs than any model takes (it says so itself, more
-// clearly).
-func memoryNeed(m *Model, fs *pflag.FlagSet) float64 {
-	if m.Size == nil {
-		return 0
+// need is what a run needs in memory, about, in bytes: the whole, and its workers' part.
+type need struct{ total, workers float64 }
+
+// memoryNeed returns what model m with the flags of fs needs, or a total of 0 when it has
+// more LPs than any model takes (it says so itself, more clearly). A model that does not
+// say its sizes counts only for its workers.
+func memoryNeed(m *Model, fs *pflag.FlagSet) need {
+	lps, events := 0.0, 0.0
+	if m.Size != nil {
+		lps, events = m.Size(func(name string) float64 { return flagNumber(fs, name) })
+		if lps > 1<<31 {
+			return need{}
+		}
 	}
-	lps, events := m.Size(func(name string) float64 { return flagNumber(fs, name) })
-	if lps > 1<<31 {
-		return 0
+	var workers float64
+	if f := fs.Lookup("simulation-type"); f != nil && f.Value.String() == kernel.TimeWarp {
+		workers = flagNumber(fs, "time-warp-worker-threads")
+		if m.Size != nil {
+			workers = min(workers, max(lps, 1)) // fitWorkers keeps no more
+		}
 	}
-	return bytesBase + bytesPerLP*lps + bytesPerEvent*events
+	w := bytesPerWorker * workers
+	return need{total: bytesBase + bytesPerLP*lps + bytesPerEvent*events + w, workers: w}
 }
 
 // memoryLimit is the memory a process may have here, and what sets it.
@@ -107,13 +126,24 @@ func checkMemory(m *Model, fs *pflag.FlagSet) error {
 	return checkMemoryAgainst(m, fs, machineMemory())
 }
 
-// checkMemoryAgainst is checkMemory with the limit given.
+// checkMemoryAgainst is checkMemory with the limit given. The time-warp workers are named
+// where fewer of them would help: where the run would fit with one, or where they take a
+// tenth of the need or more.
 func checkMemoryAgainst(m *Model, fs *pflag.FlagSet, limit memoryLimit) error {
-	need := memoryNeed(m, fs)
-	if need == 0 || limit.bytes == 0 || need <= float64(limit.bytes) {
+	n := memoryNeed(m, fs)
+	if n.total == 0 || limit.bytes == 0 || n.total <= float64(limit.bytes) {
 		return nil
 	}
-	return usageFailure("%s needs about %s; %s: give smaller sizes", sizeFlags(m, fs), formatBytes(need), limit)
+	flags, what := sizeFlags(m, fs), "give smaller sizes"
+	workers := "--time-warp-worker-threads " + fs.Lookup("time-warp-worker-threads").Value.String()
+	switch {
+	case n.workers == 0:
+	case n.total-n.workers+bytesPerWorker <= float64(limit.bytes):
+		flags, what = strings.TrimSpace(flags+" "+workers), "give fewer workers"
+	case n.workers >= n.total/10:
+		flags, what = strings.TrimSpace(flags+" "+workers), "give smaller sizes or fewer workers"
+	}
+	return usageFailure("%s needs about %s; %s: %s", flags, formatBytes(n.total), limit, what)
 }
 
 // maxMemory is --max-memory: a size in bytes, with an optional unit (KiB, MiB, GiB, TiB,

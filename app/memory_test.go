@@ -6,10 +6,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/partition"
 )
 
 // TestHelperProcess is not a test: it lets other tests run the command in a fresh process
@@ -105,7 +110,7 @@ func TestMemoryCountsCircuitsAndNetworks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inv := parsed(t, tc.args[0], tc.args[1:]...)
-			if need := memoryNeed(inv.m, inv.fs); float64(machineMemory().bytes) >= need {
+			if need := memoryNeed(inv.m, inv.fs).total; float64(machineMemory().bytes) >= need {
 				t.Skipf("%s, more than the %s needed", machineMemory(), formatBytes(need))
 			}
 			code, out, errOut := warped(tc.args...)
@@ -139,7 +144,8 @@ func TestMemoryAcceptsNormalSizes(t *testing.T) {
 
 // TestMemoryEstimates: what the estimate counts, for sizes that are refused and sizes that
 // are accepted, against a limit of 512 MiB: circuits by their signals, the network by its
-// degree; nonsense that the build refuses with its reason is left to it.
+// degree, time-warp workers up to one per LP; nonsense that the build refuses with its
+// reason is left to it.
 func TestMemoryEstimates(t *testing.T) {
 	limit := memoryLimit{512 << 20, "the address-space limit (ulimit -v) is"}
 	for _, tc := range []struct {
@@ -159,6 +165,15 @@ func TestMemoryEstimates(t *testing.T) {
 		{"an epidemic of degree 2000 (355 MiB measured)", []string{"epidemic", "--num-locations", "20000", "--population", "1", "--watts-strogatz-k", "2000"},
 			"--num-locations 20000 --population 1 --watts-strogatz-k 2000 --barabasi-albert-m 4 needs about 552 MiB; the address-space limit (ulimit -v) is 512 MiB: give smaller sizes"},
 		{"k not below the locations", []string{"epidemic", "--num-locations", "20000", "--watts-strogatz-k", "20000"}, ""},
+		{"4000 workers", []string{"phold", "--time-warp-worker-threads", "4000"},
+			"--lps 16384 --start-events 1 --time-warp-worker-threads 4000 needs about 795 MiB; the address-space limit (ulimit -v) is 512 MiB: give fewer workers"},
+		{"4000 workers and too many LPs", []string{"phold", "--lps", "1000000", "--time-warp-worker-threads", "4000"},
+			"--lps 1000000 --start-events 1 --time-warp-worker-threads 4000 needs about 1.54 GiB; the address-space limit (ulimit -v) is 512 MiB: give smaller sizes or fewer workers"},
+		{"too many LPs, and 4 workers", []string{"phold", "--lps", "1000000", "--time-warp-worker-threads", "4"},
+			"--lps 1000000 --start-events 1 needs about 826 MiB; the address-space limit (ulimit -v) is 512 MiB: give smaller sizes"},
+		{"1000 workers", []string{"phold", "--time-warp-worker-threads", "1000"}, ""},
+		{"4000 workers, sequential", []string{"phold", "--time-warp-worker-threads", "4000", "--simulation-type", "sequential"}, ""},
+		{"4000 workers for 64 LPs", []string{"phold", "--lps", "64", "--time-warp-worker-threads", "4000"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inv := parsed(t, tc.args[0], tc.args[1:]...)
@@ -173,6 +188,82 @@ func TestMemoryEstimates(t *testing.T) {
 			require.Equal(t, exitUsage, f.status)
 		})
 	}
+	t.Run("a model that does not say its sizes", func(t *testing.T) {
+		m := &Model{Name: "bare", EndTime: 1, Flags: func(*pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+			return nil
+		}}
+		inv := &invocation{c: testCommand(), m: m}
+		require.NoError(t, inv.parseFlags([]string{"--time-warp-worker-threads", "4000"}))
+		require.EqualError(t, checkMemoryAgainst(m, inv.fs, limit),
+			"--time-warp-worker-threads 4000 needs about 782 MiB; the address-space limit (ulimit -v) is 512 MiB: give fewer workers")
+	})
+}
+
+// TestMemoryRefusesTheWorkers: on this machine, a PHOLD whose LPs fit beside one worker is
+// refused with 4096 workers, naming them: exit 2, one line, nothing built.
+func TestMemoryRefusesTheWorkers(t *testing.T) {
+	mem := float64(machineMemory().bytes)
+	if mem == 0 || mem > 1<<40 {
+		t.Skipf("%s", machineMemory())
+	}
+	// The LPs and their events take all but 384 MiB; 4096 workers take 768 MiB.
+	lps := strconv.Itoa(int((mem - bytesBase - 384<<20) / (bytesPerLP + bytesPerEvent)))
+	args := []string{"phold", "--lps", lps, "--time-warp-worker-threads", "4096"}
+	one := parsed(t, "phold", "--lps", lps, "--time-warp-worker-threads", "1")
+	require.NoError(t, checkMemory(one.m, one.fs), "fits with one worker")
+	many := parsed(t, args[0], args[1:]...)
+	require.Error(t, checkMemory(many.m, many.fs), "refused before the command would build it")
+	code, out, errOut := warped(args...)
+	require.Equal(t, exitUsage, code, errOut)
+	require.Contains(t, errOut, "warped phold: --lps "+lps+" --start-events 1 --time-warp-worker-threads 4096 needs about ")
+	require.Contains(t, errOut, machineMemory().String()+": give fewer workers;")
+	require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	require.Empty(t, out)
+}
+
+// TestWorkersBounded: more workers than kernel.MaxWorkers are refused at once, whatever
+// the memory (100000 filled a machine's memory while still being set up).
+func TestWorkersBounded(t *testing.T) {
+	code, out, errOut := warped("phold", "--time-warp-worker-threads", "100000")
+	require.Equal(t, exitUsage, code, errOut)
+	require.Equal(t, "warped phold: --time-warp-worker-threads must be at most 4096 (workers beyond the CPUs take turns on them), got 100000; run 'warped help phold' for the flags\n", errOut)
+	require.Empty(t, out)
+}
+
+// TestWorkersFitTheLPs: workers beyond the LPs would have none; the run keeps one per LP,
+// with a note when they were asked for, commits what it would with fewer, and says in its
+// stats file how many ran. The default (the CPUs) is fitted without a note.
+func TestWorkersFitTheLPs(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"phold", "--lps", "4", "--max-sim-time", "100", "--gpu", "off"}
+	code, out, errOut := warped(append(base, "--time-warp-worker-threads", "4")...)
+	require.Equal(t, 0, code, errOut)
+	want := digestOf(t, out)
+	stats := filepath.Join(dir, "s.json")
+	code, out, errOut = warped(append(base, "--time-warp-worker-threads", "8", "--time-warp-scheduler-count", "6", "--stats-file", stats)...)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "warped phold: --time-warp-worker-threads 8 is more than the model's 4 LPs: running 4 workers (a worker without LPs would have nothing to do)\n", errOut)
+	require.Equal(t, want, digestOf(t, out))
+	data, err := os.ReadFile(stats)
+	require.NoError(t, err)
+	var kv struct {
+		Config     map[string]any `json:"config"`
+		Provenance struct {
+			Workers int `json:"workers"`
+		} `json:"provenance"`
+	}
+	require.NoError(t, json.Unmarshal(data, &kv))
+	require.Equal(t, 4, kv.Provenance.Workers)
+	require.EqualValues(t, 4, kv.Config["time-warp-worker-threads"])
+	require.EqualValues(t, 4, kv.Config["time-warp-scheduler-count"])
+
+	inv := parsed(t, "logic", "--circuit", "full-adder")
+	inv.o.workers = 16 // as the default on 16 CPUs
+	require.Empty(t, inv.fitWorkers(8))
+	require.Equal(t, 8, inv.o.workers)
+	seq := parsed(t, "phold", "--simulation-type", "sequential", "--time-warp-worker-threads", "8")
+	require.Empty(t, seq.fitWorkers(4))
+	require.Equal(t, 8, seq.o.workers, "a sequential run has no workers to fit")
 }
 
 // TestMaxMemoryStopsTheRun: a run over --max-memory stops with one line and exit 1,

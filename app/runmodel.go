@@ -216,6 +216,7 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	workersNote := inv.fitWorkers(len(lps))
 	if err := inv.openTransport(); err != nil {
 		return err
 	}
@@ -241,7 +242,8 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := inv.openSamples(); err != nil {
 		return err
 	}
-	inv.note(offloadNote) // once the configuration is known to be good
+	inv.note(workersNote) // once the configuration is known to be good
+	inv.note(offloadNote)
 	inv.note(bindingNote(inv.tr, runtime.GOMAXPROCS(0)))
 	inv.note(crowdNote(inv.tr, comm.LocalRanks(), comm.NodeCPUs()))
 	res, err := inv.simulate(ctx, sim, cfg.Progress != nil && isTerminal(inv.stderr)) // a line to clear
@@ -328,6 +330,9 @@ func checkOptions(o *options) error {
 			return usageFailure("--%s must be at least 1, got %d", c.name, c.v)
 		}
 	}
+	if o.workers > kernel.MaxWorkers {
+		return usageFailure("--time-warp-worker-threads must be at most %d (workers beyond the CPUs take turns on them), got %d", kernel.MaxWorkers, o.workers)
+	}
 	if o.schedulers < 0 {
 		return usageFailure("--time-warp-scheduler-count must be at least 1 (or 0 for one per worker thread), got %d", o.schedulers)
 	}
@@ -360,6 +365,26 @@ func (inv *invocation) buildModel() ([]kernel.LogicalProcess, partition.Partitio
 		}
 	}
 	return lps, part, nil
+}
+
+// fitWorkers keeps a time-warp run's workers, and its schedule queues, to its lps LPs: the
+// engine partitions the LPs among the schedule queues, so a worker beyond the LPs would
+// have a queue without LPs, or a share of a queue with fewer LPs than workers, and nothing
+// to do but cost memory and a report in every GVT round. It returns a note saying so when
+// the workers were asked for (the default, the CPUs the process may use, is fitted without
+// a word).
+func (inv *invocation) fitWorkers(lps int) string {
+	o := &inv.o
+	if o.simType != kernel.TimeWarp || lps < 1 || o.workers <= lps {
+		return ""
+	}
+	asked := o.workers
+	o.workers, o.schedulers = lps, min(o.schedulers, lps)
+	if !inv.fs.Changed("time-warp-worker-threads") {
+		return ""
+	}
+	return fmt.Sprintf("--time-warp-worker-threads %d is more than the model's %d LPs: running %d workers (a worker without LPs would have nothing to do)",
+		asked, lps, lps)
 }
 
 // openTransport opens MPI when mpirun started several ranks, so that the run spans the

@@ -61,6 +61,7 @@ func TestCheckOptionsStep(t *testing.T) {
 		want   string
 	}{
 		{func(o *options) { o.workers = 0 }, "--time-warp-worker-threads must be at least 1, got 0"},
+		{func(o *options) { o.workers = kernel.MaxWorkers + 1 }, "--time-warp-worker-threads must be at most 4096 (workers beyond the CPUs take turns on them), got 4097"},
 		{func(o *options) { o.period = -2 }, "--time-warp-state-saving-period must be at least 1, got -2"},
 		{func(o *options) { o.maxAggregate = 0 }, "--time-warp-communication-max-aggregate must be at least 1, got 0"},
 		{func(o *options) { o.schedulers = -1 }, "--time-warp-scheduler-count must be at least 1"},

@@ -134,7 +134,8 @@ func (c *Command) buildForStudy(name string, args []string) (*invocation, []kern
 	if err == nil {
 		var part partition.Partitioner
 		if lps, part, err = inv.buildModel(); err == nil {
-			cfg = inv.config(part) // reads every flag's value
+			inv.fitWorkers(len(lps)) // as a run alone would; its note is not shown
+			cfg = inv.config(part)   // reads every flag's value
 		}
 	}
 	c.mu.Unlock()

@@ -58,7 +58,7 @@ type TimeWarpConfig struct {
 	// Workers is the number of workers (default: GOMAXPROCS, the CPUs the process may use,
 	// which follows a container's CPU limit where the number of CPUs does not). More
 	// workers than GOMAXPROCS take turns on GOMAXPROCS goroutines (package timewarp,
-	// host.go).
+	// host.go). At most MaxWorkers.
 	Workers int
 	// Schedulers is the number of schedule queues (default: one per worker, the fastest
 	// arrangement; see docs/PERFORMANCE.md); workers map onto them round-robin and LPs are
@@ -158,6 +158,14 @@ type TimeWarpConfig struct {
 	// with BatchSize 0, or OffloadAuto; 0: gpuoffload.DefaultTuneWindow, 10 ms).
 	TuneWindow time.Duration
 }
+
+// MaxWorkers is the most time-warp workers accepted (TimeWarpConfig.Workers). Each worker
+// costs memory (about 170 KiB once its schedule queue holds events: a slab of event
+// records, beside its own state) and a report in every GVT round, while workers beyond the
+// CPUs only take turns on them: 4096 is above the CPUs of the largest machines, and keeps
+// the workers' memory under 1 GiB (100000 workers filled a machine's memory and were still
+// being set up after 90 s).
+const MaxWorkers = 4096
 
 // MaxBatchSize is the largest TimeWarpConfig.BatchSize accepted.
 const MaxBatchSize = 1 << 20
@@ -340,7 +348,7 @@ const (
 // queue per worker, resolved by WithDefaults once Workers is known.
 func DefaultTimeWarp() TimeWarpConfig {
 	return TimeWarpConfig{
-		Workers:           runtime.GOMAXPROCS(0),
+		Workers:           min(runtime.GOMAXPROCS(0), MaxWorkers),
 		QueueType:         QueueCalendar,
 		LockType:          spinlock.KindMutex,
 		StateSavingPeriod: 16,
@@ -383,6 +391,8 @@ func (tw TimeWarpConfig) validate() error {
 	switch {
 	case tw.Workers < 0:
 		return fmt.Errorf("time-warp worker threads must be at least 1, got %d", tw.Workers)
+	case tw.Workers > MaxWorkers:
+		return fmt.Errorf("time-warp worker threads must be at most %d, got %d", MaxWorkers, tw.Workers)
 	case tw.Schedulers < 0:
 		return fmt.Errorf("time-warp scheduler count must be at least 1, got %d", tw.Schedulers)
 	case d.Schedulers > d.Workers:

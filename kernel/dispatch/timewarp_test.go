@@ -477,6 +477,7 @@ func TestTimeWarpConfigErrors(t *testing.T) {
 		want string
 	}{
 		{kernel.TimeWarpConfig{Workers: -1}, "worker threads must be at least 1"},
+		{kernel.TimeWarpConfig{Workers: kernel.MaxWorkers + 1}, "worker threads must be at most 4096, got 4097"},
 		{kernel.TimeWarpConfig{Workers: 2, Schedulers: 3}, "must not exceed the worker threads"},
 		{kernel.TimeWarpConfig{QueueType: "fifo"}, `time-warp queue type: unknown queue type "fifo" (want calendar, heap, splay, ladder or parallel-heap)`},
 		{kernel.TimeWarpConfig{LockType: "spin"}, `unknown lock type "spin"`},
