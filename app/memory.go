@@ -126,12 +126,33 @@ func checkMemory(m *Model, fs *pflag.FlagSet) error {
 	return checkMemoryAgainst(m, fs, machineMemory())
 }
 
+// maxMemoryIs is memoryLimit.what for a limit that --max-memory sets.
+const maxMemoryIs = "--max-memory is"
+
+// runLimit is the memory a run may have: the machine's (machineMemory), or a smaller
+// --max-memory given on the command line, which the run would otherwise reach while its
+// model is being built, before the memory watcher starts.
+func runLimit(mm *maxMemory) memoryLimit {
+	l := machineMemory()
+	if mm.set && mm.bytes > 0 && (l.bytes == 0 || mm.bytes < l.bytes) {
+		l = memoryLimit{mm.bytes, maxMemoryIs}
+	}
+	return l
+}
+
 // checkMemoryAgainst is checkMemory with the limit given. The time-warp workers are named
 // where fewer of them would help: where the run would fit with one, or where they take a
 // tenth of the need or more.
 func checkMemoryAgainst(m *Model, fs *pflag.FlagSet, limit memoryLimit) error {
 	n := memoryNeed(m, fs)
-	if n.total == 0 || limit.bytes == 0 || n.total <= float64(limit.bytes) {
+	over := n.total
+	if limit.what == maxMemoryIs {
+		// Against --max-memory, the sizes alone: the memory watcher stops a run that passes
+		// it, so this refuses only what passes it while the model is built, before the
+		// watcher starts, and not a small run for the runtime's own share (bytesBase).
+		over -= bytesBase
+	}
+	if n.total == 0 || limit.bytes == 0 || over <= float64(limit.bytes) {
 		return nil
 	}
 	flags, what := sizeFlags(m, fs), "give smaller sizes"
@@ -142,6 +163,9 @@ func checkMemoryAgainst(m *Model, fs *pflag.FlagSet, limit memoryLimit) error {
 		flags, what = strings.TrimSpace(flags+" "+workers), "give fewer workers"
 	case n.workers >= n.total/10:
 		flags, what = strings.TrimSpace(flags+" "+workers), "give smaller sizes or fewer workers"
+	}
+	if limit.what == maxMemoryIs {
+		what += ", or a higher --max-memory"
 	}
 	return usageFailure("%s needs about %s; %s: %s", flags, formatBytes(n.total), limit, what)
 }

@@ -116,7 +116,7 @@ func TestMemoryCountsCircuitsAndNetworks(t *testing.T) {
 			code, out, errOut := warped(tc.args...)
 			require.Equal(t, exitUsage, code, errOut)
 			require.Contains(t, errOut, tc.want)
-			require.Contains(t, errOut, machineMemory().String()+": give smaller sizes;")
+			require.Contains(t, errOut, runLimit(&inv.o.maxMemory).String()+": give smaller sizes")
 			require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
 			require.Empty(t, out)
 		})
@@ -267,17 +267,34 @@ func TestWorkersFitTheLPs(t *testing.T) {
 }
 
 // TestMaxMemoryStopsTheRun: a run over --max-memory stops with one line and exit 1,
-// writing nothing.
+// writing nothing. (PHOLD without its sizes, so that the size check lets it start.)
 func TestMaxMemoryStopsTheRun(t *testing.T) {
 	dir := t.TempDir()
-	code, _, errOut := warped("phold", "--lps", "64", "--start-events", "2000", "--max-sim-time", "1e9", "--gpu", "off",
-		"--max-memory", "1MiB", "--stats-file", filepath.Join(dir, "s.json"))
+	unsized := *findModel("phold")
+	unsized.Size = nil
+	var out, stderr strings.Builder
+	code := New("warped", &unsized).Run(context.Background(), []string{"phold", "--lps", "64", "--start-events", "2000",
+		"--max-sim-time", "1e9", "--gpu", "off", "--max-memory", "1MiB", "--stats-file", filepath.Join(dir, "s.json")}, &out, &stderr)
+	errOut := stderr.String()
 	require.Equal(t, exitRun, code, errOut)
 	require.Contains(t, errOut, "warped phold: stopped: the run's memory reached")
 	require.Contains(t, errOut, "over its limit of 1 MiB (--max-memory)")
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, entries)
+}
+
+// TestMaxMemoryRefusesWhatCannotFit: sizes whose estimate is over --max-memory are
+// refused before the model is built (it would pass the limit while being built, before
+// the watcher starts), with one line that names both; without --max-memory the machine's
+// memory is the limit.
+func TestMaxMemoryRefusesWhatCannotFit(t *testing.T) {
+	code, _, errOut := warped("phold", "--lps", "2000000", "--max-memory", "256MiB", "--max-sim-time", "1")
+	require.Equal(t, exitUsage, code, errOut)
+	require.Contains(t, errOut, "--lps 2000000 --start-events 1 needs about 1.58 GiB; --max-memory is 256 MiB: give smaller sizes, or a higher --max-memory")
+	require.Equal(t, memoryLimit{256 << 20, maxMemoryIs}, runLimit(&maxMemory{set: true, bytes: 256 << 20}))
+	require.Equal(t, machineMemory(), runLimit(&maxMemory{}), "auto: the machine's")
+	require.Equal(t, machineMemory(), runLimit(&maxMemory{set: true}), "0: no limit")
 }
 
 func TestParseBytes(t *testing.T) {

@@ -209,7 +209,7 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := inv.checkOutputs(); err != nil {
 		return err
 	}
-	if err := checkMemory(inv.m, inv.fs); err != nil {
+	if err := checkMemoryAgainst(inv.m, inv.fs, runLimit(&inv.o.maxMemory)); err != nil {
 		return err
 	}
 	lps, part, err := inv.buildModel()
