@@ -465,8 +465,10 @@ func (inv *invocation) attachProgress(cfg *kernel.Config) {
 }
 
 // checkOutputs fails before the run, as a usage error, when an output file cannot be
-// written (its directory is missing or read-only, it is a directory, or it is in /proc),
-// so that a finished run is never lost for want of a place to put its results.
+// written (its directory is missing or read-only, it is a directory, it is in /proc, or
+// it is an existing file this process could not write), so that a finished run is never
+// lost for want of a place to put its results, and no file is replaced that its owner
+// protected.
 func (inv *invocation) checkOutputs() error {
 	for _, o := range []struct{ flag, path string }{
 		{"stats-file", inv.o.statsFile}, {"report", inv.o.report},

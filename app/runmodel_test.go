@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -138,6 +139,33 @@ func TestOutputsCheckedBeforeTheRun(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, entries, "checking creates nothing")
+}
+
+// TestUnwritableOutputRefusedBeforeTheRun: an existing output file that the process could
+// not write (mode 0444; as root, who writes it all the same, an immutable file) is
+// refused with exit 2 before the run, and left as it was, where the rename would have
+// replaced it (or, immutable, failed after the whole run).
+func TestUnwritableOutputRefusedBeforeTheRun(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.json")
+	require.NoError(t, os.WriteFile(p, []byte("old"), 0o644))
+	want := "read-only to this user (permission denied): make it writable, or name another file"
+	if os.Geteuid() == 0 {
+		if out, err := exec.Command("chattr", "+i", p).CombinedOutput(); err != nil {
+			t.Skipf("as root only an immutable file is unwritable, and chattr +i failed: %v %s", err, out)
+		}
+		t.Cleanup(func() { exec.Command("chattr", "-i", p).Run() })
+		want = "may not be changed (operation not permitted: immutable or append-only?): name another file"
+	} else {
+		require.NoError(t, os.Chmod(p, 0o444))
+	}
+	code, out, errOut := warped("phold", "--lps", "8", "--max-sim-time", "5", "--gpu", "off", "--stats-file", p)
+	require.Equal(t, exitUsage, code, errOut)
+	require.Empty(t, out, "refused before the run")
+	require.Equal(t, "warped phold: cannot write --stats-file "+p+": the existing file "+want+
+		"; run 'warped help phold' for the flags\n", errOut)
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, "old", string(b))
 }
 
 func TestExitStep(t *testing.T) {

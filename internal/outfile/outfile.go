@@ -5,7 +5,8 @@
 // the old file as it was and no temporary file. Anything else (a device such as
 // /dev/null, a FIFO, a socket, a symlink to one of these, a path through /proc such as
 // /dev/stdout, and "-" for standard output) is written in place, streaming, and never
-// replaced. [Check] tells, before a run, whether a path can be written at all.
+// replaced. [Check] tells, before a run, whether a path can be written at all (an
+// existing file that this process could not write itself is never replaced).
 package outfile
 
 import (
@@ -16,6 +17,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Stdout is the path that names standard output.
@@ -53,8 +56,9 @@ type target struct {
 }
 
 // Check reports, as an error naming the path, why path cannot be written: its directory
-// is missing or not writable, it is a directory, or it lies in /proc or /sys. It creates
-// nothing. "-" is always writable.
+// is missing or not writable, it is a directory, it lies in /proc or /sys, or it is an
+// existing file that this process could not write (read-only to it, immutable or
+// append-only). It creates nothing. "-" is always writable.
 func Check(path string) error {
 	_, err := resolve(path)
 	return err
@@ -82,6 +86,12 @@ func resolve(path string) (target, error) {
 	case serr == nil && viaProc:
 		return target{inPlace: true}, nil // an open file of this process, /dev/stdout
 	case serr == nil:
+		// Renaming over a file needs only its directory to be writable, so a file made
+		// read-only (or owned by another user) would be replaced all the same: refuse
+		// it, as a program that writes in place must.
+		if err := writableFile(dst); err != nil {
+			return target{}, fail(path, err)
+		}
 		t.mode = st.Mode().Perm()
 	case !errors.Is(serr, fs.ErrNotExist):
 		return target{}, fail(path, serr)
@@ -121,6 +131,46 @@ func follow(path string) (viaProc bool, dst string, err error) {
 		p = filepath.Clean(t)
 	}
 	return false, "", errors.New("too many levels of symbolic links")
+}
+
+// writableFile fails, saying what to do, unless this process could open the existing
+// regular file path for writing. It opens it so (without truncating it, and closes it at
+// once) rather than asking access(2): one call answers for its permissions, root's
+// override of them, an immutable or append-only file (chattr +i or +a on Linux, chflags
+// on BSD and macOS, which permissions do not show and which would otherwise fail the
+// rename only after the run) and a read-only mount, exactly as a write would. The open
+// changes nothing in the file; O_NONBLOCK keeps it from waiting should path have become
+// a FIFO since it was looked at.
+func writableFile(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err == nil {
+		f.Close()
+		return stickyOwner(path)
+	}
+	switch err = unwrapPath(err); {
+	case errors.Is(err, unix.EACCES):
+		return errors.New("the existing file is read-only to this user (permission denied): make it writable, or name another file")
+	case errors.Is(err, unix.EPERM):
+		return errors.New("the existing file may not be changed (operation not permitted: immutable or append-only?): name another file")
+	case errors.Is(err, unix.EROFS):
+		return errors.New("it is on a read-only file system: name a file elsewhere")
+	}
+	return fmt.Errorf("the existing file cannot be opened for writing (%v): name another file", err)
+}
+
+// stickyOwner fails where path's directory is sticky (as /tmp is) and neither path nor
+// the directory belongs to this process's user: such a file may be written but not
+// replaced, so the rename would fail after the run. Root may replace it.
+func stickyOwner(path string) error {
+	var dir, file unix.Stat_t
+	if unix.Stat(filepath.Dir(path), &dir) != nil || unix.Stat(path, &file) != nil {
+		return nil // what cannot be looked at is left to the write
+	}
+	uid := uint32(os.Geteuid())
+	if dir.Mode&unix.S_ISVTX == 0 || uid == 0 || file.Uid == uid || dir.Uid == uid {
+		return nil
+	}
+	return errors.New("the existing file belongs to another user in a sticky directory, so it cannot be replaced: name another file")
 }
 
 // isProc reports whether p names something under /proc.

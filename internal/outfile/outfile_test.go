@@ -2,6 +2,7 @@ package outfile
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -182,4 +183,61 @@ func TestOpenFileThroughProcIsWrittenInPlace(t *testing.T) {
 	if !os.SameFile(st0, st1) || string(b) != "printed stats" {
 		t.Fatalf("replaced (%v) or overwritten: %q", !os.SameFile(st0, st1), b)
 	}
+}
+
+// TestUnwritableFileIsRefused: an existing file that this process could not write is
+// refused by Check and Create, and left as it was, rather than replaced by the rename
+// (which needs only the directory). Permissions do not bind root, so as root the mode
+// case is skipped and the immutable and append-only ones (chattr, where it works) stand
+// for it.
+func TestUnwritableFileIsRefused(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		make func(t *testing.T, p string) // makes p unwritable, or skips
+		want string
+	}{
+		{"mode 0444", func(t *testing.T, p string) {
+			if os.Geteuid() == 0 {
+				t.Skip("root writes a mode-0444 file all the same")
+			}
+			if err := os.Chmod(p, 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}, "read-only to this user (permission denied)"},
+		{"immutable", func(t *testing.T, p string) { chattr(t, "+i", p) }, "may not be changed"},
+		{"append-only", func(t *testing.T, p string) { chattr(t, "+a", p) }, "may not be changed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "out.json")
+			if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c.make(t, p)
+			err := Check(p)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "name another file") {
+				t.Fatalf("Check = %v, want an error with %q that says what to do", err, c.want)
+			}
+			if err := WriteFile(p, []byte("new")); err == nil {
+				t.Fatal("WriteFile replaced it")
+			}
+			if b, _ := os.ReadFile(p); string(b) != "old" {
+				t.Fatalf("contents %q, want old", b)
+			}
+			if names := entries(t, filepath.Dir(p)); len(names) != 1 {
+				t.Fatalf("files left: %v", names)
+			}
+		})
+	}
+}
+
+// chattr sets the attribute attr (+i, +a) of p with chattr(1), undoing it when the test
+// ends (else the temporary directory could not be removed), or skips the test where it
+// cannot (no chattr, not root, a file system without attributes).
+func chattr(t *testing.T, attr, p string) {
+	t.Helper()
+	out, err := exec.Command("chattr", attr, p).CombinedOutput()
+	if err != nil {
+		t.Skipf("chattr %s: %v %s", attr, err, out)
+	}
+	t.Cleanup(func() { exec.Command("chattr", "-"+attr[1:], p).Run() })
 }
