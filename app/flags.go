@@ -233,13 +233,14 @@ func defaultNote(f *pflag.Flag) string {
 	return " (default " + f.DefValue + ")"
 }
 
-// dumpConfig returns the flags that were set, on the command line or by --config, as a
-// JSON object that --config accepts: a run with it is the same run, since a flag left
-// out keeps the default it had (the CPUs of the machine it runs on, auto state saving).
-func dumpConfig(fs *pflag.FlagSet) ([]byte, error) {
+// dumpConfig returns the flags that were set, on the command line or by --config, less
+// those in omit, as a JSON object that --config accepts: a run with it is the same run,
+// since a flag left out keeps the default it had (the CPUs of the machine it runs on,
+// auto state saving).
+func dumpConfig(fs *pflag.FlagSet, omit map[string]bool) ([]byte, error) {
 	kv := map[string]any{}
 	fs.Visit(func(f *pflag.Flag) {
-		if notInConfig[f.Name] {
+		if notInConfig[f.Name] || omit[f.Name] {
 			return
 		}
 		s := f.Value.String()

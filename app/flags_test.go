@@ -96,17 +96,28 @@ func TestDumpConfigReproducesRun(t *testing.T) {
 	require.Contains(t, want[1], "reverse", "phold's LPs reverse their events under auto")
 	require.Equal(t, want, stateSavingLine.FindStringSubmatch(again))
 
-	// The stats file records the same: its config reproduces the run too.
-	stats := filepath.Join(t.TempDir(), "s.json")
-	code, _, errOut = warped("phold", "--config", cfg, "--stats-file", stats)
+	// The stats file records the same, less the outputs' paths: its config reproduces the
+	// run too, and a run from it writes over none of the first run's outputs.
+	dir := t.TempDir()
+	stats, trace := filepath.Join(dir, "s.json"), filepath.Join(dir, "t.csv")
+	code, _, errOut = warped("phold", "--config", cfg, "--stats-file", stats, "--trace", trace, "--trace-every", "100")
 	require.Equal(t, 0, code, errOut)
 	data, err := os.ReadFile(stats)
 	require.NoError(t, err)
-	var st struct{ Config map[string]any }
+	var st struct{ Config json.RawMessage }
 	require.NoError(t, json.Unmarshal(data, &st))
-	require.Equal(t, stats, st.Config["stats-file"])
-	delete(st.Config, "stats-file")
-	require.Equal(t, kv, st.Config)
+	var recorded map[string]any
+	require.NoError(t, json.Unmarshal(st.Config, &recorded))
+	kv["trace-every"] = 100.0 // not a path: kept
+	require.Equal(t, kv, recorded, "the flags without stats-file and trace")
+	rerun := filepath.Join(dir, "rerun.json")
+	require.NoError(t, os.WriteFile(rerun, st.Config, 0o644))
+	code, again, errOut = warped("phold", "--config", rerun)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, digestOf(t, direct), digestOf(t, again))
+	after, err := os.ReadFile(stats)
+	require.NoError(t, err)
+	require.Equal(t, data, after, "the rerun left the first run's stats file alone")
 }
 
 // TestVersion: 'warped version' prints the module, its version, the commit (or why there

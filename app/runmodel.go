@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -299,7 +301,7 @@ func (inv *invocation) parseFlags(args []string) error {
 
 // dumpConfig prints the flags that were set, as --config takes them (--dump-config).
 func (inv *invocation) dumpConfig() error {
-	out, err := dumpConfig(inv.fs)
+	out, err := dumpConfig(inv.fs, nil)
 	if err != nil {
 		return runFailure(err)
 	}
@@ -468,25 +470,92 @@ func (inv *invocation) attachProgress(cfg *kernel.Config) {
 // written (its directory is missing or read-only, it is a directory, it is in /proc, or
 // it is an existing file this process could not write), so that a finished run is never
 // lost for want of a place to put its results, and no file is replaced that its owner
-// protected.
+// protected; or when two outputs, or an output and the --config file, are one file, of
+// which the last written would silently replace the other.
 func (inv *invocation) checkOutputs() error {
-	for _, o := range []struct{ flag, path string }{
-		{"stats-file", inv.o.statsFile}, {"report", inv.o.report},
-		{"sample-file", inv.o.sample.file}, {"series-file", inv.o.sample.seriesFile}, {"trace", inv.o.trace.file},
-	} {
-		if o.path == "" {
-			continue
-		}
+	outs := inv.outputs()
+	for _, o := range outs {
 		if err := outfile.Check(o.path); err != nil {
 			return usageFailure("%v", outputError(o.flag, err))
 		}
 	}
-	for flag, path := range inv.m.outputs() {
-		if err := outfile.Check(path); err != nil {
-			return usageFailure("%v", outputError(flag, err))
+	var seen []output
+	for _, o := range outs {
+		id, ok := outfile.Identify(o.path)
+		if !ok {
+			continue // a device or FIFO, written in place: outputs may share /dev/null
+		}
+		o.id = id
+		for _, p := range seen {
+			switch {
+			case p.id.Same(id) && id.IsStdout():
+				return usageFailure("%s and %s both write to standard output; give each output its own file", p, o)
+			case p.id.Same(id):
+				return usageFailure("%s and %s name one file; give each output its own file", p, o)
+			}
+		}
+		seen = append(seen, o)
+	}
+	if inv.o.config == "" {
+		return nil
+	}
+	if in, ok := outfile.Identify(inv.o.config); ok {
+		for _, o := range seen {
+			if o.id.Same(in) {
+				return usageFailure("%s would replace the --config file %s; name another output file", o, inv.o.config)
+			}
 		}
 	}
 	return nil
+}
+
+// output is a file that a run writes: the flag that names it, the path given and the
+// path written (across processes, a rank's FILE-rankN).
+type output struct {
+	flag, given, path string
+	rank              int        // the rank that writes path when it is a rank's own, else -1
+	id                outfile.ID // set by checkOutputs
+}
+
+// String names o in messages: --FLAG PATH, and the rank's file where it differs.
+func (o output) String() string {
+	s := "--" + o.flag + " " + o.given
+	if o.path != o.given {
+		s += fmt.Sprintf(" (rank %d's %s)", o.rank, o.path)
+	}
+	return s
+}
+
+// outputs returns the files that the run writes, as every rank of a run across processes
+// names them (comm.LaunchedRanks, read before MPI is opened, so that every rank checks,
+// and refuses, alike): the stats file and the report are rank 0's alone, each rank writes
+// its own sample, series and trace file (rankPath, as openSamples, seriesPath and
+// openTrace do), and the model's own files are the paths given. So --stats-file x.csv
+// --sample-file x.csv is two files across processes and one in a single process.
+func (inv *invocation) outputs() []output {
+	ranks := comm.LaunchedRanks()
+	var outs []output
+	add := func(flag, path string, perRank bool) {
+		switch {
+		case path == "":
+		case !perRank || ranks <= 1:
+			outs = append(outs, output{flag: flag, given: path, path: path, rank: -1})
+		default:
+			for r := range ranks {
+				outs = append(outs, output{flag: flag, given: path, path: rankPath(path, r), rank: r})
+			}
+		}
+	}
+	add("stats-file", inv.o.statsFile, false)
+	add("report", inv.o.report, false)
+	add("sample-file", inv.o.sample.file, true)
+	add("series-file", inv.o.sample.seriesFile, true)
+	add("trace", inv.o.trace.file, true)
+	own := inv.m.outputs()
+	for _, flag := range slices.Sorted(maps.Keys(own)) { // in one order, for one message
+		add(flag, own[flag], false)
+	}
+	return outs
 }
 
 // outputError names the flag of an output file in err: "cannot write --FLAG PATH: why".

@@ -141,6 +141,76 @@ func TestOutputsCheckedBeforeTheRun(t *testing.T) {
 	require.Empty(t, entries, "checking creates nothing")
 }
 
+// TestOutputsNamingOneFileAreRefused: two outputs that would write one file (by name,
+// through a symlink or a hard link, standard output twice), or an output that would
+// replace the --config file, are refused before the run, naming both; across processes
+// the files compared are those each rank writes (FILE-rankN).
+func TestOutputsNamingOneFileAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	require.NoError(t, os.WriteFile("cc.json", []byte(`{"lps": 8}`), 0o644))
+	require.NoError(t, os.WriteFile("old.out", []byte("old"), 0o644))
+	require.NoError(t, os.Symlink("old.out", "link.out"))
+	require.NoError(t, os.Link("old.out", "hard.out"))
+	for _, tc := range []struct {
+		name  string
+		ranks string // OMPI_COMM_WORLD_SIZE, as mpirun sets it ("": one process)
+		model string
+		args  []string
+		want  string // "": no refusal
+	}{
+		{"stats and report", "", "phold", []string{"--stats-file", "same.out", "--report", "same.out"},
+			"--stats-file same.out and --report same.out name one file; give each output its own file"},
+		{"stats and samples", "", "phold", []string{"--stats-file", "x", "--sample-file", "x"},
+			"--stats-file x and --sample-file x name one file"},
+		{"./ and the same name", "", "phold", []string{"--sample-file", "./x", "--trace", "x"},
+			"--sample-file ./x and --trace x name one file"},
+		{"a symlink", "", "phold", []string{"--stats-file", "link.out", "--series-file", "old.out"},
+			"--stats-file link.out and --series-file old.out name one file"},
+		{"a hard link", "", "phold", []string{"--report", "hard.out", "--trace", "old.out"},
+			"--report hard.out and --trace old.out name one file"},
+		{"the model's own output", "", "epidemic", []string{"--series-file", "e.csv", "--time-series", "e.csv"},
+			"--series-file e.csv and --time-series e.csv name one file"},
+		{"standard output twice", "", "phold", []string{"--stats-file", "-", "--report", "-"},
+			"--stats-file - and --report - both write to standard output"},
+		{"the config file", "", "phold", []string{"--config", "cc.json", "--stats-file", "cc.json"},
+			"--stats-file cc.json would replace the --config file cc.json; name another output file"},
+		{"the config file by another name", "", "phold", []string{"--config", "cc.json", "--report", filepath.Join(dir, "cc.json")},
+			"would replace the --config file cc.json"},
+		{"devices may be shared", "", "phold", []string{"--stats-file", "/dev/null", "--report", "/dev/null", "--trace", "/dev/null"}, ""},
+		{"across processes: rank files beside the stats file", "2", "phold", []string{"--stats-file", "x.csv", "--sample-file", "x.csv"}, ""},
+		{"across processes: a rank's file", "2", "phold", []string{"--stats-file", "x-rank1.csv", "--sample-file", "x.csv"},
+			"--stats-file x-rank1.csv and --sample-file x.csv (rank 1's x-rank1.csv) name one file"},
+		{"across processes: two ranks' files", "3", "phold", []string{"--series-file", "x.csv", "--trace", "x.csv"},
+			"--series-file x.csv (rank 0's x-rank0.csv) and --trace x.csv (rank 0's x-rank0.csv) name one file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.ranks != "" {
+				t.Setenv("OMPI_COMM_WORLD_SIZE", tc.ranks)
+			}
+			err := parsed(t, tc.model, tc.args...).checkOutputs()
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.want)
+			require.Equal(t, exitUsage, err.(*failure).status)
+		})
+	}
+	// Through the command: one line, exit 2, nothing written, the config file intact.
+	code, out, errOut := warped("phold", "--config", "cc.json", "--max-sim-time", "5", "--stats-file", "cc.json", "--report", "r.html")
+	require.Equal(t, exitUsage, code)
+	require.Empty(t, out)
+	require.Equal(t, "warped phold: --stats-file cc.json would replace the --config file cc.json; name another output file; "+
+		"run 'warped help phold' for the flags\n", errOut)
+	b, err := os.ReadFile("cc.json")
+	require.NoError(t, err)
+	require.Equal(t, `{"lps": 8}`, string(b))
+	names, err := os.ReadDir(".")
+	require.NoError(t, err)
+	require.Len(t, names, 4, "nothing written: cc.json, old.out and its two links")
+}
+
 // TestUnwritableOutputRefusedBeforeTheRun: an existing output file that the process could
 // not write (mode 0444; as root, who writes it all the same, an immutable file) is
 // refused with exit 2 before the run, and left as it was, where the rename would have

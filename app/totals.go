@@ -134,7 +134,14 @@ func (inv *invocation) writeStats(r kernel.Result, results []Result) error {
 	}
 	kv["results"], kv["result_labels"] = values, labels
 	kv["provenance"] = inv.provenance(time.Now())
-	cfg, err := dumpConfig(inv.fs)
+	// The run's flags without its outputs' paths: a run from this config (jq .config)
+	// reproduces the run without writing over its outputs, this file first, which would
+	// otherwise be replaced by the rerun's.
+	omit := map[string]bool{}
+	for _, o := range inv.outputs() {
+		omit[o.flag] = true
+	}
+	cfg, err := dumpConfig(inv.fs, omit)
 	if err != nil {
 		return err
 	}

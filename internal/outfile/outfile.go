@@ -6,7 +6,8 @@
 // /dev/null, a FIFO, a socket, a symlink to one of these, a path through /proc such as
 // /dev/stdout, and "-" for standard output) is written in place, streaming, and never
 // replaced. [Check] tells, before a run, whether a path can be written at all (an
-// existing file that this process could not write itself is never replaced).
+// existing file that this process could not write itself is never replaced), and
+// [Identify] whether two paths name one file.
 package outfile
 
 import (
@@ -207,6 +208,53 @@ func unwrapPath(err error) error {
 	}
 	return err
 }
+
+// ID is what a path names as a file, so that two outputs (or an output and an input)
+// that name one file are refused before a run rather than one silently lost.
+type ID struct {
+	name string      // the absolute path, symlinks resolved (the directory's too), or "-"
+	fi   fs.FileInfo // the existing file, or nil
+}
+
+// Identify returns the ID of path. ok is false for what is written in place and may be
+// shared by several outputs (a device such as /dev/null, a FIFO, a socket, a path
+// through /proc), which no ID stands for; "-" has one, standard output. Problems are
+// left to [Check]: a path it cannot look at gets the ID of its cleaned absolute name.
+func Identify(path string) (id ID, ok bool) {
+	if path == Stdout {
+		return ID{name: Stdout}, true
+	}
+	viaProc, dst, err := follow(path)
+	if err != nil {
+		dst = filepath.Clean(path)
+	}
+	fi, err := os.Stat(dst)
+	switch {
+	case viaProc || err == nil && !fi.Mode().IsRegular():
+		return ID{}, false
+	case err != nil:
+		fi = nil
+	}
+	// A new file's name is all there is to compare: resolve the symlinks of its
+	// directory too (out/x and link-to-out/x are one file).
+	dir, base := filepath.Split(dst)
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	if d, err := filepath.Abs(dir); err == nil {
+		dir = d
+	}
+	return ID{name: filepath.Join(dir, base), fi: fi}, true
+}
+
+// Same reports whether id and other name one file: by name, or, for existing files, by
+// identity (hard links, and paths whose names differ in ways Identify does not resolve).
+func (id ID) Same(other ID) bool {
+	return id.name == other.name || id.fi != nil && other.fi != nil && os.SameFile(id.fi, other.fi)
+}
+
+// IsStdout reports whether id is standard output ("-").
+func (id ID) IsStdout() bool { return id.name == Stdout }
 
 // Create opens path for writing (see the package documentation for how).
 func Create(path string) (*File, error) {

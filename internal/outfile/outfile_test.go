@@ -241,3 +241,55 @@ func chattr(t *testing.T, attr, p string) {
 	}
 	t.Cleanup(func() { exec.Command("chattr", "-"+attr[1:], p).Run() })
 }
+
+// TestIdentify checks which paths name one file: by name (cleaned, absolute, symlinks of
+// the file and its directory resolved), by identity for existing files (hard links), and
+// "-" for standard output; a device has no ID (outputs may share /dev/null).
+func TestIdentify(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.WriteFile("a", []byte("a"), 0o644)
+	os.WriteFile("b", []byte("b"), 0o644)
+	os.Mkdir("sub", 0o755)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Symlink("a", "link-a"))
+	must(os.Symlink("sub", "link-sub"))
+	must(os.Link("a", "hard-a"))
+	for _, c := range []struct {
+		name string
+		x, y string
+		same bool
+	}{
+		{"one name", "a", "a", true},
+		{"./ and the absolute path", "./a", filepath.Join(dir, "a"), true},
+		{"a symlink to the file", "link-a", "a", true},
+		{"a hard link", "hard-a", "a", true},
+		{"a new file through a symlinked directory", "link-sub/new", "sub/new", true},
+		{"two new files", "sub/new", "sub/other", false},
+		{"two files", "a", "b", false},
+		{"standard output", "-", "-", true},
+		{"standard output and a file", "-", "a", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x, okx := Identify(c.x)
+			y, oky := Identify(c.y)
+			if !okx || !oky {
+				t.Fatalf("no ID: %q %v, %q %v", c.x, okx, c.y, oky)
+			}
+			if x.Same(y) != c.same || y.Same(x) != c.same {
+				t.Fatalf("Same(%q, %q) = %v, want %v", c.x, c.y, x.Same(y), c.same)
+			}
+		})
+	}
+	if _, ok := Identify("/dev/null"); ok {
+		t.Error("/dev/null has an ID: outputs could not share it")
+	}
+	if id, _ := Identify("-"); !id.IsStdout() {
+		t.Error(`"-" is not standard output`)
+	}
+}
