@@ -81,17 +81,17 @@ func TestStandinGPUSamples(t *testing.T) {
 // TestStandinGPUFaults checks that a failure of the device loop's asynchronous path ends a
 // gpu run with one line saying what failed, and keeps the samples taken so far.
 func TestStandinGPUFaults(t *testing.T) {
-	dir := t.TempDir()
 	for _, tc := range []struct{ fault, want string }{
 		{"hostalloc", "pinned host memory on cuda:0 (warped CUDA stand-in (host CPU), sm_90): cuMemAllocHost_v2 failed: CUDA_ERROR_OUT_OF_MEMORY"},
 		{"launch:wtw_tally", "cuda:0 (warped CUDA stand-in (host CPU), sm_90): cuEventSynchronize failed: CUDA_ERROR_LAUNCH_FAILED"},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
-			path := filepath.Join(dir, "s.csv")
+			// A new file each: a failed run's samples go beside one that is there.
+			path := filepath.Join(t.TempDir(), "s.csv")
 			code, _, errOut := warpedStandin(t, tc.fault, "phold", "--lps", "64", "--max-sim-time", "20",
 				"--simulation-type", "gpu", "--sample-file", path)
 			require.Equal(t, 1, code, errOut)
-			require.Regexp(t, `^warped phold: run failed: gpuoffload: .*\n$`, errOut)
+			require.Regexp(t, `^warped phold: run failed: gpuoffload: .*; its samples so far are in .*/s\.csv\n$`, errOut)
 			require.Contains(t, errOut, tc.want)
 			f, err := os.Open(path)
 			require.NoError(t, err, "a failed run's sample file is kept")

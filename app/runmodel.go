@@ -111,6 +111,7 @@ func (c *Command) runModel(ctx context.Context, m *Model, args []string, stdout,
 	inv := &invocation{c: c, m: m, stdout: stdout, stderr: stderr, args: args}
 	defer inv.close()
 	err := inv.run(ctx, args)
+	err = inv.keepSamples(err) // a failed run's, named in its line (sampling.go)
 	code := inv.exit(err)
 	if f, ok := err.(*failure); ok && !f.quiet {
 		inv.abortRanks(code, errors.As(err, new(*kernel.PeerError)))
@@ -124,7 +125,8 @@ const peerAbortGrace = 10 * time.Second
 
 // abortRanks ends every rank of a run across processes after this rank failed on its
 // own (an error before or during the run that the others may not know of, a signal), so
-// that none waits for it forever: MPI_Abort, once this rank's outputs are closed. A
+// that none waits for it forever: MPI_Abort, once this rank's outputs are closed (its
+// samples kept by keepSamples). A
 // failure every rank reports (quiet here) needs no abort. Where the failure began on
 // another rank (peer), that rank aborts the job; this one (rank 0, which shows the
 // failure) aborts only if the job still runs after peerAbortGrace, because Open MPI 4.1's
@@ -134,7 +136,6 @@ func (inv *invocation) abortRanks(code int, peer bool) {
 	if inv.tr == nil || inv.tr.Size() < 2 || !ok {
 		return
 	}
-	_ = inv.closeSamples()
 	if peer {
 		time.Sleep(peerAbortGrace)
 	}
@@ -162,12 +163,13 @@ type invocation struct {
 	pressure atomic.Bool
 }
 
-// close releases what the run opened, last opened first: the sample file (a failed
-// run's samples are kept, as far as they go), the offload backend, the transport. It
-// runs after the outcome is printed.
+// close releases what the run opened, last opened first: the trace and the sample file
+// (committed by now, after a successful run and by keepSamples after a failed one; kept
+// beside any file should one be open still), the offload backend, the transport. It runs
+// after the outcome is printed.
 func (inv *invocation) close() {
 	_ = inv.closeTrace(false) // a successful run has committed it already
-	_ = inv.closeSamples()
+	_, _, _ = inv.finishSamples(true)
 	if inv.be != nil {
 		inv.be.Close()
 	}

@@ -101,28 +101,68 @@ func (inv *invocation) openSamples() error {
 	return nil
 }
 
-// closeSamples writes the rows still buffered and commits the --sample-file (a failed
-// run's too: its samples show how it went), noting rows that the writer dropped. After a
-// failed write the file is not committed.
+// closeSamples writes the rows still buffered and commits the --sample-file of a
+// successful run, replacing the file, noting rows that the writer dropped. After a failed
+// write the file is not committed.
 func (inv *invocation) closeSamples() error {
-	out := inv.samples
-	if out == nil || out.f == nil {
-		return nil
-	}
-	err := out.w.Close()
-	if err != nil {
-		out.f.Abort()
-	} else {
-		err = out.f.Commit()
-	}
-	out.f = nil
-	if n := out.w.Dropped(); n > 0 {
-		fmt.Fprintf(inv.stderr, "%s: %d sample rows were dropped (the writer fell behind; a longer --sample-period takes fewer)\n", inv.who(), n)
+	_, dropped, err := inv.finishSamples(false)
+	if dropped > 0 {
+		fmt.Fprintf(inv.stderr, "%s: %d sample rows were dropped (the writer fell behind; a longer --sample-period takes fewer)\n", inv.who(), dropped)
 	}
 	if err != nil {
 		return runFailure(outputError("sample-file", err))
 	}
 	return nil
+}
+
+// keepSamples keeps the samples of a failed run, as far as they go, since they show how
+// it went, and returns err, the run's failure, saying where they are. They never replace
+// a file, though: an existing --sample-file holds an earlier run's samples, and a failed
+// run must not clobber it. Where one was there before the run (or has appeared since),
+// they go beside it, FILE.partial.EXT (outfile.CommitAside). A failure that another rank
+// shows (quiet) stays quiet.
+func (inv *invocation) keepSamples(err error) error {
+	f, ok := err.(*failure)
+	if !ok || inv.samples == nil || inv.samples.f == nil {
+		return err
+	}
+	given := inv.samples.path
+	path, dropped, kerr := inv.finishSamples(true)
+	switch {
+	case kerr != nil:
+		f.err = fmt.Errorf("%w; its samples could not be kept: %v", f.err, outputError("sample-file", kerr))
+	case path != given:
+		f.err = fmt.Errorf("%w; its samples so far are in %s (--sample-file %s was there before the run and is left as it was)", f.err, path, given)
+	default:
+		f.err = fmt.Errorf("%w; its samples so far are in %s", f.err, path)
+	}
+	if dropped > 0 && kerr == nil {
+		f.err = fmt.Errorf("%w (the writer dropped %d rows)", f.err, dropped)
+	}
+	return f
+}
+
+// finishSamples writes the rows still buffered and commits the --sample-file: over the
+// file (replace), or beside a file that is there (aside: outfile.CommitAside). It returns
+// the path written ("" without a sample file open) and how many rows the writer dropped.
+// After a failed write the file is not committed.
+func (inv *invocation) finishSamples(aside bool) (path string, dropped uint64, err error) {
+	out := inv.samples
+	if out == nil || out.f == nil {
+		return "", 0, nil
+	}
+	f := out.f
+	out.f = nil
+	path = out.path
+	switch err = out.w.Close(); {
+	case err != nil:
+		f.Abort()
+	case aside:
+		path, err = f.CommitAside()
+	default:
+		err = f.Commit()
+	}
+	return path, out.w.Dropped(), err
 }
 
 // attachSeries has the run record the model's series for --series-file and --report.

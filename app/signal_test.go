@@ -40,6 +40,54 @@ func TestSignalStopsTheRunCleanly(t *testing.T) {
 	}
 }
 
+// TestFailedRunKeepsItsSamples: a run stopped by a signal keeps its samples, which show
+// how it went, and says where: under the --sample-file's name when it is new, beside it
+// (FILE.partial.EXT) when a file was there, which a failed run never replaces.
+func TestFailedRunKeepsItsSamples(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		before  string // the --sample-file's contents before the run ("": none)
+		kept    string // where the samples go
+		message string // what the failure line adds
+	}{
+		{"a new file", "", "s.csv", "; its samples so far are in DIR/s.csv\n"},
+		{"an existing file", "earlier run\n", "s.partial.csv",
+			"; its samples so far are in DIR/s.partial.csv (--sample-file DIR/s.csv was there before the run and is left as it was)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "s.csv")
+			if tc.before != "" {
+				require.NoError(t, os.WriteFile(path, []byte(tc.before), 0o644))
+			}
+			ctx, cancel := context.WithCancelCause(context.Background())
+			cancel(&interruption{os.Interrupt})
+			var out, errOut bytes.Buffer
+			code := run(ctx, []string{"phold", "--lps", "16", "--max-sim-time", "50", "--gpu", "off",
+				"--sample-file", path, "--stats-file", filepath.Join(dir, "stats.json")}, &out, &errOut)
+			require.Equal(t, exitRun, code)
+			require.Equal(t, "warped phold: interrupted by SIGINT"+strings.ReplaceAll(tc.message, "DIR", dir), errOut.String())
+			kept, err := os.ReadFile(filepath.Join(dir, tc.kept))
+			require.NoError(t, err)
+			require.True(t, strings.HasPrefix(string(kept), "wall_seconds,"), "the samples' header at least: %q", kept)
+			want := []string{"s.csv"}
+			if tc.before != "" {
+				b, err := os.ReadFile(path)
+				require.NoError(t, err)
+				require.Equal(t, tc.before, string(b), "the existing file is left as it was")
+				want = []string{"s.csv", "s.partial.csv"}
+			}
+			var names []string
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			require.Equal(t, want, names, "no stats file, no temporary file")
+		})
+	}
+}
+
 // TestFailedWriteIsExit1: an output whose write fails (/dev/full: no space left) is one
 // line and exit 1, never exit 0 (the issue's row 9).
 func TestFailedWriteIsExit1(t *testing.T) {

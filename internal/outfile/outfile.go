@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -326,6 +327,92 @@ func (f *File) Commit() error {
 		os.Remove(name)
 	}
 	return f.err
+}
+
+// CommitAside is Commit for what must never replace a file, such as the partial output
+// of a failed run: the file is published under its path only if nothing is there, else
+// under the first free name of path with ".partial" (then ".partial-2", ...) before its
+// extension, in the same directory (run.csv: run.partial.csv). A file written in place
+// is closed where it is. It returns the path written: path as given when the file went
+// there.
+func (f *File) CommitAside() (string, error) {
+	if f.dst == "" || f.done {
+		return f.path, f.Commit()
+	}
+	f.done = true
+	name := f.f.Name()
+	defer os.Remove(name) // the temporary name, once linked (or after a failure)
+	err := f.err
+	if err == nil {
+		err = f.f.Chmod(f.mode)
+	}
+	if err == nil {
+		err = f.f.Sync()
+	}
+	if cerr := f.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", f.keepErr(err)
+	}
+	for i := 0; i < maxAside; i++ {
+		to, shown := f.dst, f.path
+		if i > 0 {
+			to, shown = asideName(f.dst, i), asideName(f.path, i)
+			if f.dst != filepath.Clean(f.path) {
+				shown = to // through a symlink: name the file where it is
+			}
+		}
+		switch err := linkNew(name, to); {
+		case err == nil:
+			return shown, nil
+		case !errors.Is(err, fs.ErrExist):
+			return "", f.keepErr(err)
+		}
+	}
+	return "", f.keepErr(fmt.Errorf("%s and %d names beside it are taken", f.dst, maxAside-1))
+}
+
+// maxAside is how many names CommitAside tries.
+const maxAside = 100
+
+// keepErr records err as the file's error, naming the path.
+func (f *File) keepErr(err error) error {
+	if f.err == nil {
+		f.err = fail(f.path, err)
+	}
+	return f.err
+}
+
+// asideName is path with ".partial" before its extension, and -i after that from the
+// second on (i: 1 for the first).
+func asideName(path string, i int) string {
+	ext := filepath.Ext(path)
+	if ext == filepath.Base(path) {
+		ext = "" // a name such as .samples is all base
+	}
+	tag := ".partial"
+	if i > 1 {
+		tag += "-" + strconv.Itoa(i)
+	}
+	return strings.TrimSuffix(path, ext) + tag + ext
+}
+
+// linkNew gives the file at from the new name to, failing with fs.ErrExist when to is
+// taken, never replacing it (a hard link is made or not at once, unlike a check and a
+// rename). Where the file system has no hard links, it renames after a check.
+func linkNew(from, to string) error {
+	err := os.Link(from, to)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if _, serr := os.Lstat(to); serr == nil {
+		return fs.ErrExist
+	}
+	if rerr := os.Rename(from, to); rerr != nil {
+		return err
+	}
+	return nil
 }
 
 // Abort drops the file unless Commit ran: a temporary file is removed, a file written in

@@ -293,3 +293,50 @@ func TestIdentify(t *testing.T) {
 		t.Error(`"-" is not standard output`)
 	}
 }
+
+// TestCommitAside checks that a file committed aside goes to its path when that is free,
+// else next to it under .partial names, never replacing a file.
+func TestCommitAside(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "run.csv")
+	commit := func(data string) string {
+		t.Helper()
+		f, err := Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte(data))
+		got, err := f.CommitAside()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for i, c := range []struct{ name, want string }{
+		{"a new path", p},
+		{"over the file", filepath.Join(dir, "run.partial.csv")},
+		{"over that too", filepath.Join(dir, "run.partial-2.csv")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data := strconv.Itoa(i)
+			if got := commit(data); got != c.want {
+				t.Fatalf("written to %s, want %s", got, c.want)
+			}
+			if b, _ := os.ReadFile(c.want); string(b) != data {
+				t.Fatalf("%s holds %q, want %q", c.want, b, data)
+			}
+		})
+	}
+	if b, _ := os.ReadFile(p); string(b) != "0" {
+		t.Fatalf("%s was replaced: %q", p, b)
+	}
+	if names := entries(t, dir); len(names) != 3 {
+		t.Fatalf("files: %v, want the three (no temporary file)", names)
+	}
+	for path, want := range map[string]string{"x/run": "x/run.partial", "x/.hidden": "x/.hidden.partial",
+		"x.d/run.tar.gz": "x.d/run.tar.partial.gz"} {
+		if got := asideName(path, 1); got != want {
+			t.Errorf("asideName(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
