@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"sync"
@@ -143,8 +144,49 @@ const (
 
 // Run is the whole program without the process: it parses args (the arguments after the
 // program's name), runs, writes to stdout and stderr, and returns the exit status.
-// Cancelling ctx stops a run as a signal does.
+// Cancelling ctx stops a run as a signal does. Output that stdout does not take (a full
+// disk, /dev/full) fails the command, exit 1, rather than being lost without a word.
 func (c *Command) Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	out := &stickyWriter{w: stdout}
+	code := c.run(ctx, args, out, stderr)
+	if out.err != nil && code == exitOK { // a failure says so itself (a run: report)
+		fmt.Fprintf(stderr, "%s: cannot write to standard output: %v\n", c.name, writeError(out.err))
+		return exitRun
+	}
+	return code
+}
+
+// stickyWriter passes writes on to w and keeps the first error, which fmt.Fprint's
+// callers do not look at, for the command to check once it is done.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	s.err = err
+	return n, err
+}
+
+// writeError is err without the operation and path of a *fs.PathError ("write
+// /dev/stdout: "), which the message says in its own words.
+func writeError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// run is Run, writing to stdout as it is given.
+func (c *Command) run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, c.usage())
 		return exitUsage

@@ -307,7 +307,9 @@ func (inv *invocation) dumpConfig() error {
 	if err != nil {
 		return runFailure(err)
 	}
-	inv.stdout.Write(out)
+	if _, err := inv.stdout.Write(out); err != nil {
+		return runFailure(fmt.Errorf("cannot write the configuration to standard output: %w", writeError(err)))
+	}
 	return nil
 }
 
@@ -640,7 +642,13 @@ func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) er
 		offload = inv.be.Name()
 	}
 	results := inv.m.results(lps, inv.fs)
-	printResults(inv.stdout, inv.m, inv.o.simType, offload, res, results)
+	out := &stickyWriter{w: inv.stdout}
+	printResults(out, inv.m, inv.o.simType, offload, res, results)
+	if out.err != nil {
+		// The totals and the digest are lost: a failed run, so the files that follow
+		// are not written either.
+		return runFailure(fmt.Errorf("cannot write the results to standard output: %w", writeError(out.err)))
+	}
 	if err := inv.m.write(lps); err != nil {
 		return runFailure(err)
 	}

@@ -106,3 +106,36 @@ func TestFailedWriteIsExit1(t *testing.T) {
 		require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
 	}
 }
+
+// TestStdoutWriteFailureIsExit1: output that standard output does not take (/dev/full: no
+// space left) fails the command with one line and exit 1, never exit 0 with the totals
+// and digest lost; a run writes no stats file after losing its results.
+func TestStdoutWriteFailureIsExit1(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer full.Close()
+	stats := filepath.Join(t.TempDir(), "s.json")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a run's results", []string{"phold", "--lps", "8", "--max-sim-time", "5", "--gpu", "off", "--stats-file", stats},
+			"warped phold: cannot write the results to standard output: no space left on device\n"},
+		{"--dump-config", []string{"phold", "--lps", "8", "--dump-config"},
+			"warped phold: cannot write the configuration to standard output: no space left on device\n"},
+		{"a model's help", []string{"help", "phold"}, "warped: cannot write to standard output: no space left on device\n"},
+		{"the version", []string{"version"}, "warped: cannot write to standard output: no space left on device\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var errOut bytes.Buffer
+			code := run(context.Background(), tc.args, full, &errOut)
+			require.Equal(t, exitRun, code, errOut.String())
+			require.Equal(t, tc.want, errOut.String())
+		})
+	}
+	_, err = os.Stat(stats)
+	require.ErrorIs(t, err, os.ErrNotExist, "no stats file after the results were lost")
+}
