@@ -288,6 +288,27 @@ func TestStatsFile(t *testing.T) {
 	require.Len(t, entries, 1, "no temporary file is left behind")
 }
 
+// TestStatsFileOnStdout: --stats-file - writes the stats to standard output alone, so that
+// it can be piped to jq; the totals and the digest go to standard error then.
+func TestStatsFileOnStdout(t *testing.T) {
+	// outfile writes "-" to os.Stdout itself: point it at a file for the test.
+	f, err := os.Create(filepath.Join(t.TempDir(), "stdout"))
+	require.NoError(t, err)
+	defer f.Close()
+	saved := os.Stdout
+	os.Stdout = f
+	code, out, errOut := warped("phold", "--lps", "8", "--max-sim-time", "5", "--gpu", "off", "--stats-file", "-")
+	os.Stdout = saved
+	require.Equal(t, 0, code, errOut)
+	require.Empty(t, out, "the stats file has standard output alone")
+	require.True(t, strings.HasPrefix(errOut, "Simulation of phold complete"), errOut)
+	data, err := os.ReadFile(f.Name())
+	require.NoError(t, err)
+	var kv map[string]any
+	require.NoError(t, json.Unmarshal(data, &kv), "standard output is one JSON object: %s", data)
+	require.Equal(t, digestOf(t, errOut), kv["digest"])
+}
+
 func TestCommandLine(t *testing.T) {
 	for _, c := range []struct {
 		name string

@@ -642,12 +642,13 @@ func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) er
 		offload = inv.be.Name()
 	}
 	results := inv.m.results(lps, inv.fs)
-	out := &stickyWriter{w: inv.stdout}
+	w, where := inv.resultsOut()
+	out := &stickyWriter{w: w}
 	printResults(out, inv.m, inv.o.simType, offload, res, results)
 	if out.err != nil {
 		// The totals and the digest are lost: a failed run, so the files that follow
 		// are not written either.
-		return runFailure(fmt.Errorf("cannot write the results to standard output: %w", writeError(out.err)))
+		return runFailure(fmt.Errorf("cannot write the results to %s: %w", where, writeError(out.err)))
 	}
 	if err := inv.m.write(lps); err != nil {
 		return runFailure(err)
@@ -662,6 +663,20 @@ func (inv *invocation) report(lps []kernel.LogicalProcess, res kernel.Result) er
 		return runFailure(outputError("stats-file", err))
 	}
 	return nil
+}
+
+// resultsOut is where the run's results are printed, and its name: standard output, unless
+// one of the run's outputs is written there ("-": --stats-file - | jq), which then has it
+// alone, and the results go to standard error. Ranks other than 0 print nothing.
+func (inv *invocation) resultsOut() (io.Writer, string) {
+	if inv.tr == nil || inv.tr.Rank() == 0 {
+		for _, o := range inv.outputs() {
+			if o.given == outfile.Stdout {
+				return inv.stderr, "standard error"
+			}
+		}
+	}
+	return inv.stdout, "standard output"
 }
 
 // localFlags are the flags that may differ between the ranks of a run across processes:
