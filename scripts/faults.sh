@@ -244,6 +244,46 @@ expect 17 2 "has no wall_seconds or worker" "$w" plot empty.json --out p
 expect 17 2 "samples of more than 256 workers" "$w" plot wide.csv --out p
 expect 17 2 "the input is over 128 MiB" "$w" plot big.csv --out p
 
+echo "== outputs: one file each, only files this user could write, standard output checked"
+fresh
+echo '{"lps": 8}' >"$d/cc.json"
+expect out 2 "--stats-file same.out and --report same.out name one file" "$w" "${phold[@]}" --stats-file same.out --report same.out
+expect out 2 "--sample-file ./x and --trace x name one file" "$w" "${phold[@]}" --sample-file ./x --trace x
+expect out 2 "--stats-file cc.json would replace the --config file cc.json" "$w" "${phold[@]}" --config cc.json --stats-file cc.json
+echo old >"$d/s.json"
+if [[ $(id -u) -ne 0 ]]; then
+  chmod 444 "$d/s.json"
+  expect out 2 "cannot write --stats-file s.json: the existing file is read-only to this user" "$w" "${phold[@]}" --stats-file s.json
+elif chattr +i "$d/s.json" 2>/dev/null; then
+  expect out 2 "cannot write --stats-file s.json: the existing file may not be changed" "$w" "${phold[@]}" --stats-file s.json
+  chattr -i "$d/s.json"
+else
+  skip "out: an unwritable file: root writes a mode-0444 one, and chattr +i failed here"
+fi
+if [[ -w /dev/full ]]; then
+  expect out 1 "cannot write the results to standard output: no space left on device" \
+    sh -c '"$0" "$@" >/dev/full' "$w" "${phold[@]}" --stats-file s2.json
+  expect out 1 "cannot write the configuration to standard output" sh -c '"$0" "$@" >/dev/full' "$w" phold --dump-config
+else
+  skip "out: no /dev/full"
+fi
+echo "== out: a run stopped by SIGTERM keeps its samples beside an existing --sample-file"
+fresh
+echo earlier >"$d/samp.csv"
+(cd "$d" && exec "$w" phold --lps 64 --max-sim-time 1e9 --gpu off --progress=on --sample-file samp.csv >/dev/null 2>"$tmp/samp.err") &
+pid=$!
+for _ in $(seq 200); do grep -q "sim time" "$tmp/samp.err" 2>/dev/null && break; sleep 0.1; done # running
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+left=$(cd "$d" && ls -A | tr '\n' ' ')
+if [[ $code -ne 1 ]] || ! grep -q "its samples so far are in samp.partial.csv" "$tmp/samp.err" ||
+  [[ "$(cat "$d/samp.csv")" != earlier ]] || [[ "$left" != "samp.csv samp.partial.csv " ]]; then
+  fail "out: SIGTERM with an existing --sample-file: exit $code, left [$left], stderr: $(cat "$tmp/samp.err")"
+else
+  echo "ok: out: SIGTERM: exit 1, samp.csv as it was, the samples in samp.partial.csv"
+fi
+
 if [[ $failures -gt 0 ]]; then
   echo "== $failures fault check(s) failed"
   exit 1
