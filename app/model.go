@@ -63,7 +63,9 @@ type Model struct {
 	Size      func(flag func(name string) float64) (lps, events float64)
 	SizeFlags []string
 	// OutputPaths returns the files the model's own flags name, by flag name (nil: none),
-	// checked before the run; WriteOutputs writes them after a run (nil: nothing to write).
+	// checked before the run like the kernel's outputs (writable, none the same file as
+	// another output or the --config file) and left out of the stats file's config;
+	// WriteOutputs writes them after a run (nil: nothing to write).
 	OutputPaths  func() map[string]string
 	WriteOutputs func(lps []kernel.LogicalProcess) error
 	// Against, when set, ends 'PROGRAM help NAME': how the model stands to the model it
