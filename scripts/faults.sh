@@ -129,7 +129,10 @@ if command -v prlimit >/dev/null; then
 else
   skip "row 7 prlimit: not installed"
 fi
-expect 7 1 "stopped: the run's memory reached" "$w" phold --lps 64 --start-events 2000 --max-sim-time 1e9 --gpu off \
+expect 7 2 "--max-memory is 1 MiB: give smaller sizes, or a higher --max-memory" "$w" phold --lps 64 --start-events 2000 \
+  --max-sim-time 1e9 --gpu off --max-memory 1MiB --stats-file s.json --report r.html
+fresh
+expect 7 1 "stopped: the run's memory reached" "$w" phold --lps 64 --max-sim-time 1e9 --gpu off \
   --max-memory 1MiB --stats-file s.json --report r.html
 
 echo "== row 8: SIGTERM, SIGHUP and SIGINT mid-run"
