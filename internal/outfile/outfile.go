@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -277,7 +278,72 @@ func Create(path string) (*File, error) {
 	if err != nil {
 		return nil, fail(path, err)
 	}
+	if !pending.add(f.Name()) {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fail(path, errEnding)
+	}
 	return &File{path: path, dst: t.dst, f: f, mode: t.mode}, nil
+}
+
+// pending are the temporary files that Create made and that neither Commit nor Abort has
+// settled, by name: what RemovePending removes when the process must end at once.
+var pending = &temporaries{names: map[string]bool{}}
+
+// temporaries is a set of temporary files that ends when the process does.
+type temporaries struct {
+	mu     sync.Mutex
+	names  map[string]bool
+	ending bool // RemovePending ran: no temporary file is made or renamed any more
+}
+
+// add records temporary file name, unless the process is ending.
+func (t *temporaries) add(name string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ending {
+		return false
+	}
+	t.names[name] = true
+	return true
+}
+
+// settle runs publish (a rename into place), unless the process is ending, and forgets
+// name. It holds the lock throughout, so that RemovePending cannot run between the check
+// and the rename: once it has run, nothing more is published. It returns errEnding when
+// publish did not run.
+func (t *temporaries) settle(name string, publish func() error) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.names, name)
+	if t.ending {
+		return errEnding
+	}
+	return publish()
+}
+
+// forget forgets name, which the caller removes.
+func (t *temporaries) forget(name string) {
+	t.mu.Lock()
+	delete(t.names, name)
+	t.mu.Unlock()
+}
+
+// errEnding is why no output is created or published after RemovePending.
+var errEnding = errors.New("the process is ending")
+
+// RemovePending removes every temporary file that Create made and no Commit or Abort has
+// settled, and from then on refuses to create or publish any: for a process that must end
+// at once (a second signal), so that it leaves no temporary file and never half an
+// output. What Commit published before is left as it is. The caller exits right after.
+func RemovePending() {
+	pending.mu.Lock()
+	defer pending.mu.Unlock()
+	pending.ending = true
+	for name := range pending.names {
+		os.Remove(name)
+		delete(pending.names, name)
+	}
 }
 
 // Write writes p; the first error is kept, and Commit returns it.
@@ -321,7 +387,9 @@ func (f *File) Commit() error {
 	}
 	wrap(f.f.Close())
 	if f.err == nil {
-		wrap(os.Rename(name, f.dst))
+		wrap(pending.settle(name, func() error { return os.Rename(name, f.dst) }))
+	} else {
+		pending.forget(name)
 	}
 	if f.err != nil {
 		os.Remove(name)
@@ -353,24 +421,33 @@ func (f *File) CommitAside() (string, error) {
 		err = cerr
 	}
 	if err != nil {
+		pending.forget(name)
 		return "", f.keepErr(err)
 	}
-	for i := 0; i < maxAside; i++ {
-		to, shown := f.dst, f.path
-		if i > 0 {
-			to, shown = asideName(f.dst, i), asideName(f.path, i)
-			if f.dst != filepath.Clean(f.path) {
-				shown = to // through a symlink: name the file where it is
+	var shown string
+	err = pending.settle(name, func() error {
+		for i := 0; i < maxAside; i++ {
+			to := f.dst
+			shown = f.path
+			if i > 0 {
+				to, shown = asideName(f.dst, i), asideName(f.path, i)
+				if f.dst != filepath.Clean(f.path) {
+					shown = to // through a symlink: name the file where it is
+				}
+			}
+			switch err := linkNew(name, to); {
+			case err == nil:
+				return nil
+			case !errors.Is(err, fs.ErrExist):
+				return err
 			}
 		}
-		switch err := linkNew(name, to); {
-		case err == nil:
-			return shown, nil
-		case !errors.Is(err, fs.ErrExist):
-			return "", f.keepErr(err)
-		}
+		return fmt.Errorf("%s and %d names beside it are taken", f.dst, maxAside-1)
+	})
+	if err != nil {
+		return "", f.keepErr(err)
 	}
-	return "", f.keepErr(fmt.Errorf("%s and %d names beside it are taken", f.dst, maxAside-1))
+	return shown, nil
 }
 
 // maxAside is how many names CommitAside tries.
@@ -427,6 +504,7 @@ func (f *File) Abort() {
 	}
 	f.f.Close()
 	if f.dst != "" {
+		pending.forget(f.f.Name())
 		os.Remove(f.f.Name())
 	}
 }

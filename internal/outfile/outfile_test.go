@@ -149,6 +149,55 @@ func TestAbortLeavesNothing(t *testing.T) {
 	}
 }
 
+// TestRemovePendingLeavesNoTemporary: a process that must end at once (a second signal)
+// removes the temporary files of the outputs it is writing, keeps what it published, and
+// publishes nothing after: no temporary file, no half output, the old file as it was.
+func TestRemovePendingLeavesNoTemporary(t *testing.T) {
+	defer func(p *temporaries) { pending = p }(pending)
+	pending = &temporaries{names: map[string]bool{}}
+	dir := t.TempDir()
+	done, open, old := filepath.Join(dir, "done"), filepath.Join(dir, "open"), filepath.Join(dir, "old")
+	if err := os.WriteFile(old, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(done, []byte("whole")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Create(open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Create(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("half"))
+	g.Write([]byte("new"))
+	if n := len(entries(t, dir)); n != 4 {
+		t.Fatalf("before: %d files %v, want done, old and two temporary files", n, entries(t, dir))
+	}
+	RemovePending()
+	if names := entries(t, dir); len(names) != 2 || names[0] != "done" || names[1] != "old" {
+		t.Fatalf("after RemovePending: files %v, want [done old]", names)
+	}
+	if err := g.Commit(); err == nil || !strings.Contains(err.Error(), "the process is ending") {
+		t.Fatalf("Commit after RemovePending: %v, want the process is ending", err)
+	}
+	if p, err := f.CommitAside(); err == nil || !strings.Contains(err.Error(), "the process is ending") {
+		t.Fatalf("CommitAside after RemovePending: %q, %v, want the process is ending", p, err)
+	}
+	if _, err := Create(filepath.Join(dir, "later")); err == nil {
+		t.Fatal("Create after RemovePending succeeded")
+	}
+	b, _ := os.ReadFile(old)
+	if names := entries(t, dir); len(names) != 2 || string(b) != "old" {
+		t.Fatalf("at the end: files %v, old holds %q", names, b)
+	}
+	if len(pending.names) != 0 {
+		t.Fatalf("still recorded: %v", pending.names)
+	}
+}
+
 func TestFailedWriteIsAnError(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full")
