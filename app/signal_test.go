@@ -3,13 +3,20 @@ package app
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
+
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/partition"
 )
 
 // TestSignalStopsTheRunCleanly runs a model under a context that a signal ended, as
@@ -26,7 +33,7 @@ func TestSignalStopsTheRunCleanly(t *testing.T) {
 		t.Run(tc.want, func(t *testing.T) {
 			dir := t.TempDir()
 			ctx, cancel := context.WithCancelCause(context.Background())
-			cancel(&interruption{tc.sig})
+			cancel(&interruption{sig: tc.sig})
 			var out, errOut bytes.Buffer
 			code := run(ctx, []string{"phold", "--lps", "16", "--max-sim-time", "50", "--gpu", "off",
 				"--stats-file", filepath.Join(dir, "s.json"), "--report", filepath.Join(dir, "r.html"),
@@ -138,4 +145,78 @@ func TestStdoutWriteFailureIsExit1(t *testing.T) {
 	}
 	_, err = os.Stat(stats)
 	require.ErrorIs(t, err, os.ErrNotExist, "no stats file after the results were lost")
+}
+
+// initsModel is a test model of n LPs (countLP) whose Inits count themselves in inits;
+// LP 0's calls started, then waits for stop, as a run that a signal interrupts while its
+// LPs' Inits run. A nil started and stop run the Inits straight through.
+func initsModel(n int, inits *atomic.Int64, started func(), stop <-chan struct{}) *Model {
+	return &Model{Name: "inits", Summary: "LPs whose Inits count themselves", EndTime: 10,
+		Flags: func(*pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				lps := make([]kernel.LogicalProcess, n)
+				for i := range lps {
+					lps[i] = &countLP{id: i, inits: inits, started: started, stop: stop}
+				}
+				return lps, nil, nil
+			}
+		},
+		Results: func([]kernel.LogicalProcess, *pflag.FlagSet) []Result { return nil }}
+}
+
+// countLP is an LP of initsModel.
+type countLP struct {
+	kernel.Plain[countState]
+	id      int
+	inits   *atomic.Int64
+	started func()
+	stop    <-chan struct{}
+}
+
+// countState is a countLP's state: the events it handled.
+type countState struct{ Events uint64 }
+
+func (lp *countLP) Name() string { return "count_" + strconv.Itoa(lp.id) }
+
+func (lp *countLP) Init(ctx *kernel.Context) {
+	if lp.id == 0 && lp.started != nil {
+		lp.started()
+		<-lp.stop
+	}
+	lp.inits.Add(1)
+	ctx.SendWords(ctx.Self(), 1, kernel.Words{})
+}
+
+func (lp *countLP) Handle(*kernel.Context, *kernel.Event) { lp.S.Events++ }
+
+// TestSignalStopsTheLPsInits: a signal while the kernel runs the LPs' Inits stops them
+// within a thousand or so LPs, not after all of them (the run of 6 million PHOLD LPs
+// spent about a second there), under each dispatcher that runs Inits on the host.
+func TestSignalStopsTheLPsInits(t *testing.T) {
+	const n = 200_000
+	for _, simType := range []string{"sequential", "time-warp"} {
+		t.Run(simType, func(t *testing.T) {
+			var inits atomic.Int64
+			started := make(chan struct{})
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			c := New("warped", initsModel(n, &inits, func() { close(started) }, ctx.Done()))
+			go func() {
+				<-started
+				cancel(&interruption{sig: os.Interrupt})
+			}()
+			var out, errOut bytes.Buffer
+			code := c.Run(ctx, []string{"inits", "--simulation-type", simType, "--time-warp-worker-threads", "1",
+				"--gpu", "off"}, &out, &errOut)
+			require.Equal(t, exitRun, code)
+			require.Equal(t, "warped inits: interrupted by SIGINT\n", errOut.String())
+			require.Less(t, inits.Load(), int64(n/10), "Inits run after the signal")
+		})
+	}
+	// Not interrupted, the same model runs to its end: the stop is the signal's doing.
+	var inits atomic.Int64
+	code := New("warped", initsModel(2000, &inits, nil, nil)).Run(context.Background(),
+		[]string{"inits", "--gpu", "off"}, io.Discard, io.Discard)
+	require.Equal(t, exitOK, code)
+	require.Equal(t, int64(2000), inits.Load())
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -221,24 +222,55 @@ func TestStudySpecErrors(t *testing.T) {
 	require.Contains(t, stderr, "missing SPEC")
 }
 
-// TestStudyInterruptAndResume cancels a study at once and resumes it.
+// TestStudyInterruptAndResume interrupts a study once its first run is done (the one it
+// runs alone to measure a run's memory) and resumes it. (It used to cancel the study
+// before it began, and counted on that first run finishing all the same: a run that small
+// never looked at its context. Now every run does, from its first LP's Init.)
 func TestStudyInterruptAndResume(t *testing.T) {
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "s.yaml")
 	require.NoError(t, os.WriteFile(spec, []byte("model: phold\nflags: {lps: 16, max-sim-time: 10}\nreplications: 4\n"), 0o644))
 	out := filepath.Join(dir, "out")
 	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	var so, se strings.Builder
-	code := run(ctx, []string{"study", spec, "--out", out}, &so, &se)
+	defer cancel()
+	se := &cancelOn{text: "1 run done alone", cancel: cancel}
+	var so strings.Builder
+	code := run(ctx, []string{"study", spec, "--out", out}, &so, se)
 	require.Equal(t, exitRun, code)
 	require.Contains(t, se.String(), "interrupted: the finished runs are in")
+	journal, err := os.ReadFile(filepath.Join(out, "journal.jsonl"))
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(string(journal), "\n"), "the journal holds the first run alone")
 	code, _, stderr := warped("study", spec, "--out", out)
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, stderr, "add --resume")
 	code, stdout, stderr := warped("study", spec, "--out", out, "--resume")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "4 runs")
+}
+
+// cancelOn keeps what is written to it, and calls cancel once that holds text.
+type cancelOn struct {
+	mu     sync.Mutex
+	b      strings.Builder
+	text   string
+	cancel func()
+}
+
+func (w *cancelOn) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.b.Write(p)
+	if strings.Contains(w.b.String(), w.text) {
+		w.cancel()
+	}
+	return n, err
+}
+
+func (w *cancelOn) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }
 
 // dropLastColumn drops the last field of every CSV line.

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"unsafe"
 
 	"github.com/warpedgo/warped/kernel/internal/frame"
@@ -12,6 +13,21 @@ import (
 // checks the sizes. Package kernel cannot hand the frame out itself without showing it to
 // models.
 func FrameOf(c *Context) *Frame { return (*Frame)(unsafe.Pointer(c)) }
+
+// InitCheck is how many LPs a dispatcher runs Init for between looks at the run's
+// context (InitStopped): the Inits of millions of LPs take a second or more, and a signal
+// must stop the run as it comes, not once every LP has sent its first events. A look
+// costs nanoseconds; an Init of a thousand LPs, microseconds at the least.
+const InitCheck = 1 << 10
+
+// InitStopped returns why ctx ended when it has, else nil, every InitCheck LPs (i counts
+// the LPs initialised): the error a dispatcher returns to stop its run's Init.
+func InitStopped(ctx context.Context, i int) error {
+	if i%InitCheck != 0 || ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(ctx)
+}
 
 // Enter prepares c for running LP self (record lp) at time now and depth depth.
 func Enter(c *Context, now Time, depth uint32, self LPID, lp *LPRecord) {

@@ -38,7 +38,7 @@ func Run(ctx context.Context, s *core.Sim) (core.Stats, error) {
 	if err != nil {
 		return core.Stats{}, err
 	}
-	in, err := initial(s, m, lps)
+	in, err := initial(ctx, s, m, lps)
 	if err != nil {
 		return core.Stats{}, err
 	}
@@ -99,8 +99,9 @@ func deviceModels(s *core.Sim) (*gpuwarp.Model, []core.DeviceModeler, error) {
 	return m, lps, nil
 }
 
-// initial runs every LP's Init on the host and packs the LPs for the device.
-func initial(s *core.Sim, m *gpuwarp.Model, lps []core.DeviceModeler) (in gpuwarp.Input, err error) {
+// initial runs every LP's Init on the host and packs the LPs for the device; run ending
+// stops it (core.InitStopped).
+func initial(run context.Context, s *core.Sim, m *gpuwarp.Model, lps []core.DeviceModeler) (in gpuwarp.Input, err error) {
 	col := &collector{}
 	ctx := s.NewContext(col)
 	defer func() {
@@ -111,6 +112,9 @@ func initial(s *core.Sim, m *gpuwarp.Model, lps []core.DeviceModeler) (in gpuwar
 	}()
 	s.InInit = true
 	for i := range s.LPs {
+		if err := core.InitStopped(run, i); err != nil {
+			return in, err
+		}
 		core.Enter(&ctx, 0, 0, event.LPID(i), &s.LPs[i])
 		s.LPs[i].Model.Init(&ctx)
 		if err := core.FrameOf(&ctx).Err; err != nil {

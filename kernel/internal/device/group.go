@@ -52,7 +52,7 @@ func RunGroup(ctx context.Context, sims []*core.Sim) ([]core.Stats, error) {
 	// on every core, as a study's runs on the CPU.
 	if err := each(len(sims), func(i int) (err error) {
 		if ms[i], lps[i], err = deviceModels(sims[i]); err == nil {
-			ins[i], err = initial(sims[i], ms[i], lps[i])
+			ins[i], err = initial(ctx, sims[i], ms[i], lps[i])
 		}
 		if err != nil {
 			return &RunError{Run: i, Err: err}

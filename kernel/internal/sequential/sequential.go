@@ -80,6 +80,9 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err erro
 	}()
 	s.InInit = true
 	for i := range s.LPs {
+		if err := core.InitStopped(ctx, i); err != nil {
+			return st, err
+		}
 		d.enter(event.LPID(i), 0, 0)
 		s.LPs[i].Model.Init(&d.ctx)
 		if err := core.FrameOf(&d.ctx).Err; err != nil {

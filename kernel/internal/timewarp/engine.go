@@ -1,6 +1,7 @@
 package timewarp
 
 import (
+	"context"
 	"math"
 	"runtime"
 	"sync"
@@ -400,7 +401,7 @@ func (d *timeWarpDispatcher) initQueues(sched []int, lockType string) error {
 // initial events, such as PCS, spends a noticeable part of the run there). Initial
 // events for a worker's own LPs go into its calendar; those for another worker's LPs are
 // handed over to its inbound and moved into its calendar once every worker is done.
-func (d *timeWarpDispatcher) initEach() error {
+func (d *timeWarpDispatcher) initEach(ctx context.Context) error {
 	mine := make([][]LPID, len(d.queues))
 	for _, id := range d.local {
 		o := d.owner[id]
@@ -410,7 +411,7 @@ func (d *timeWarpDispatcher) initEach() error {
 	var wg sync.WaitGroup
 	for i := range d.queues {
 		w := d.workers[i] // the first worker of queue i
-		wg.Go(func() { errs[i] = d.initSome(w, mine[i]) })
+		wg.Go(func() { errs[i] = d.initSome(ctx, w, mine[i]) })
 	}
 	wg.Wait()
 	for _, q := range d.queues {

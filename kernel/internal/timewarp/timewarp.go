@@ -328,7 +328,7 @@ func coreOf(r *core.LPRecord) statemgr.Core { return statemgr.Core{RNG: r.RNG, S
 func setCore(r *core.LPRecord, c statemgr.Core) { r.RNG, r.Seq = c.RNG, c.Seq }
 
 func (d *timeWarpDispatcher) run(ctx context.Context) (st core.Stats, err error) {
-	if err := d.initLPs(); err != nil {
+	if err := d.initLPs(ctx); err != nil {
 		return st, err
 	}
 	made := 0
@@ -459,22 +459,25 @@ func (d *timeWarpDispatcher) arrangement() string {
 
 // initLPs runs every LP's Init and saves its initial state, each queue's LPs on its first
 // worker, in parallel (see initEach).
-func (d *timeWarpDispatcher) initLPs() (err error) {
+func (d *timeWarpDispatcher) initLPs(ctx context.Context) (err error) {
 	s := d.sim
 	s.InInit = true
 	defer func() { s.InInit = false }()
-	return d.initEach()
+	return d.initEach(ctx)
 }
 
 // initSome runs Init for the LPs ids on worker w and saves their initial states.
-func (d *timeWarpDispatcher) initSome(w *worker, ids []LPID) (err error) {
+func (d *timeWarpDispatcher) initSome(ctx context.Context, w *worker, ids []LPID) (err error) {
 	s := d.sim
 	defer func() {
 		if r := recover(); r != nil {
 			err = core.RecoverModel(r, s, w.frame().Self, 0, true)
 		}
 	}()
-	for _, i := range ids {
+	for n, i := range ids {
+		if err := core.InitStopped(ctx, n); err != nil {
+			return err
+		}
 		r := &s.LPs[i]
 		core.Enter(&w.ctx, 0, 0, i, r)
 		w.cause, w.coasting = event.Key{}, false
