@@ -216,10 +216,14 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := checkMemoryAgainst(inv.m, inv.fs, runLimit(&inv.o.maxMemory)); err != nil {
 		return err
 	}
-	lps, part, err := inv.buildModel()
+	b, err := abandonable(ctx, func() (built, error) {
+		lps, part, err := inv.buildModel()
+		return built{lps, part}, err
+	})
 	if err != nil {
 		return err
 	}
+	lps, part := b.lps, b.part
 	workersNote := inv.fitWorkers(len(lps))
 	if err := inv.openTransport(); err != nil {
 		return err
@@ -239,9 +243,15 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := inv.openTrace(&cfg, lps); err != nil { // trace.go; a failed run drops it
 		return err
 	}
-	sim, err := dispatch.New(cfg, lps)
+	sim, err := abandonable(ctx, func() (*dispatch.Simulation, error) {
+		sim, err := dispatch.New(cfg, lps) // checks every LP: seconds for millions
+		if err != nil {
+			return nil, usageFailure("%v", err)
+		}
+		return sim, nil
+	})
 	if err != nil {
-		return usageFailure("%v", err)
+		return err
 	}
 	if err := inv.openSamples(); err != nil {
 		return err
@@ -265,6 +275,57 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	}
 	inv.note(res.OffloadNote)
 	return inv.report(lps, res)
+}
+
+// built is what building a model gives: its LPs and its partitioner.
+type built struct {
+	lps  []kernel.LogicalProcess
+	part partition.Partitioner
+}
+
+// abandonable runs step, a part of the setup of a run that only computes in memory (it
+// opens, creates and writes nothing) and looks at no context: building the model's LPs,
+// which a model's constructor takes seconds for when the model is big, and the kernel's
+// check of them (dispatch.New). It returns step's result, or, when ctx ends first (a
+// signal), the interruption at once, leaving step to finish on its own goroutine and
+// dropping what it returns. As step writes nothing, abandoning it leaves nothing
+// half-written, and every model is stopped so without a context in its constructor; the
+// price is the CPU that step goes on using until the process exits, which Main does right
+// after (a program that runs Command.Run itself has step finish in the background). A
+// signal while phold --lps 6000000 was built was acted on 3 to 4 seconds later, once the
+// model and the kernel's check were done; now within a tenth of a second.
+func abandonable[T any](ctx context.Context, step func() (T, error)) (T, error) {
+	var zero T
+	if err := stopped(ctx); err != nil {
+		return zero, err
+	}
+	type outcome struct {
+		v   T
+		err error
+	}
+	done := make(chan outcome, 1) // buffered: an abandoned step does not block on it
+	go func() {
+		v, err := step()
+		done <- outcome{v, err}
+	}()
+	select {
+	case o := <-done:
+		return o.v, o.err
+	case <-ctx.Done():
+		return zero, stopped(ctx)
+	}
+}
+
+// stopped returns the failure of a run whose context has ended, before the simulation
+// proper (which says why it stopped itself, see simulate), or nil while it goes on.
+func stopped(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if why := stopCause(ctx); why != nil {
+		return runFailure(why)
+	}
+	return runFailure(fmt.Errorf("run failed: %w", context.Cause(ctx)))
 }
 
 // parseFlags parses the model's flags from args, then sets those that the --config file

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
@@ -49,7 +51,9 @@ func TestSignalStopsTheRunCleanly(t *testing.T) {
 
 // TestFailedRunKeepsItsSamples: a run stopped by a signal keeps its samples, which show
 // how it went, and says where: under the --sample-file's name when it is new, beside it
-// (FILE.partial.EXT) when a file was there, which a failed run never replaces.
+// (FILE.partial.EXT) when a file was there, which a failed run never replaces. The signal
+// comes as the run begins (PHOLD with an init hook that stands for it): one that comes
+// before, while the model is built, stops the run before any output is opened.
 func TestFailedRunKeepsItsSamples(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -68,9 +72,14 @@ func TestFailedRunKeepsItsSamples(t *testing.T) {
 				require.NoError(t, os.WriteFile(path, []byte(tc.before), 0o644))
 			}
 			ctx, cancel := context.WithCancelCause(context.Background())
-			cancel(&interruption{os.Interrupt})
+			defer cancel(nil)
+			phold := *findModel("phold")
+			phold.Init = func([]kernel.LogicalProcess) error {
+				cancel(&interruption{sig: os.Interrupt})
+				return nil
+			}
 			var out, errOut bytes.Buffer
-			code := run(ctx, []string{"phold", "--lps", "16", "--max-sim-time", "50", "--gpu", "off",
+			code := New("warped", &phold).Run(ctx, []string{"phold", "--lps", "16", "--max-sim-time", "50", "--gpu", "off",
 				"--sample-file", path, "--stats-file", filepath.Join(dir, "stats.json")}, &out, &errOut)
 			require.Equal(t, exitRun, code)
 			require.Equal(t, "warped phold: interrupted by SIGINT"+strings.ReplaceAll(tc.message, "DIR", dir), errOut.String())
@@ -145,6 +154,44 @@ func TestStdoutWriteFailureIsExit1(t *testing.T) {
 	}
 	_, err = os.Stat(stats)
 	require.ErrorIs(t, err, os.ErrNotExist, "no stats file after the results were lost")
+}
+
+// stallModel is a test model whose construction takes as long as a test wants, as a big
+// model's does (phold --lps 6000000, logic --circuit multiplier-1000: seconds): its build
+// calls building, then waits for release (or a minute, the bound of a child process that
+// nothing stops), and fails.
+func stallModel(building func(), release <-chan struct{}) *Model {
+	return &Model{Name: "stall", Summary: "a model that takes long to build", EndTime: 10,
+		Flags: func(*pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				building()
+				select {
+				case <-release:
+				case <-time.After(time.Minute):
+				}
+				return nil, nil, errors.New("stall: built, as nothing stopped it")
+			}
+		},
+		Results: func([]kernel.LogicalProcess, *pflag.FlagSet) []Result { return nil }}
+}
+
+// TestSignalStopsTheModelBuild: a signal while the model is built stops the run as it
+// comes, without waiting for the build (which here only ends with the test): one line,
+// exit 1.
+func TestSignalStopsTheModelBuild(t *testing.T) {
+	release, building := make(chan struct{}), make(chan struct{})
+	defer close(release) // the abandoned build ends with the test
+	c := New("warped", stallModel(func() { close(building) }, release))
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() {
+		<-building
+		cancel(&interruption{sig: syscall.SIGTERM})
+	}()
+	var out, errOut bytes.Buffer
+	code := c.Run(ctx, []string{"stall"}, &out, &errOut)
+	require.Equal(t, exitRun, code)
+	require.Equal(t, "warped stall: interrupted by SIGTERM\n", errOut.String())
+	require.Empty(t, out.String())
 }
 
 // initsModel is a test model of n LPs (countLP) whose Inits count themselves in inits;
