@@ -39,6 +39,9 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
+
+	"github.com/warpedgo/warped/internal/outfile"
 )
 
 // Command is a program of models: the warped command, or a model's own.
@@ -72,12 +75,41 @@ func New(name string, models ...*Model) *Command {
 var commands = map[string]bool{"help": true, "version": true, "devices": true, "study": true, "plot": true}
 
 // Main runs the command called name with models on the process's arguments, stops the
-// run cleanly on SIGINT, SIGTERM or SIGHUP (a second signal ends the process at once),
-// and exits with the command's status.
+// run cleanly on SIGINT, SIGTERM or SIGHUP (see stopOnSignals), and exits with the
+// command's status.
 func Main(name string, models ...*Model) {
-	c := New(name, models...)
-	ctx, cancel := context.WithCancelCause(context.Background())
-	sigs := make(chan os.Signal, 2)
+	os.Exit(New(name, models...).main(os.Args[1:]))
+}
+
+// main runs the command on args as the process: on its standard output and error, with
+// a context that a stop signal ends (stopOnSignals). It returns the exit status.
+func (c *Command) main(args []string) int {
+	ctx, stop := context.WithCancelCause(context.Background())
+	stopOnSignals(stop, c.who(args), os.Stderr)
+	return c.Run(ctx, args, os.Stdout, os.Stderr)
+}
+
+// who is what the process's messages begin with for args: the program and the model or
+// command ("warped phold", "warped study"), else the program.
+func (c *Command) who(args []string) string {
+	if len(args) > 0 && (c.find(args[0]) != nil || commands[args[0]]) {
+		return c.name + " " + args[0]
+	}
+	return c.name
+}
+
+// stopOnSignals has the first of stopSignals stop the run: stop ends the run's context
+// with an *interruption, and the run ends as a failed one does, printing its one line
+// and removing its temporary files. A later one ends the process at once (endAtOnce).
+//
+// A signal within signalRepeat of the first is the same stop delivered twice, not a
+// second one: GNU timeout sends its signal to the command and then to the command's
+// process group, which holds the command too, and a launcher may forward the SIGINT that
+// the terminal sent to the whole foreground group. Taken for a second signal, such a
+// pair ended warped phold --lps 6000000 at once, with status 1 and no line at all, in 18
+// of 42 runs of timeout -s INT 1 to 3 seconds in (whenever the two were delivered apart).
+func stopOnSignals(stop context.CancelCauseFunc, who string, stderr io.Writer) {
+	sigs := make(chan os.Signal, 4)
 	for _, sig := range stopSignals {
 		// A signal the process was started ignoring stays ignored: nohup's SIGHUP, the
 		// SIGINT of a job a script started in the background.
@@ -86,19 +118,34 @@ func Main(name string, models ...*Model) {
 		}
 	}
 	go func() {
-		// The first signal stops the run: it ends as a failed run does, removing its
-		// temporary files. A second one ends the process at once, as if unhandled.
 		s := <-sigs
-		cancel(&interruption{s})
-		s = <-sigs
-		signal.Reset()
-		if sig, ok := s.(syscall.Signal); ok {
-			syscall.Kill(os.Getpid(), sig)
+		first := time.Now()
+		stop(&interruption{sig: s})
+		for s = range sigs {
+			if time.Since(first) >= signalRepeat {
+				break
+			}
 		}
-		os.Exit(exitRun)
+		endAtOnce(who, s, stderr)
 	}()
-	code := c.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	os.Exit(code)
+}
+
+// signalRepeat is how long after the first stop signal another one is the same stop
+// delivered twice (see stopOnSignals). A person who presses Ctrl-C again to end a stop
+// that hangs does so later than this; the first signal stops even the building of a
+// model at once (abandonable, runmodel.go), so that there is rarely a need to.
+var signalRepeat = time.Second
+
+// endAtOnce ends the process on a second stop signal s, without waiting for the run to
+// wind down (a model's code that never returns, a write that blocks): it removes the
+// temporary files of the outputs being written, so that nothing is published after
+// (outfile.RemovePending), prints one line and exits with status 1, as an interrupted run
+// does. (It used to end the process by s itself, but exited with 1 at once after sending
+// it, before s was delivered, and said nothing.)
+func endAtOnce(who string, s os.Signal, stderr io.Writer) {
+	outfile.RemovePending()
+	fmt.Fprintf(stderr, "%s: %v again: stopped at once\n", who, &interruption{sig: s})
+	os.Exit(exitRun)
 }
 
 // find returns the model called name, or nil.

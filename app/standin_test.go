@@ -28,6 +28,9 @@ import (
 const childEnv = "WARPED_TEST_CHILD_ARGS"
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(signalChildEnv); spec != "" {
+		os.Exit(runSignalChild(spec)) // signal_process_test.go
+	}
 	if a := os.Getenv(childEnv); a != "" {
 		var args []string
 		if err := json.Unmarshal([]byte(a), &args); err != nil {
