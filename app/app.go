@@ -41,6 +41,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/internal/outfile"
 )
 
@@ -82,10 +83,19 @@ func Main(name string, models ...*Model) {
 }
 
 // main runs the command on args as the process: on its standard output and error, with
-// a context that a stop signal ends (stopOnSignals). It returns the exit status.
+// a context that a stop signal ends (stopOnSignals), or, in a rank of a run across
+// processes, the exit of the launcher (watchLauncher). It returns the exit status.
 func (c *Command) main(args []string) int {
 	ctx, stop := context.WithCancelCause(context.Background())
 	stopOnSignals(stop, c.who(args), os.Stderr)
+	if comm.LaunchedRanks() > 1 {
+		// A rank's standard output and error are pipes to the launcher. Should it exit,
+		// nobody reads them: a write there, of the rank's own line or of the error that
+		// another rank sent it, must not end the rank with SIGPIPE before it settles its
+		// outputs (as it did, leaving a temporary file behind).
+		signal.Ignore(syscall.SIGPIPE)
+		go watchLauncher(stop, os.Getppid(), os.Getppid)
+	}
 	return c.Run(ctx, args, os.Stdout, os.Stderr)
 }
 
@@ -148,6 +158,32 @@ func endAtOnce(who string, s os.Signal, stderr io.Writer) {
 	os.Exit(exitRun)
 }
 
+// watchLauncher stops the run, as a signal does, once the process's parent (ppid: its
+// pid now), which was parent when the process started (mpirun, or its daemon on another
+// node), has exited. Open MPI 4.1's mpirun exits at once on a second SIGINT or SIGTERM
+// within 5 seconds of the first, without stopping its ranks (GNU timeout sends it two,
+// see stopOnSignals); the ranks get no signal, and Open MPI's library ends them a second
+// later from a thread of its own (exit status 195), which left the temporary files of
+// their outputs behind. The parent is looked at every launcherPoll, which leaves the rank
+// most of that second. (Linux's PR_SET_PDEATHSIG would tell at once, but when the thread
+// that started the process ends, not the launcher, and only on Linux.)
+func watchLauncher(stop context.CancelCauseFunc, parent int, ppid func() int) {
+	if parent <= 1 {
+		return // started by init (or adopted already): no launcher to watch
+	}
+	t := time.NewTicker(launcherPoll)
+	defer t.Stop()
+	for range t.C {
+		if ppid() != parent {
+			stop(&interruption{why: fmt.Sprintf("its launcher (parent process %d) exited", parent)})
+			return
+		}
+	}
+}
+
+// launcherPoll is how often watchLauncher looks at the process's parent (one getppid).
+const launcherPoll = 100 * time.Millisecond
+
 // find returns the model called name, or nil.
 func (c *Command) find(name string) *Model {
 	for _, m := range c.models {
@@ -162,10 +198,17 @@ func (c *Command) find(name string) *Model {
 // closed terminal (mpirun and batch schedulers send SIGTERM).
 var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
-// interruption is the cause of a context that a signal ended.
-type interruption struct{ sig os.Signal }
+// interruption is the cause of a context that a signal ended, or, with why set,
+// something else that stops a run as a signal does (watchLauncher).
+type interruption struct {
+	sig os.Signal
+	why string
+}
 
 func (i *interruption) Error() string {
+	if i.why != "" {
+		return "interrupted: " + i.why
+	}
 	name := map[os.Signal]string{os.Interrupt: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGHUP: "SIGHUP"}[i.sig]
 	if name == "" {
 		name = i.sig.String()

@@ -267,3 +267,31 @@ func TestSignalStopsTheLPsInits(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	require.Equal(t, int64(2000), inits.Load())
 }
+
+// TestLauncherExitStopsTheRun: in a rank of a run across processes, the exit of the
+// launcher (the process's parent: mpirun, which may exit without stopping its ranks)
+// stops the run as a signal does; a process that init started has no launcher to watch.
+func TestLauncherExitStopsTheRun(t *testing.T) {
+	ctx, stop := context.WithCancelCause(context.Background())
+	var looks atomic.Int32
+	ppid := func() int {
+		if looks.Add(1) < 3 {
+			return 4242 // mpirun, still there
+		}
+		return 1 // adopted by init: mpirun has exited
+	}
+	done := make(chan struct{})
+	go func() {
+		watchLauncher(stop, 4242, ppid)
+		close(done)
+	}()
+	<-ctx.Done()
+	<-done
+	require.NotNil(t, interrupted(ctx))
+	require.EqualError(t, context.Cause(ctx), "interrupted: its launcher (parent process 4242) exited")
+
+	ctx, stop = context.WithCancelCause(context.Background())
+	defer stop(nil)
+	watchLauncher(stop, 1, func() int { return 1 }) // returns at once
+	require.NoError(t, ctx.Err())
+}
