@@ -269,4 +269,33 @@ for sig in INT TERM INT TERM; do
   echo "ok: SIG$sig to one rank of 3 ends the job ($(grep -E '^exit' "$log")$note)"
 done
 
+# mpirun signalled twice, as timeout -s INT signals it (mpirun, then its process group):
+# Open MPI 4.1's mpirun exits at once on the second, without stopping its ranks, which
+# Open MPI's library ends a second later. Each rank must see its launcher gone, stop as on
+# a signal and settle its outputs in that second: no temporary file (app.watchLauncher).
+echo "== mpirun signalled twice: its ranks leave no temporary file"
+d=$(mktemp -d "$tmp/twice.XXXX")
+mark="--seed $$$RANDOM"
+(cd "$d" && exec "$mpirun" "${extra[@]}" -np 2 "$tmp/warped" phold --lps 96 --max-sim-time 1e9 --gpu off \
+  --time-warp-worker-threads 1 --sample-file run.csv $mark >/dev/null 2>&1) &
+job=$!
+for _ in $(seq 100); do # wait for both ranks' sample files, into the run (up to 20 s)
+  if [[ $(ls -A "$d" | wc -l) -ge 2 ]]; then break; fi
+  sleep 0.2
+done
+kill -INT "$job"
+sleep 0.1 # apart, as timeout's two signals may arrive
+kill -INT "$job" 2>/dev/null || true
+wait "$job" || true
+for _ in $(seq 100); do # the ranks end within a second or two of mpirun (up to 10 s)
+  if [[ -z "$(ranks_of "$mark")" ]]; then break; fi
+  sleep 0.1
+done
+left=$(ls -A "$d" | grep '\.tmp' || true)
+if [[ -n "$(ranks_of "$mark")" || -n "$left" ]]; then
+  echo "FAIL: mpirun signalled twice: ranks still running [$(ranks_of "$mark")], temporary files left [$left]"
+  exit 1
+fi
+echo "ok: mpirun signalled twice: its ranks ended and left no temporary file ($(ls -A "$d" | tr '\n' ' '))"
+
 echo "== MPI tests passed"
