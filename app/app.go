@@ -79,15 +79,16 @@ var commands = map[string]bool{"help": true, "version": true, "devices": true, "
 // run cleanly on SIGINT, SIGTERM or SIGHUP (see stopOnSignals), and exits with the
 // command's status.
 func Main(name string, models ...*Model) {
-	os.Exit(New(name, models...).main(os.Args[1:]))
+	os.Exit(New(name, models...).main(os.Args[1:], signalRepeat))
 }
 
 // main runs the command on args as the process: on its standard output and error, with
-// a context that a stop signal ends (stopOnSignals), or, in a rank of a run across
-// processes, the exit of the launcher (watchLauncher). It returns the exit status.
-func (c *Command) main(args []string) int {
+// a context that a stop signal ends (stopOnSignals, with repeat: signalRepeat but in
+// tests), or, in a rank of a run across processes, the exit of the launcher
+// (watchLauncher). It returns the exit status.
+func (c *Command) main(args []string, repeat time.Duration) int {
 	ctx, stop := context.WithCancelCause(context.Background())
-	stopOnSignals(stop, c.who(args), os.Stderr)
+	stopOnSignals(stop, c.who(args), os.Stderr, repeat)
 	if comm.LaunchedRanks() > 1 {
 		// A rank's standard output and error are pipes to the launcher. Should it exit,
 		// nobody reads them: a write there, of the rank's own line or of the error that
@@ -112,13 +113,13 @@ func (c *Command) who(args []string) string {
 // with an *interruption, and the run ends as a failed one does, printing its one line
 // and removing its temporary files. A later one ends the process at once (endAtOnce).
 //
-// A signal within signalRepeat of the first is the same stop delivered twice, not a
+// A signal within repeat of the first is the same stop delivered twice, not a
 // second one: GNU timeout sends its signal to the command and then to the command's
 // process group, which holds the command too, and a launcher may forward the SIGINT that
 // the terminal sent to the whole foreground group. Taken for a second signal, such a
 // pair ended warped phold --lps 6000000 at once, with status 1 and no line at all, in 18
 // of 42 runs of timeout -s INT 1 to 3 seconds in (whenever the two were delivered apart).
-func stopOnSignals(stop context.CancelCauseFunc, who string, stderr io.Writer) {
+func stopOnSignals(stop context.CancelCauseFunc, who string, stderr io.Writer, repeat time.Duration) {
 	sigs := make(chan os.Signal, 4)
 	for _, sig := range stopSignals {
 		// A signal the process was started ignoring stays ignored: nohup's SIGHUP, the
@@ -132,7 +133,7 @@ func stopOnSignals(stop context.CancelCauseFunc, who string, stderr io.Writer) {
 		first := time.Now()
 		stop(&interruption{sig: s})
 		for s = range sigs {
-			if time.Since(first) >= signalRepeat {
+			if time.Since(first) >= repeat {
 				break
 			}
 		}
@@ -144,7 +145,7 @@ func stopOnSignals(stop context.CancelCauseFunc, who string, stderr io.Writer) {
 // delivered twice (see stopOnSignals). A person who presses Ctrl-C again to end a stop
 // that hangs does so later than this; the first signal stops even the building of a
 // model at once (abandonable, runmodel.go), so that there is rarely a need to.
-var signalRepeat = time.Second
+const signalRepeat = time.Second
 
 // endAtOnce ends the process on a second stop signal s, without waiting for the run to
 // wind down (a model's code that never returns, a write that blocks): it removes the

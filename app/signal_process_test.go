@@ -30,7 +30,8 @@ import (
 // instead of the tests.
 const signalChildEnv = "WARPED_TEST_SIGNAL_CHILD"
 
-// signalChild is what a child process runs: the command's arguments, and signalRepeat.
+// signalChild is what a child process runs: the command's arguments, and the window of
+// a repeated signal (signalRepeat in Main).
 type signalChild struct {
 	Args   []string
 	Repeat time.Duration
@@ -47,10 +48,9 @@ func runSignalChild(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
 	}
-	signalRepeat = ch.Repeat
 	ready := func() { fmt.Fprintln(os.Stderr, childReady) }
 	c := New("warped", stallModel(ready, nil), hookModel(ready))
-	return c.main(ch.Args)
+	return c.main(ch.Args, ch.Repeat)
 }
 
 // hookModel is a test model whose init hook (Model.Init) calls ready and then hangs (for
