@@ -41,7 +41,8 @@ run() {
     /^digest:/ {d=substr($2,1,12)} /failed|error|Error/ {err=$0}
     /Iterations:/ {it=" it=" $2} /Optimism bound:/ {b=" bound=" $3} /Passes per iteration:/ {sub(",", "", $6); p=" passes=" $6 " inact=" $11}
     /Events returned for room:/ {ret=" returned=" $NF} /Device loop:/ {lr=" loop=" $3 "s looprate=" $5}
-    END {printf "%-34s rc=%d committed=%s rate=%s eff=%s wall=%ss digest=%s%s%s%s%s%s %s\n", l, rc, c, r, e, w, d, it, b, p, ret, lr, err}'
+    /Safe events/ {sf=" safe=" $NF}
+    END {printf "%-34s rc=%d committed=%s rate=%s eff=%s wall=%ss digest=%s%s%s%s%s%s%s %s\n", l, rc, c, r, e, w, d, it, b, p, ret, lr, sf, err}'
 }
 
 # cpu LABEL T ARGS...: run, unless CPU=0 (a rerun of the GPU figures alone).
@@ -182,6 +183,14 @@ for w in 8 16; do
       r += $(c["rolled_back"]); n += $(c["processed"]); sf += $(c["safe_events"]); k[$(c["worker"])] = 1 }
     END { printf "  %d workers: processing %.2f s, idle %.2f s, gvt %.2f s, comm %.2f s; processed %d, rolled back %d, safe %.1f%%\n",
       length(k), p, d, g, m, n, r, (n > 0 ? 100 * sf / n : 0) }' "$OUT/phold-${w}w-samples.csv"
+done
+# The safe share against the GVT period at 16 workers: a logged event costs about 210
+# instructions more than a safe one (docs/PERFORMANCE.md, "What a logged event costs"), and
+# on the 2 cores a period of 0.5 ms raised 4 workers' share from 87% to 96%. Does a fresher
+# bound pay for its rounds on 16 cores?
+for p in 2 1 0.5; do
+  run "phold 16w, gvt period $p ms" 20 phold --simulation-type time-warp --gpu off --time-warp-worker-threads 16 \
+    --max-sim-time 1000 --time-warp-gvt-calculation-period "$p"
 done
 fi
 echo "== uptime: $(uptime)"
