@@ -540,6 +540,12 @@ func (inv *invocation) attachProgress(cfg *kernel.Config) {
 func (inv *invocation) checkOutputs() error {
 	outs := inv.outputs()
 	for _, o := range outs {
+		if o.rank >= 0 && o.given == "-" {
+			// Each rank writes its own: standard output, which the launcher merges, would
+			// interleave them (and rankPath would make "-" a file named --rankN).
+			return usageFailure("--%s - writes to standard output, which the ranks of a run across processes share: "+
+				"give a file (each rank writes its own, FILE with -rankN before its extension)", o.flag)
+		}
 		if err := outfile.Check(o.path); err != nil {
 			return usageFailure("%v", outputError(o.flag, err))
 		}

@@ -183,6 +183,9 @@ func TestOutputsNamingOneFileAreRefused(t *testing.T) {
 			"--stats-file x-rank1.csv and --sample-file x.csv (rank 1's x-rank1.csv) name one file"},
 		{"across processes: two ranks' files", "3", "phold", []string{"--series-file", "x.csv", "--trace", "x.csv"},
 			"--series-file x.csv (rank 0's x-rank0.csv) and --trace x.csv (rank 0's x-rank0.csv) name one file"},
+		{"across processes: standard output for a rank's file", "2", "phold", []string{"--sample-file", "-"},
+			"--sample-file - writes to standard output, which the ranks of a run across processes share: give a file"},
+		{"across processes: the stats file on standard output", "2", "phold", []string{"--stats-file", "-"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.ranks != "" {
