@@ -13,6 +13,7 @@ import (
 	"github.com/warpedgo/warped/models/traffic"
 	"github.com/warpedgo/warped/partition"
 	"github.com/warpedgo/warped/sample/chart"
+	"os"
 )
 
 // Bundled returns the models of this repository as the warped command registers them
@@ -252,6 +253,12 @@ func epidemicModel() *Model {
 			}
 			return map[string]string{"time-series": series}
 		},
+		InputPaths: func() map[string]string {
+			if file == "" {
+				return nil
+			}
+			return map[string]string{"warped2-config": file}
+		},
 		WriteOutputs: func(lps []kernel.LogicalProcess) error {
 			if series == "" {
 				return nil
@@ -363,6 +370,15 @@ func logicModel() *Model {
 			return float64(n) * 5 / 4, 0
 		},
 		SizeFlags: []string{"circuit", "random-gates"},
+		InputPaths: func() map[string]string {
+			if cfg == nil || cfg.RandomGates > 0 {
+				return nil
+			}
+			if st, err := os.Stat(cfg.Circuit); err != nil || !st.Mode().IsRegular() {
+				return nil // a shipped circuit's name, or a file the model will say it cannot read
+			}
+			return map[string]string{"circuit": cfg.Circuit}
+		},
 		Results: func(lps []kernel.LogicalProcess, _ *pflag.FlagSet) []Result {
 			r := logic.Summarize(lps)
 			out := []Result{

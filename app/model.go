@@ -68,6 +68,9 @@ type Model struct {
 	// WriteOutputs writes them after a run (nil: nothing to write).
 	OutputPaths  func() map[string]string
 	WriteOutputs func(lps []kernel.LogicalProcess) error
+	// InputPaths returns the files the model's own flags name that it reads, by flag name
+	// (nil: none): like the --config file, no output may be one of them.
+	InputPaths func() map[string]string
 	// Against, when set, ends 'PROGRAM help NAME': how the model stands to the model it
 	// follows, with its own heading line.
 	Against string
@@ -84,6 +87,14 @@ func (m *Model) outputs() map[string]string {
 		return nil
 	}
 	return m.OutputPaths()
+}
+
+// inputs returns the files that m's own flags ask a run to read, by flag name.
+func (m *Model) inputs() map[string]string {
+	if m.InputPaths == nil {
+		return nil
+	}
+	return m.InputPaths()
 }
 
 // write writes m's own output files after a run of lps.

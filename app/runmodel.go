@@ -567,13 +567,22 @@ func (inv *invocation) checkOutputs() error {
 		}
 		seen = append(seen, o)
 	}
-	if inv.o.config == "" {
-		return nil
+	inputs := inv.m.inputs()
+	if inv.o.config != "" {
+		inputs = maps.Clone(inputs)
+		if inputs == nil {
+			inputs = map[string]string{}
+		}
+		inputs["config"] = inv.o.config
 	}
-	if in, ok := outfile.Identify(inv.o.config); ok {
+	for _, flag := range slices.Sorted(maps.Keys(inputs)) { // in one order, for one message
+		in, ok := outfile.Identify(inputs[flag])
+		if !ok {
+			continue // a device or FIFO, read in place
+		}
 		for _, o := range seen {
 			if o.id.Same(in) {
-				return usageFailure("%s would replace the --config file %s; name another output file", o, inv.o.config)
+				return usageFailure("%s would replace the --%s file %s; name another output file", o, flag, inputs[flag])
 			}
 		}
 	}

@@ -143,7 +143,8 @@ func TestOutputsCheckedBeforeTheRun(t *testing.T) {
 
 // TestOutputsNamingOneFileAreRefused: two outputs that would write one file (by name,
 // through a symlink or a hard link, standard output twice), or an output that would
-// replace the --config file, are refused before the run, naming both; across processes
+// replace the --config file or a file the model reads, are refused before the run, naming
+// both; across processes
 // the files compared are those each rank writes (FILE-rankN).
 func TestOutputsNamingOneFileAreRefused(t *testing.T) {
 	dir := t.TempDir()
@@ -152,6 +153,8 @@ func TestOutputsNamingOneFileAreRefused(t *testing.T) {
 	require.NoError(t, os.WriteFile("old.out", []byte("old"), 0o644))
 	require.NoError(t, os.Symlink("old.out", "link.out"))
 	require.NoError(t, os.Link("old.out", "hard.out"))
+	require.NoError(t, os.WriteFile("w2.txt", []byte("1,2"), 0o644))
+	require.NoError(t, os.WriteFile("c.bench", []byte("INPUT(a)\nOUTPUT(b)\nb = NOT(a)\n"), 0o644))
 	for _, tc := range []struct {
 		name  string
 		ranks string // OMPI_COMM_WORLD_SIZE, as mpirun sets it ("": one process)
@@ -177,6 +180,11 @@ func TestOutputsNamingOneFileAreRefused(t *testing.T) {
 			"--stats-file cc.json would replace the --config file cc.json; name another output file"},
 		{"the config file by another name", "", "phold", []string{"--config", "cc.json", "--report", filepath.Join(dir, "cc.json")},
 			"would replace the --config file cc.json"},
+		{"the model's input file", "", "epidemic", []string{"--warped2-config", "w2.txt", "--stats-file", "w2.txt"},
+			"--stats-file w2.txt would replace the --warped2-config file w2.txt; name another output file"},
+		{"a circuit file", "", "logic", []string{"--circuit", "c.bench", "--report", "c.bench"},
+			"--report c.bench would replace the --circuit file c.bench"},
+		{"a shipped circuit's name is no file", "", "logic", []string{"--circuit", "adder-4", "--report", "adder-4"}, ""},
 		{"devices may be shared", "", "phold", []string{"--stats-file", "/dev/null", "--report", "/dev/null", "--trace", "/dev/null"}, ""},
 		{"across processes: rank files beside the stats file", "2", "phold", []string{"--stats-file", "x.csv", "--sample-file", "x.csv"}, ""},
 		{"across processes: a rank's file", "2", "phold", []string{"--stats-file", "x-rank1.csv", "--sample-file", "x.csv"},
@@ -211,7 +219,7 @@ func TestOutputsNamingOneFileAreRefused(t *testing.T) {
 	require.Equal(t, `{"lps": 8}`, string(b))
 	names, err := os.ReadDir(".")
 	require.NoError(t, err)
-	require.Len(t, names, 4, "nothing written: cc.json, old.out and its two links")
+	require.Len(t, names, 6, "nothing written: cc.json, old.out and its two links, w2.txt, c.bench")
 }
 
 // TestUnwritableOutputRefusedBeforeTheRun: an existing output file that the process could
