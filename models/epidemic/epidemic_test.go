@@ -84,6 +84,35 @@ func TestValidate(t *testing.T) {
 	require.NoError(t, c.Validate(), "131072 x 32767 neighbours fit 32-bit offsets")
 }
 
+// TestRingLattice checks the ring lattice, built a node's sorted list at a time, against
+// the lattice linked edge by edge (what ringLattice did before), on rings where the lists
+// wrap below 0 and past n-1, where they cover the whole ring, with left and right unequal
+// (WARPED2's odd k) and with no neighbours at all.
+func TestRingLattice(t *testing.T) {
+	byEdges := func(n, left, right int) graph {
+		g := make(graph, n)
+		for i := range n {
+			for j := 1; j <= left; j++ {
+				g.link(uint32(i), uint32((i+n-j)%n))
+			}
+			for j := 1; j <= right; j++ {
+				g.link(uint32(i), uint32((i+j)%n))
+			}
+		}
+		return g
+	}
+	for _, c := range [][3]int{{10, 2, 2}, {10, 1, 2}, {10, 4, 5}, {9, 4, 4}, {7, 3, 4}, {5, 2, 2}, {3, 1, 1}, {100, 0, 0},
+		{1000, 10, 10}, {1000, 3, 4}, {64, 31, 32}, {64, 20, 21}} {
+		n, left, right := c[0], c[1], c[2]
+		want, got := byEdges(n, left, right), ringLattice(n, left, right)
+		for x := range n {
+			if len(want[x]) != len(got[x]) || (len(want[x]) > 0 && !slices.Equal(want[x], got[x])) {
+				t.Fatalf("n %d, left %d, right %d: node %d's neighbours %v, want %v", n, left, right, x, got[x], want[x])
+			}
+		}
+	}
+}
+
 func TestWattsStrogatz(t *testing.T) {
 	for _, beta := range []float64{0, 0.3, 1} {
 		adj, off := wattsStrogatz(50, 4, beta, 7)

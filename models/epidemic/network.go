@@ -61,16 +61,43 @@ func (g graph) lists() (adj, off []uint32) {
 }
 
 // ringLattice joins each of n nodes to the left nodes before it and the right nodes after it
-// on a ring.
+// on a ring. The edges are undirected, so a node's neighbours are the m = max(left, right)
+// nodes on each side of it (the nodes within m of it on the ring, itself left out), which
+// it lists in increasing order directly: linking them one by one (sorted insertion) took
+// time quadratic in k a node, 8 s for 20000 locations of degree 2000.
 func ringLattice(n, left, right int) graph {
+	m := max(left, right)
 	g := make(graph, n)
-	for i := range n {
-		for j := 1; j <= left; j++ {
-			g.link(uint32(i), uint32((i+n-j)%n))
+	if m == 0 {
+		return g
+	}
+	for x := range n {
+		if 2*m+1 >= n { // every other node
+			nb := make([]uint32, 0, n-1)
+			for v := range n {
+				if v != x {
+					nb = append(nb, uint32(v))
+				}
+			}
+			g[x] = nb
+			continue
 		}
-		for j := 1; j <= right; j++ {
-			g.link(uint32(i), uint32((i+j)%n))
+		// The ring interval [x-m, x+m] less x, in increasing order: the part that wraps
+		// past n-1 to 0 comes first, then the rest, then the part that wraps below 0.
+		nb := make([]uint32, 0, 2*m)
+		lo, hi := x-m, x+m // as integers, before the ring's wrap
+		for v := n; v <= hi; v++ {
+			nb = append(nb, uint32(v-n)) // past the end: 0, 1, ...
 		}
+		for v := max(lo, 0); v <= min(hi, n-1); v++ {
+			if v != x {
+				nb = append(nb, uint32(v))
+			}
+		}
+		for v := lo; v < 0; v++ {
+			nb = append(nb, uint32(v+n)) // below 0: n+lo, ..., n-1
+		}
+		g[x] = nb
 	}
 	return g
 }
