@@ -780,7 +780,7 @@ func (c *Command) usage() string {
 	var b strings.Builder
 	n := c.name
 	fmt.Fprintf(&b, "%s: models on the warped Time Warp parallel discrete-event simulation kernel\n\n", n)
-	fmt.Fprintf(&b, "Usage:\n  %[1]s <model> [flags]   run a model\n  %[1]s help <model>      list a model's flags\n"+
+	fmt.Fprintf(&b, "Usage:\n  %[1]s <model> [flags]   run a model\n  %[1]s help <name>       a model's flags, or a command's usage\n"+
 		"  %[1]s devices           list the GPU offload backends and their devices\n"+
 		"  %[1]s study SPEC        run a parameter study (%[1]s study --help)\n"+
 		"  %[1]s plot FILE...      draw a --sample-file or --series-file as charts (%[1]s plot --help)\n"+
