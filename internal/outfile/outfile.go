@@ -366,35 +366,13 @@ func (f *File) Commit() error {
 		return f.err
 	}
 	f.done = true
-	wrap := func(err error) error {
-		if f.err == nil && err != nil {
-			f.err = fail(f.path, err)
-		}
-		return f.err
-	}
 	if f.keep {
 		return f.err
 	}
 	if f.dst == "" {
-		return wrap(f.f.Close())
+		return f.keepErr(f.f.Close())
 	}
-	name := f.f.Name()
-	if f.err == nil {
-		wrap(f.f.Chmod(f.mode))
-	}
-	if f.err == nil {
-		wrap(f.f.Sync()) // a full disk may show only here
-	}
-	wrap(f.f.Close())
-	if f.err == nil {
-		wrap(pending.settle(name, func() error { return os.Rename(name, f.dst) }))
-	} else {
-		pending.forget(name)
-	}
-	if f.err != nil {
-		os.Remove(name)
-	}
-	return f.err
+	return f.publish(func(name string) error { return os.Rename(name, f.dst) })
 }
 
 // CommitAside is Commit for what must never replace a file, such as the partial output
@@ -408,24 +386,8 @@ func (f *File) CommitAside() (string, error) {
 		return f.path, f.Commit()
 	}
 	f.done = true
-	name := f.f.Name()
-	defer os.Remove(name) // the temporary name, once linked (or after a failure)
-	err := f.err
-	if err == nil {
-		err = f.f.Chmod(f.mode)
-	}
-	if err == nil {
-		err = f.f.Sync()
-	}
-	if cerr := f.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		pending.forget(name)
-		return "", f.keepErr(err)
-	}
 	var shown string
-	err = pending.settle(name, func() error {
+	err := f.publish(func(name string) error {
 		for i := 0; i < maxAside; i++ {
 			to := f.dst
 			shown = f.path
@@ -437,6 +399,7 @@ func (f *File) CommitAside() (string, error) {
 			}
 			switch err := linkNew(name, to); {
 			case err == nil:
+				os.Remove(name) // linked: the temporary name goes
 				return nil
 			case !errors.Is(err, fs.ErrExist):
 				return err
@@ -445,17 +408,43 @@ func (f *File) CommitAside() (string, error) {
 		return fmt.Errorf("%s and %d names beside it are taken", f.dst, maxAside-1)
 	})
 	if err != nil {
-		return "", f.keepErr(err)
+		return "", err
 	}
 	return shown, nil
+}
+
+// publish closes the temporary file with its mode, synced (a full disk may show only
+// then), and, where nothing failed, calls put to place it under its name, unless a
+// signal has ended the process (pending.settle). put leaves no temporary name behind
+// (Commit's renames it, CommitAside's links it and removes it); after a failure nothing is
+// published and publish removes it. It returns the file's first error.
+func (f *File) publish(put func(name string) error) error {
+	name := f.f.Name()
+	if f.err == nil {
+		f.keepErr(f.f.Chmod(f.mode))
+	}
+	if f.err == nil {
+		f.keepErr(f.f.Sync())
+	}
+	f.keepErr(f.f.Close())
+	if f.err == nil {
+		f.keepErr(pending.settle(name, func() error { return put(name) }))
+	} else {
+		pending.forget(name)
+	}
+	if f.err != nil {
+		os.Remove(name)
+	}
+	return f.err
 }
 
 // maxAside is how many names CommitAside tries.
 const maxAside = 100
 
-// keepErr records err as the file's error, naming the path.
+// keepErr records err, when it is the file's first, as its error, naming the path, and
+// returns the file's error.
 func (f *File) keepErr(err error) error {
-	if f.err == nil {
+	if f.err == nil && err != nil {
 		f.err = fail(f.path, err)
 	}
 	return f.err
