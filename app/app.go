@@ -289,16 +289,12 @@ func (c *Command) run(ctx context.Context, args []string, stdout, stderr io.Writ
 				fmt.Fprint(stdout, c.modelUsage(m))
 				return exitOK
 			}
-			switch args[1] {
-			case "study":
-				return c.studyCommand(ctx, []string{"--help"}, stdout, stderr)
-			case "plot":
-				return c.plotCommand([]string{"--help"}, stdout, stderr)
-			case "devices":
-				return c.devicesCommand([]string{"--help"}, stdout, stderr)
-			case "help", "version":
+			switch cmd := args[1]; {
+			case cmd == "help" || cmd == "version":
 				fmt.Fprint(stdout, c.usage())
 				return exitOK
+			case commands[cmd]: // 'PROGRAM help study' is 'PROGRAM study --help'
+				return c.run(ctx, []string{cmd, "--help"}, stdout, stderr)
 			}
 			fmt.Fprintf(stderr, "%s: unknown command or model %q; run '%s help' for the list\n", c.name, args[1], c.name)
 			return exitUsage
