@@ -1,6 +1,8 @@
 package app
 
 import (
+	"os"
+
 	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
@@ -13,7 +15,6 @@ import (
 	"github.com/warpedgo/warped/models/traffic"
 	"github.com/warpedgo/warped/partition"
 	"github.com/warpedgo/warped/sample/chart"
-	"os"
 )
 
 // Bundled returns the models of this repository as the warped command registers them

@@ -567,12 +567,9 @@ func (inv *invocation) checkOutputs() error {
 		}
 		seen = append(seen, o)
 	}
-	inputs := inv.m.inputs()
+	inputs := map[string]string{}
+	maps.Copy(inputs, inv.m.inputs())
 	if inv.o.config != "" {
-		inputs = maps.Clone(inputs)
-		if inputs == nil {
-			inputs = map[string]string{}
-		}
 		inputs["config"] = inv.o.config
 	}
 	for _, flag := range slices.Sorted(maps.Keys(inputs)) { // in one order, for one message
