@@ -128,9 +128,9 @@ func (c Config) Load() (*Circuit, error) {
 		}
 		return circ, nil
 	}
-	f, err := os.Open(c.Circuit)
+	f, err := c.openBench()
 	if err != nil {
-		return nil, fmt.Errorf("logic: --circuit: %w (want a .bench file, full-adder, adder-N or multiplier-N)", err)
+		return nil, err
 	}
 	defer f.Close()
 	circ, err := ParseBench(f, c.Circuit)
@@ -138,6 +138,16 @@ func (c Config) Load() (*Circuit, error) {
 		return nil, fmt.Errorf("logic: %w", err)
 	}
 	return circ, nil
+}
+
+// openBench opens the .bench file that c.Circuit names (one that is not a shipped
+// circuit's name), with the error Load and Signals give where it cannot be read.
+func (c Config) openBench() (*os.File, error) {
+	f, err := os.Open(c.Circuit)
+	if err != nil {
+		return nil, fmt.Errorf("logic: --circuit: %w (want a .bench file, full-adder, adder-N or multiplier-N)", err)
+	}
+	return f, nil
 }
 
 // shipped returns the kind of shipped circuit that c.Circuit names (full-adder, adder or
@@ -193,9 +203,9 @@ func (c Config) Signals() (int, error) {
 		// n-2 full adders (5) between, each later row a half adder and n-1 full adders.
 		return 2*n + n*n + 2*n + (4 + 5*(n-2)) + (n-2)*(2+5*(n-1)), nil // 6n^2 - 4n
 	}
-	f, err := os.Open(c.Circuit)
+	f, err := c.openBench()
 	if err != nil {
-		return 0, fmt.Errorf("logic: --circuit: %w (want a .bench file, full-adder, adder-N or multiplier-N)", err)
+		return 0, err
 	}
 	defer f.Close()
 	lines, buf := 1, make([]byte, 64<<10)
