@@ -1,0 +1,142 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+
+	"github.com/warpedgo/warped/comm"
+	"github.com/warpedgo/warped/internal/outfile"
+)
+
+// The files a run writes: which they are, the checks made before the run starts, and where
+// its results go.
+
+// checkOutputs fails before the run, as a usage error, when an output file cannot be
+// written (its directory is missing or read-only, it is a directory, it is in /proc, or
+// it is an existing file this process could not write), so that a finished run is never
+// lost for want of a place to put its results, and no file is replaced that its owner
+// protected; or when two outputs, or an output and the --config file, are one file, of
+// which the last written would silently replace the other.
+func (inv *invocation) checkOutputs() error {
+	outs := inv.outputs()
+	for _, o := range outs {
+		if o.rank >= 0 && o.given == "-" {
+			// Each rank writes its own: standard output, which the launcher merges, would
+			// interleave them (and rankPath would make "-" a file named --rankN).
+			return usageFailure("--%s - writes to standard output, which the ranks of a run across processes share: "+
+				"give a file (each rank writes its own, FILE with -rankN before its extension)", o.flag)
+		}
+		if err := outfile.Check(o.path); err != nil {
+			return usageFailure("%v", outputError(o.flag, err))
+		}
+	}
+	var seen []output
+	for _, o := range outs {
+		id, ok := outfile.Identify(o.path)
+		if !ok {
+			continue // a device or FIFO, written in place: outputs may share /dev/null
+		}
+		o.id = id
+		for _, p := range seen {
+			switch {
+			case p.id.Same(id) && id.IsStdout():
+				return usageFailure("%s and %s both write to standard output; give each output its own file", p, o)
+			case p.id.Same(id):
+				return usageFailure("%s and %s name one file; give each output its own file", p, o)
+			}
+		}
+		seen = append(seen, o)
+	}
+	inputs := map[string]string{}
+	maps.Copy(inputs, inv.m.inputs())
+	if inv.o.config != "" {
+		inputs["config"] = inv.o.config
+	}
+	for _, flag := range slices.Sorted(maps.Keys(inputs)) { // in one order, for one message
+		in, ok := outfile.Identify(inputs[flag])
+		if !ok {
+			continue // a device or FIFO, read in place
+		}
+		for _, o := range seen {
+			if o.id.Same(in) {
+				return usageFailure("%s would replace the --%s file %s; name another output file", o, flag, inputs[flag])
+			}
+		}
+	}
+	return nil
+}
+
+// output is a file that a run writes: the flag that names it, the path given and the
+// path written (across processes, a rank's FILE-rankN).
+type output struct {
+	flag, given, path string
+	rank              int        // the rank that writes path when it is a rank's own, else -1
+	id                outfile.ID // set by checkOutputs
+}
+
+// String names o in messages: --FLAG PATH, and the rank's file where it differs.
+func (o output) String() string {
+	s := "--" + o.flag + " " + o.given
+	if o.path != o.given {
+		s += fmt.Sprintf(" (rank %d's %s)", o.rank, o.path)
+	}
+	return s
+}
+
+// outputs returns the files that the run writes, as every rank of a run across processes
+// names them (comm.LaunchedRanks, read before MPI is opened, so that every rank checks,
+// and refuses, alike): the stats file and the report are rank 0's alone, each rank writes
+// its own sample, series and trace file (rankPath, as openSamples, seriesPath and
+// openTrace do), and the model's own files are the paths given. So --stats-file x.csv
+// --sample-file x.csv is two files across processes and one in a single process.
+func (inv *invocation) outputs() []output {
+	ranks := comm.LaunchedRanks()
+	var outs []output
+	add := func(flag, path string, perRank bool) {
+		switch {
+		case path == "":
+		case !perRank || ranks <= 1:
+			outs = append(outs, output{flag: flag, given: path, path: path, rank: -1})
+		default:
+			for r := range ranks {
+				outs = append(outs, output{flag: flag, given: path, path: rankPath(path, r), rank: r})
+			}
+		}
+	}
+	add("stats-file", inv.o.statsFile, false)
+	add("report", inv.o.report, false)
+	add("sample-file", inv.o.sample.file, true)
+	add("series-file", inv.o.sample.seriesFile, true)
+	add("trace", inv.o.trace.file, true)
+	own := inv.m.outputs()
+	for _, flag := range slices.Sorted(maps.Keys(own)) { // in one order, for one message
+		add(flag, own[flag], false)
+	}
+	return outs
+}
+
+// outputError names the flag of an output file in err: "cannot write --FLAG PATH: why".
+func outputError(flag string, err error) error {
+	var oe *outfile.Error
+	if errors.As(err, &oe) {
+		return fmt.Errorf("cannot write --%s %s: %w", flag, oe.Path, oe.Err)
+	}
+	return fmt.Errorf("--%s: %w", flag, err)
+}
+
+// resultsOut is where the run's results are printed, and its name: standard output, unless
+// one of the run's outputs is written there ("-": --stats-file - | jq), which then has it
+// alone, and the results go to standard error. Ranks other than 0 print nothing.
+func (inv *invocation) resultsOut() (io.Writer, string) {
+	if inv.tr == nil || inv.tr.Rank() == 0 {
+		for _, o := range inv.outputs() {
+			if o.given == outfile.Stdout {
+				return inv.stderr, "standard error"
+			}
+		}
+	}
+	return inv.stdout, "standard output"
+}
