@@ -38,6 +38,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -53,6 +54,10 @@ type Command struct {
 	// state between the two (the epidemic's --time-series path), and a study runs several
 	// runs of one model at once.
 	mu sync.Mutex
+	// runs counts a study's runs in progress in this process, and starts those begun:
+	// a run that shared the process cannot measure the process's figures (runForStudy).
+	runs   atomic.Int32
+	starts atomic.Uint64
 }
 
 // New returns the command called name (its word in usage and messages) that runs models.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/internal/meminfo"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/kernel/dispatch"
 	"github.com/warpedgo/warped/partition"
@@ -94,6 +96,15 @@ func (c *Command) runForStudy(ctx context.Context, name string, args []string, s
 	if shared != nil {
 		defer shared.Close()
 	}
+	alone := c.runs.Add(1) == 1
+	defer c.runs.Add(-1)
+	started := c.starts.Add(1)
+	if alone {
+		// The process's peak from here on is this run's: what earlier runs left is given
+		// back first, or a small run after a large one would report the large one's.
+		debug.FreeOSMemory()
+		meminfo.ResetPeak()
+	}
 	inv, lps, cfg, err := c.buildForStudy(name, args)
 	if err != nil {
 		return study.Outcome{}, err
@@ -113,8 +124,21 @@ func (c *Command) runForStudy(ctx context.Context, name string, args []string, s
 	if err != nil {
 		return study.Outcome{}, fmt.Errorf("run failed: %w", err)
 	}
-	return c.studyOutcome(inv, lps, res), nil
+	out := c.studyOutcome(inv, lps, res)
+	if !alone || c.starts.Load() != started { // another run shared the process
+		for _, k := range processKeys {
+			if _, ok := out.Results[k]; ok {
+				delete(out.Results, k)
+				out.Unmeasured = append(out.Unmeasured, k)
+			}
+		}
+	}
+	return out, nil
 }
+
+// processKeys are the statistics that measure the whole process, not one run: a study's
+// run that shared the process with another leaves them unmeasured (study.Outcome).
+var processKeys = []string{"peak_memory_bytes", "cpu_wait_seconds"}
 
 // buildForStudy parses model name's flags args and builds its LPs and configuration, as
 // 'PROGRAM NAME ARGS' would but printing nothing. The caller closes the invocation.

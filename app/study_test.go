@@ -367,3 +367,33 @@ func TestStudyHelp(t *testing.T) {
 	require.Contains(t, help, "With --simulation-type gpu the runs are disjoint sets of LPs of one device loop")
 	require.Contains(t, help, "--group-runs")
 }
+
+// TestStudyRunProcessFigures checks that a study's run reports the process's figures (peak
+// memory, CPU wait) only when it had the process to itself: a run beside another has them
+// unmeasured, not another run's.
+func TestStudyRunProcessFigures(t *testing.T) {
+	c := testCommand()
+	args := []string{"--lps=64", "--max-sim-time=5", "--simulation-type=sequential"}
+	alone, err := c.runForStudy(context.Background(), "phold", args, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := alone.Results["peak_memory_bytes"]; !ok || len(alone.Unmeasured) > 0 {
+		t.Fatalf("a run alone: peak memory %v, unmeasured %v; want the peak and nothing unmeasured",
+			alone.Results["peak_memory_bytes"], alone.Unmeasured)
+	}
+	c.runs.Add(1) // another run in progress
+	defer c.runs.Add(-1)
+	beside, err := c.runForStudy(context.Background(), "phold", args, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range processKeys {
+		if _, ok := beside.Results[k]; ok || !slices.Contains(beside.Unmeasured, k) {
+			t.Fatalf("a run beside another has %s %v (unmeasured %v); want it unmeasured", k, beside.Results[k], beside.Unmeasured)
+		}
+	}
+	if beside.Digest != alone.Digest {
+		t.Fatalf("digests %s and %s differ", beside.Digest, alone.Digest)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,6 +74,18 @@ type Outcome struct {
 	Events uint64 `json:"events"`
 	// WallSeconds is the run's wall time.
 	WallSeconds float64 `json:"wall_seconds"`
+	// Unmeasured are the keys of Results the run could not measure (figures of the whole
+	// process, such as its peak memory, while other runs shared it): left out of Results,
+	// blank in the tables, and not counted in a point's statistics.
+	Unmeasured []string `json:"unmeasured,omitempty"`
+}
+
+// Value returns the outcome's result k, or NaN where the run has none (Unmeasured).
+func (o Outcome) Value(k string) float64 {
+	if v, ok := o.Results[k]; ok {
+		return v
+	}
+	return math.NaN()
 }
 
 // Runner runs one simulation of model with the command-line flags args and returns its
@@ -170,6 +183,9 @@ func Execute(ctx context.Context, s *Spec, run Runner, o Options) (*Study, error
 		o.Log = io.Discard
 	}
 	ex, err := mergeExecution(s.Execution, o.Execution, o.Types)
+	if err == nil {
+		err = checkSpecWorkers(s, ex, o.Types)
+	}
 	if err != nil {
 		return nil, err // the same on every rank: the same spec and flags
 	}
@@ -291,27 +307,63 @@ func mergeExecution(spec, cmd Execution, types []string) (Execution, error) {
 	if e.SimulationType == "" {
 		e.SimulationType = "auto"
 	}
-	if e.SimulationType != "auto" && !contains(types, e.SimulationType) {
+	if e.SimulationType != "auto" && !slices.Contains(types, e.SimulationType) {
 		return e, &SettingsError{fmt.Sprintf("unknown simulation type %q (want auto, %s)", e.SimulationType, strings.Join(types, ", "))}
 	}
 	return e, nil
 }
 
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
 // checkResults checks that the outcome has every result the spec summarises.
 func checkResults(s *Spec, r Run, out Outcome) error {
 	for _, k := range s.Results {
-		if _, ok := out.Results[k]; !ok {
+		if _, ok := out.Results[k]; !ok && !slices.Contains(out.Unmeasured, k) {
 			return fmt.Errorf("run %d (%s) has no result %q; the spec's results must be among the model's", r.Index, r.Key(), k)
 		}
+	}
+	return nil
+}
+
+// WorkersFlag is the kernel's flag of a time-warp run's workers. A spec may set it, as a
+// flag or a parameter (a study of how a run scales): its runs are then time-warp runs with
+// the workers it gives, and the study runs as many at once as the cores hold.
+const WorkersFlag = "time-warp-worker-threads"
+
+// specWorkers returns the most workers the spec's flags or parameters give a run (0: it
+// sets none, and the study chooses). The values were checked against the flag when the
+// spec was parsed.
+func (s *Spec) specWorkers() int {
+	most := 0
+	for _, f := range s.Flags {
+		if f.Name == WorkersFlag {
+			n, _ := strconv.Atoi(f.Value)
+			most = max(most, n)
+		}
+	}
+	for i, p := range s.Params {
+		if p == WorkersFlag {
+			for _, pt := range s.Points {
+				n, _ := strconv.Atoi(pt[i])
+				most = max(most, n)
+			}
+		}
+	}
+	return most
+}
+
+// checkSpecWorkers refuses an execution that contradicts the workers a spec gives its runs:
+// workers set twice, or runs that are not time-warp runs (which have no workers).
+func checkSpecWorkers(s *Spec, ex Execution, types []string) error {
+	if s.specWorkers() == 0 {
+		return nil
+	}
+	tw := types[1]
+	switch {
+	case ex.Workers > 0:
+		return &SettingsError{fmt.Sprintf("the spec sets --%s of its runs, and execution.workers (or --workers) sets them "+
+			"too: keep one", WorkersFlag)}
+	case ex.SimulationType != "auto" && ex.SimulationType != tw:
+		return &SettingsError{fmt.Sprintf("the spec sets --%s, which only %s runs have, but its runs are %s: "+
+			"drop it, or set simulation-type %s", WorkersFlag, tw, ex.SimulationType, tw)}
 	}
 	return nil
 }
@@ -343,10 +395,11 @@ func (sch *scheduler) execute(ctx context.Context, pending []Run) error {
 	seqType, twType := o.Types[0], o.Types[1]
 	plan := Plan{MemoryBudget: memoryBudget(ex.MemoryMiB)}
 	plan.SimulationType = ex.SimulationType
+	specWorkers := sch.spec.specWorkers() // checkSpecWorkers: then auto or time warp
 	if plan.SimulationType == "auto" {
 		plan.SimulationType = seqType
-		if ex.MergeBatches {
-			plan.SimulationType = twType // only time-warp runs offload batches
+		if ex.MergeBatches || specWorkers > 0 {
+			plan.SimulationType = twType // only time-warp runs offload batches, or have workers
 		}
 	}
 	if o.Device != nil && plan.SimulationType == o.Device.Type() {
@@ -356,7 +409,10 @@ func (sch *scheduler) execute(ctx context.Context, pending []Run) error {
 	plan.Jobs = ex.Jobs
 	if plan.Jobs == 0 {
 		plan.Jobs = o.Cores
-		if plan.SimulationType == twType && ex.SimulationType != "auto" {
+		switch {
+		case specWorkers > 0:
+			plan.Jobs = max(1, o.Cores/specWorkers)
+		case plan.SimulationType == twType && ex.SimulationType != "auto":
 			plan.Jobs = max(1, o.Cores/max(1, ex.Workers))
 		}
 	}
@@ -378,7 +434,7 @@ func (sch *scheduler) execute(ctx context.Context, pending []Run) error {
 			plan.RunMemory = (p - base) + (p-base)/4
 		}
 		pending = pending[1:]
-		if ex.SimulationType == "auto" && !ex.MergeBatches && len(pending) < o.Cores && out.WallSeconds >= pilotSeconds {
+		if ex.SimulationType == "auto" && !ex.MergeBatches && specWorkers == 0 && len(pending) < o.Cores && out.WallSeconds >= pilotSeconds {
 			plan.SimulationType = twType
 			if ex.Jobs == 0 {
 				plan.Jobs = len(pending)
@@ -388,7 +444,7 @@ func (sch *scheduler) execute(ctx context.Context, pending []Run) error {
 			plan.Jobs = max(1, min(plan.Jobs, int(plan.MemoryBudget/plan.RunMemory)))
 		}
 	}
-	if plan.SimulationType == twType && plan.Workers == 0 {
+	if plan.SimulationType == twType && plan.Workers == 0 && specWorkers == 0 {
 		plan.Workers = max(1, o.Cores/max(1, min(plan.Jobs, len(pending))))
 	}
 	sch.st.Plan = plan
@@ -399,13 +455,22 @@ func (sch *scheduler) execute(ctx context.Context, pending []Run) error {
 		fmt.Fprint(o.Log, "study: ")
 	}
 	fmt.Fprintf(o.Log, "%d runs to do, %d at once, %s", len(pending), plan.Jobs, plan.SimulationType)
-	if plan.SimulationType == twType {
+	switch {
+	case specWorkers > 0:
+		fmt.Fprintf(o.Log, " with the spec's workers (at most %d a run)", specWorkers)
+	case plan.SimulationType == twType:
 		fmt.Fprintf(o.Log, " with %d workers each", plan.Workers)
 	}
 	if plan.RunMemory > 0 {
 		fmt.Fprintf(o.Log, " (about %.1f MiB a run, budget %.0f MiB)", float64(plan.RunMemory)/(1<<20), float64(plan.MemoryBudget)/(1<<20))
 	}
 	fmt.Fprintln(o.Log)
+	if plan.Jobs > 1 && len(pending) > 1 {
+		// Said once: a scaling study read off such runs would be wrong without a word.
+		fmt.Fprintln(o.Log, "study: runs at once share the cores and the process: their wall times and rates are "+
+			"not those of a run alone, and figures of the whole process (peak memory, CPU wait) are left blank; "+
+			"--jobs 1 measures each run alone")
+	}
 	return sch.pool(ctx, pending, plan)
 }
 

@@ -86,7 +86,9 @@ func (st *Study) Summary() []PointSummary {
 		for _, key := range s.Results {
 			xs := make([]float64, 0, s.Replications)
 			for _, r := range st.Runs[pi*s.Replications : (pi+1)*s.Replications] {
-				xs = append(xs, st.Outcomes[r.Index].Results[key])
+				if x := st.Outcomes[r.Index].Value(key); !math.IsNaN(x) {
+					xs = append(xs, x) // an unmeasured result is left out (n says how many)
+				}
 			}
 			ps.Results = append(ps.Results, Summarize(xs))
 		}
@@ -182,7 +184,7 @@ func (st *Study) RunsCSVBytes() []byte {
 		row := append([]string{strconv.Itoa(r.Index), strconv.Itoa(r.Point)}, st.Spec.Points[r.Point]...)
 		row = append(row, strconv.FormatUint(r.Seed, 10))
 		for _, k := range st.Spec.Results {
-			row = append(row, fmtFloat(out.Results[k]))
+			row = append(row, fmtFloat(out.Value(k)))
 		}
 		row = append(row, out.Digest)
 		if events {

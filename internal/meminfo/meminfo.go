@@ -1,6 +1,7 @@
 // Package meminfo reads the machine's memory figures from /proc/meminfo (Linux): what the
 // command checks a run's sizes against and what a study budgets its concurrent runs with;
-// and the process's resident memory from /proc/self/statm, which engine samples record.
+// and the process's resident memory from /proc/self/statm, which engine samples record, and
+// the reset of its peak that lets a study measure its runs one by one.
 package meminfo
 
 import (
@@ -50,4 +51,38 @@ func Resident() uint64 {
 		return 0
 	}
 	return pages * uint64(os.Getpagesize())
+}
+
+// Peak returns the process's peak resident set size in bytes (VmHWM in /proc/self/status),
+// or 0 when it cannot be read.
+func Peak() uint64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range bytes.Lines(data) {
+		if rest, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
+			if fields := bytes.Fields(rest); len(fields) >= 1 { // "123456 kB"
+				if kb, err := strconv.ParseUint(string(fields[0]), 10, 64); err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// ResetPeak resets the process's peak resident set size (VmHWM, which a run reports as its
+// peak memory) to its resident size now, where Linux allows it (/proc/self/clear_refs,
+// Linux 4.0 and later); it reports whether it did.
+func ResetPeak() bool {
+	f, err := os.OpenFile("/proc/self/clear_refs", os.O_WRONLY, 0)
+	if err != nil {
+		return false
+	}
+	_, err = f.WriteString("5")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err == nil
 }

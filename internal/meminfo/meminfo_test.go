@@ -3,6 +3,7 @@ package meminfo
 import (
 	"os"
 	"runtime"
+	"runtime/debug"
 	"testing"
 )
 
@@ -42,4 +43,29 @@ func BenchmarkResident(b *testing.B) {
 	for b.Loop() {
 		Resident()
 	}
+}
+
+// TestResetPeak checks that the peak resident size falls back after a large allocation is
+// given back, where Linux allows the reset.
+func TestResetPeak(t *testing.T) {
+	big := make([]byte, 256<<20)
+	for i := range big {
+		big[i] = 1
+	}
+	if !peakAbove(256 << 20) {
+		t.Skip("VmHWM is not readable here")
+	}
+	big = nil
+	debug.FreeOSMemory()
+	if !ResetPeak() {
+		t.Skip("/proc/self/clear_refs is not writable here")
+	}
+	if peakAbove(200 << 20) {
+		t.Fatalf("the peak is still above 200 MiB after ResetPeak (resident %d bytes)", Resident())
+	}
+}
+
+// peakAbove reports whether the process's VmHWM is above n bytes.
+func peakAbove(n uint64) bool {
+	return Peak() > n
 }
