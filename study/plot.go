@@ -1,6 +1,7 @@
 package study
 
 import (
+	"errors"
 	"fmt"
 	"image/color"
 	"math"
@@ -82,14 +83,23 @@ func (st *Study) Plot(ri, xi int) (*plot.Plot, error) {
 			xs = append(xs, x)
 		}
 		r := ps.Results[ri]
+		if math.IsNaN(r.Mean) {
+			continue // no run of the point measured it (Outcome.Unmeasured)
+		}
 		lo, hi := r.CILow, r.CIHigh
 		if math.IsNaN(lo) {
 			lo, hi = r.Mean, r.Mean
 		}
 		e.x, e.y, e.lo, e.hi = append(e.x, x), append(e.y, r.Mean), append(e.lo, lo), append(e.hi, hi)
 	}
+	if len(xs) == 0 {
+		return nil, errNoData
+	}
 	for i, name := range order {
 		e := series[name]
+		if e.Len() == 0 {
+			continue
+		}
 		line, points, err := plotter.NewLinePoints(e)
 		if err != nil {
 			return nil, fmt.Errorf("plot of %s: %w", result, err)
@@ -196,9 +206,13 @@ func valueTicks(xs []float64) plot.ConstantTicks {
 	return ts
 }
 
+// errNoData is Plot's error for a result that no run measured.
+var errNoData = errors.New("no run measured it")
+
 // WritePlots writes one plot per result against the first numeric parameter that
 // varies, as PNG and SVG sized for print (chart.DefaultOptions; plot-RESULT.png, .svg)
-// in dir, and returns the paths written. A study with no such parameter has no plots.
+// in dir, and returns the paths written. A study with no such parameter has no plots, nor
+// has a result that no run measured.
 func (st *Study) WritePlots(dir string) ([]string, error) {
 	xi := st.Spec.xParam()
 	if xi < 0 {
@@ -207,6 +221,9 @@ func (st *Study) WritePlots(dir string) ([]string, error) {
 	charts := make([]chart.Chart, 0, len(st.Spec.Results))
 	for ri, key := range st.Spec.Results {
 		p, err := st.Plot(ri, xi)
+		if errors.Is(err, errNoData) {
+			continue // its runs shared the process (see Outcome.Unmeasured): the study said so
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -104,5 +105,32 @@ func TestUnmeasuredResults(t *testing.T) {
 	runs := string(st.RunsCSVBytes())
 	if !strings.Contains(runs, ",,") {
 		t.Fatalf("runs.csv has no blank for the unmeasured result:\n%s", runs)
+	}
+}
+
+// TestPlotsLeaveOutUnmeasured checks that a result no run measured has no plot (and does
+// not fail the others).
+func TestPlotsLeaveOutUnmeasured(t *testing.T) {
+	s := parseToy(t, "model: toy\nparameters:\n  n: [1, 2]\nreplications: 2\nresults: [a, b]\n")
+	run := func(ctx context.Context, model string, args []string, be gpuoffload.Backend) (Outcome, error) {
+		out, err := toyRun(ctx, model, args, be)
+		delete(out.Results, "b")
+		out.Unmeasured = []string{"b"}
+		return out, err
+	}
+	st, err := Execute(context.Background(), s, run, Options{Out: t.TempDir(), Types: types})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, err := st.WritePlots(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range paths {
+		names = append(names, filepath.Base(p))
+	}
+	if !slices.Contains(names, "plot-a.png") || slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "plot-b") }) {
+		t.Fatalf("plots %v, want a's and none of b", names)
 	}
 }
