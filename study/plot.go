@@ -78,13 +78,13 @@ func (st *Study) Plot(ri, xi int) (*plot.Plot, error) {
 			series[name] = e
 			order = append(order, name)
 		}
-		x, _ := strconv.ParseFloat(ps.Params[xi], 64)
-		if !slices.Contains(xs, x) {
-			xs = append(xs, x)
-		}
 		r := ps.Results[ri]
 		if math.IsNaN(r.Mean) {
 			continue // no run of the point measured it (Outcome.Unmeasured)
+		}
+		x, _ := strconv.ParseFloat(ps.Params[xi], 64)
+		if !slices.Contains(xs, x) {
+			xs = append(xs, x)
 		}
 		lo, hi := r.CILow, r.CIHigh
 		if math.IsNaN(lo) {
