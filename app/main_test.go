@@ -113,11 +113,15 @@ func TestProgressOnRequest(t *testing.T) {
 // the terminal's carriage return and line erase.
 func TestProgressLinesIntoAFile(t *testing.T) {
 	var b strings.Builder
-	print := progressPrinter(&b)
+	print := progressPrinter(&b, "")
 	print(kernel.Progress{Now: 5, EndTime: 20, EventsProcessed: 1000, Elapsed: time.Second})
 	print(kernel.Progress{Now: 10, EndTime: 20, EventsProcessed: 3000, Elapsed: 2 * time.Second})
 	require.Equal(t, "sim time 5 / 20 (25.0%), 1000 events, 0.001 M events/s, 1s elapsed\n"+
 		"sim time 10 / 20 (50.0%), 3000 events, 0.002 M events/s, 2s elapsed\n", b.String())
+	b.Reset()
+	progressPrinter(&b, " on rank 0 (of 2 ranks)")(kernel.Progress{Now: 5, EndTime: 20, EventsProcessed: 1000, Elapsed: time.Second})
+	require.Equal(t, "sim time 5 / 20 (25.0%), 1000 events, 0.001 M events/s on rank 0 (of 2 ranks), 1s elapsed\n", b.String(),
+		"across processes the line says whose events it counts")
 }
 
 func TestBadInputIsOneLineAndExit2(t *testing.T) {

@@ -55,8 +55,9 @@ func isTerminal(w io.Writer) bool {
 
 // progressPrinter returns a kernel progress callback that rewrites one line of w where w
 // is a terminal, and otherwise (--progress on into a file or pipe) writes a line each
-// time, without the terminal's control sequences.
-func progressPrinter(w io.Writer) func(kernel.Progress) {
+// time, without the terminal's control sequences. scope follows the events and their rate
+// ("": the whole run's; across processes rank 0 prints, and they are its own).
+func progressPrinter(w io.Writer, scope string) func(kernel.Progress) {
 	start, end := "\r\033[K", ""
 	if !isTerminal(w) {
 		start, end = "", "\n"
@@ -73,7 +74,7 @@ func progressPrinter(w io.Writer) func(kernel.Progress) {
 		if f := p.Fraction(); f >= 0 {
 			frac = fmt.Sprintf(" (%.1f%%)", 100*f)
 		}
-		fmt.Fprintf(w, "%ssim time %.6g / %.6g%s, %d events, %.3g M events/s, %s elapsed%s",
-			start, p.Now, p.EndTime, frac, p.EventsProcessed, rate/1e6, p.Elapsed.Round(time.Second), end)
+		fmt.Fprintf(w, "%ssim time %.6g / %.6g%s, %d events, %.3g M events/s%s, %s elapsed%s",
+			start, p.Now, p.EndTime, frac, p.EventsProcessed, rate/1e6, scope, p.Elapsed.Round(time.Second), end)
 	}
 }

@@ -111,6 +111,9 @@ func (c *Command) runModel(ctx context.Context, m *Model, args []string, stdout,
 	err = inv.keepSamples(err) // a failed run's, named in its line (sampling.go)
 	code := inv.exit(err)
 	if f, ok := err.(*failure); ok && !f.quiet {
+		// MPI_Abort does not return, so nothing deferred runs after it: the trace's
+		// temporary file goes first (the samples are settled by now).
+		_ = inv.closeTrace(false)
 		inv.abortRanks(code, errors.As(err, new(*kernel.PeerError)))
 	}
 	return code
@@ -520,10 +523,15 @@ func (inv *invocation) openOffload(cfg *kernel.Config, lps []kernel.LogicalProce
 }
 
 // attachProgress has the run print a progress line on stderr when --progress asks for
-// it (auto: when stderr is a terminal).
+// it (auto: when stderr is a terminal). Across processes rank 0 prints it, with its own
+// events: the others' would take messages each line.
 func (inv *invocation) attachProgress(cfg *kernel.Config) {
 	if showProgress(inv.o.progress, inv.stderr) {
-		cfg.Progress = progressPrinter(inv.stderr)
+		scope := ""
+		if inv.tr != nil && inv.tr.Size() > 1 {
+			scope = fmt.Sprintf(" on rank 0 (of %d ranks)", inv.tr.Size())
+		}
+		cfg.Progress = progressPrinter(inv.stderr, scope)
 		cfg.ProgressInterval = 500 * time.Millisecond
 	}
 }
@@ -629,7 +637,7 @@ var localFlags = map[string]bool{"config": true, "dump-config": true, "stats-fil
 	"time-warp-lock-type": true, "time-warp-state-saving-period": true, "gpu": true, "gpu-batch-size": true,
 	"gpu-device": true, "gpu-slots": true, "gpu-bound": true, "gpu-executions": true, "gpu-inactivity": true, "gpu-profile": true, "gpu-buffer": true,
 	"sample-file": true, "sample-mode": true, "sample-format": true, "sample-period": true, "report": true,
-	"series-file": true, "max-memory": true}
+	"series-file": true, "max-memory": true, "trace": true, "trace-every": true}
 
 // openOffload opens the offload backend of --gpu mode for a time-warp run of lps. With
 // auto it opens nothing when no LP has batch kernels (kernel.Batcher), and returns a note

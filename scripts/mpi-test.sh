@@ -212,6 +212,18 @@ fails_with "rank 1: a run across 2 processes needs simulation type time-warp" "$
   -np 1 ./warped "${run[@]}" --simulation-type sequential
 fails_with "configuration differs between ranks: --lps" "$mpirun" "${extra[@]}" -np 1 ./warped "${run[@]}" : \
   -np 1 ./warped "${run[@]}" --lps 32
+# A failed job leaves no temporary file of its ranks' --trace (MPI_Abort runs no deferred
+# cleanup); a trace on one rank alone is that rank's output, not a setting to share.
+d=$(mktemp -d "$tmp/trace.XXXX")
+fails_with "configuration differs between ranks: --lps" "$mpirun" "${extra[@]}" -np 1 ./warped "${run[@]}" \
+  --trace "$d/tr.csv" : -np 1 ./warped "${run[@]}" --trace "$d/tr.csv" --lps 32
+if [[ -n "$(ls -A "$d")" ]]; then
+  echo "FAIL: a failed job left files of its --trace: $(ls -A "$d")"
+  exit 1
+fi
+(cd "$tmp" && timeout -k 10 120 "$mpirun" "${extra[@]}" -np 1 ./warped "${run[@]}" --trace "$d/one.csv" : \
+  -np 1 ./warped "${run[@]}" >/dev/null)
+echo "ok: no temporary trace file after a failed job; a trace on one rank alone ($(ls "$d"))"
 # A signal to one rank of three, twice each: the others must not wait for it.
 # ranks_of MARK: the pids of the ranks whose command line holds MARK (not mpirun's).
 ranks_of() {
