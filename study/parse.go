@@ -193,6 +193,14 @@ func (p *parser) grid(n *yaml.Node, s *Spec) error {
 		if err != nil {
 			return err
 		}
+		if i, j, ok := repeated(vals, valueKey); ok {
+			at := v // a range refuses its repeats itself (rangeValues)
+			if v.Kind == yaml.SequenceNode {
+				at = v.Content[j]
+			}
+			return p.errf(at, "parameter %q lists %s twice (values %d and %d): each value is a point of its own; "+
+				"list it once (replications give a point more runs)", k.Value, vals[i], i+1, j+1)
+		}
 		for _, x := range vals {
 			if err := p.checkFlag(v, k.Value, x); err != nil {
 				return err
@@ -384,5 +392,40 @@ func (p *parser) points(n *yaml.Node, s *Spec) error {
 		}
 		s.Points = append(s.Points, vals)
 	}
+	if i, j, ok := repeated(s.Points, pointKey); ok {
+		return p.errf(n.Content[j], "point %d repeats point %d: list each point once (replications give a point more runs)", j+1, i+1)
+	}
 	return nil
+}
+
+// repeated returns the first pair of indexes i < j whose elements have the same key.
+func repeated[T any](xs []T, key func(T) string) (i, j int, ok bool) {
+	seen := make(map[string]int, len(xs))
+	for j, x := range xs {
+		k := key(x)
+		if i, ok := seen[k]; ok {
+			return i, j, true
+		}
+		seen[k] = j
+	}
+	return 0, 0, false
+}
+
+// valueKey is what tells a flag's values apart: a number as its value (25 and 25.0 are
+// one), anything else as written.
+func valueKey(v string) string {
+	if x, err := strconv.ParseFloat(v, 64); err == nil {
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return "\x00" + v // never a number's form
+}
+
+// pointKey is valueKey for a point's values.
+func pointKey(vals []string) string {
+	var b strings.Builder
+	for _, v := range vals {
+		b.WriteString(valueKey(v))
+		b.WriteByte(0xff) // in no value's key
+	}
+	return b.String()
 }

@@ -126,6 +126,9 @@ func TestParseErrors(t *testing.T) {
 		{"model: [toy\n", "toy.yaml: not YAML or JSON"},
 		{"model: toy\nparameters:\n  n: {from: 0, to: 1, count: 5}\n", "toy.yaml:3: parameter \"n\" takes integers: 5 values from 0 to 1 repeat"},
 		{"model: toy\nparameters:\n  rate: {from: 1, to: 1, count: 2}\n", "parameter \"rate\": the range repeats values"},
+		{"model: toy\nparameters:\n  rate: [25, 50, 25.0]\n", "toy.yaml:3: parameter \"rate\" lists 25 twice (values 1 and 3)"},
+		{"model: toy\nparameters:\n  name: [a, b, b]\n", "toy.yaml:3: parameter \"name\" lists b twice (values 2 and 3)"},
+		{"model: toy\npoints:\n  - {n: 1, rate: 2}\n  - {n: 2, rate: 2}\n  - {n: 1, rate: 2.0}\n", "toy.yaml:5: point 3 repeats point 1"},
 		{"model: toy\nparameters:\n  n: {from: 1, to: 1000000, step: 1}\n  rate: {from: 1, to: 1000000, step: 1}\n", "more than 1000000 points (1000000 x 1000000 values)"},
 		{"model: toy\nparameters:\n  n: {from: 1, to: 1000, step: 1}\nreplications: 10000\n", "1000 points x 10000 replications is more than 1000000 runs"},
 	} {
