@@ -330,7 +330,10 @@ func (c *Command) studyCommand(ctx context.Context, args []string, stdout, stder
 			errOut := stderr
 			fail = func(status int, format string, a ...any) int {
 				if sig := interrupted(ctx); sig != nil {
-					fmt.Fprintf(errOut, "%s study: rank %d: %v\n", c.name, mpi.Rank(), sig)
+					// It stops the job at once (study.Execute returns without waiting
+					// for the others' runs): it says how to go on, as rank 0 would.
+					fmt.Fprintf(errOut, "%s study: rank %d: %v: the finished runs are in %s; go on with '%s study %s --out %s --resume'\n",
+						c.name, mpi.Rank(), sig, o.out, c.name, spec, o.out)
 				}
 				return status
 			}

@@ -103,3 +103,40 @@ func TestRanksShareTheRuns(t *testing.T) {
 }
 
 var errInterruptForTest = errors.New("rank 1 fails")
+
+// TestRankStoppedReturnsAtOnce checks that a rank whose context ends returns at once,
+// without waiting in the end's collective for the other ranks to finish their runs (its
+// caller then ends the job).
+func TestRankStoppedReturnsAtOnce(t *testing.T) {
+	s := parseToy(t, toySpec)
+	trs := comm.NewLoopback(2, comm.LoopbackOptions{})
+	release := make(chan struct{})
+	ctx1, stop := context.WithCancel(context.Background())
+	dir := t.TempDir()
+	var rank0 error
+	done0 := make(chan struct{})
+	go func() { // rank 0's runs wait until rank 1 has returned
+		defer close(done0)
+		defer trs[0].Close()
+		slow := func(ctx context.Context, m string, a []string, be gpuoffload.Backend) (Outcome, error) {
+			<-release
+			return toyRun(ctx, m, a, be)
+		}
+		_, rank0 = Execute(context.Background(), s, slow, Options{Out: dir, Types: types, Cores: 1, Ranks: trs[0]})
+	}()
+	var once sync.Once
+	stopping := func(ctx context.Context, m string, a []string, be gpuoffload.Backend) (Outcome, error) {
+		once.Do(stop) // a signal during its first run
+		return toyRun(ctx, m, a, be)
+	}
+	_, err := Execute(ctx1, s, stopping, Options{Out: dir, Types: types, Cores: 1, Ranks: trs[1]})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("rank 1: %v, want an interrupt", err)
+	}
+	trs[1].Close() // as the job's end would
+	close(release)
+	<-done0
+	if rank0 == nil {
+		t.Fatal("rank 0 ended without an error, its peer gone")
+	}
+}

@@ -269,8 +269,10 @@ func Execute(ctx context.Context, s *Spec, run Runner, o Options) (*Study, error
 		st.MergedCalls, st.MergedBatches, st.MergedElements = merger.Stats()
 		merger.Close()
 	}
-	if size > 1 {
-		// Every rank hands its runs' outcomes (or its error) to every rank.
+	if size > 1 && !(errors.Is(err, ErrInterrupted) && ctx.Err() != nil) {
+		// Every rank hands its runs' outcomes (or its error) to every rank. Not a rank
+		// stopped by a signal: the others would finish their shares first, hours maybe;
+		// it returns at once, its runs journaled, and its caller ends the job (MPI_Abort).
 		err = agreeEnd(o.Ranks, st, mine, err)
 	}
 	if err != nil {
