@@ -27,7 +27,9 @@ type Model struct {
 	// Flags registers the model's flags on fs (their names must not be the kernel's, which
 	// 'PROGRAM help NAME' lists) and returns a function that builds the LPs from the parsed
 	// values, with the model's own partitioner (nil: contiguous blocks). A build error is a
-	// usage error: one line, exit status 2.
+	// usage error: one line, exit status 2. Make the variables the flags bind anew on each
+	// call (inside Flags): a study parses and builds one run while others run, so a
+	// variable made once, outside Flags, would be rebound under LPs that still read it.
 	Flags func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error)
 	// Payloads, when set, returns the registry of the model's payload types, which a run
 	// across processes needs to carry them (nil: the model sends words only).
@@ -46,6 +48,8 @@ type Model struct {
 	// before any LP's Init, Final once after the run with every LP's final state, before
 	// Results reads them, for results of the model as a whole. Under mpirun every rank runs
 	// both, each Final with every LP's final state. An error fails the run (exit status 1).
+	// In a study, a run's Final and Results are called together, under one lock, so that
+	// Final may leave its totals in a variable of the model's for Results to read.
 	Init, Final func(lps []kernel.LogicalProcess) error
 	// LPStats are per-LP statistics: each is reduced over the LPs after a run into four
 	// results, KEY_sum, KEY_min, KEY_max and KEY_mean, printed, written to the stats file

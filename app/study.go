@@ -116,6 +116,8 @@ func (c *Command) runForStudy(ctx context.Context, name string, args []string, s
 	} else if _, err := inv.openOffload(&cfg, lps); err != nil {
 		return study.Outcome{}, err
 	}
+	var results []Result
+	c.finalWithResults(inv, &cfg, &results)
 	sim, err := dispatch.New(cfg, lps)
 	if err != nil {
 		return study.Outcome{}, err
@@ -124,7 +126,7 @@ func (c *Command) runForStudy(ctx context.Context, name string, args []string, s
 	if err != nil {
 		return study.Outcome{}, fmt.Errorf("run failed: %w", err)
 	}
-	out := c.studyOutcome(inv, lps, res)
+	out := studyOutcome(results, res)
 	if !alone || c.starts.Load() != started { // another run shared the process
 		for _, k := range processKeys {
 			if _, ok := out.Results[k]; ok {
@@ -170,12 +172,27 @@ func (c *Command) buildForStudy(name string, args []string) (*invocation, []kern
 	return inv, lps, cfg, nil
 }
 
-// studyOutcome is a study's record of a run of inv's model with LPs lps that gave res: the
-// model's results and the kernel's statistics.
-func (c *Command) studyOutcome(inv *invocation, lps []kernel.LogicalProcess, res kernel.Result) study.Outcome {
-	c.mu.Lock()
-	results := inv.m.results(lps, inv.fs)
-	c.mu.Unlock()
+// finalWithResults has a study's run read its model's results as its final hook, right
+// after the model's own Final and under the same lock (see Command.mu), into *results: a
+// model may keep what Final computes for Results (TUTORIAL, step 13) where another run's
+// Final would overwrite it before this run's Results read it.
+func (c *Command) finalWithResults(inv *invocation, cfg *kernel.Config, results *[]Result) {
+	cfg.ModelFinal = func(lps []kernel.LogicalProcess) error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if inv.m.Final != nil {
+			if err := inv.m.Final(lps); err != nil {
+				return err
+			}
+		}
+		*results = inv.m.results(lps, inv.fs)
+		return nil
+	}
+}
+
+// studyOutcome is a study's record of a run that gave res, with the model's results: those
+// and the kernel's statistics.
+func studyOutcome(results []Result, res kernel.Result) study.Outcome {
 	out := study.Outcome{Results: make(map[string]float64, len(results)), Digest: res.Digest,
 		Events: res.EventsCommitted, WallSeconds: res.WallSeconds}
 	for k, v := range statsNumbers(res.Stats) {

@@ -14,7 +14,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
+	"github.com/warpedgo/warped/kernel"
+	"github.com/warpedgo/warped/study"
 )
 
 // readCSV reads a study table.
@@ -395,5 +398,32 @@ func TestStudyRunProcessFigures(t *testing.T) {
 	}
 	if beside.Digest != alone.Digest {
 		t.Fatalf("digests %s and %s differ", beside.Digest, alone.Digest)
+	}
+}
+
+// TestStudyFinalAndResultsTogether: a model that keeps what its Final computes for its
+// Results in a variable its runs share (TUTORIAL, step 13) gets each run's own value in a
+// study that runs several at once.
+func TestStudyFinalAndResultsTogether(t *testing.T) {
+	m := *Bundled()[0] // PHOLD, as another model
+	m.Name = "closure"
+	var last int // shared by every run of the command
+	m.Final = func(lps []kernel.LogicalProcess) error {
+		last = len(lps)
+		return nil
+	}
+	m.Results = func([]kernel.LogicalProcess, *pflag.FlagSet) []Result {
+		return []Result{{Label: "LPs at the end", Key: "lps_final", Value: float64(last)}}
+	}
+	c := New("warped", &m)
+	s, err := study.Parse([]byte("model: closure\nflags: {max-sim-time: 20}\n"+
+		"parameters:\n  lps: [16, 32, 48, 64, 80, 96, 112, 128]\nreplications: 2\n"), "s.yaml", catalog{c})
+	require.NoError(t, err)
+	st, err := study.Execute(context.Background(), s, c.runForStudy, study.Options{Out: t.TempDir(), Types: kernel.Types(),
+		Execution: study.Execution{Jobs: 4, SimulationType: kernel.Sequential}, Cores: 4})
+	require.NoError(t, err)
+	for _, r := range st.Runs {
+		want, _ := strconv.Atoi(s.Points[r.Point][0])
+		require.Equal(t, float64(want), st.Outcomes[r.Index].Results["lps_final"], "run %s", r.Key())
 	}
 }

@@ -36,10 +36,11 @@ func (*studyDevice) Type() string { return kernel.GPU }
 
 // deviceRun is a study's run built for a device loop.
 type deviceRun struct {
-	inv *invocation
-	lps []kernel.LogicalProcess
-	sim *dispatch.Simulation
-	key string
+	inv     *invocation
+	lps     []kernel.LogicalProcess
+	sim     *dispatch.Simulation
+	key     string
+	results []Result // the model's, read as the run ends (finalWithResults)
 }
 
 // Key implements study.DeviceRun.
@@ -58,6 +59,7 @@ func (d *studyDevice) Prepare(model string, args []string) (study.DeviceRun, err
 		return nil, err
 	}
 	r := &deviceRun{inv: inv, lps: lps}
+	d.c.finalWithResults(inv, &cfg, &r.results)
 	if r.sim, err = dispatch.New(cfg, lps); err == nil {
 		r.key, err = r.sim.DeviceGroup()
 	}
@@ -87,7 +89,7 @@ func (d *studyDevice) RunGroup(ctx context.Context, runs []study.DeviceRun) ([]s
 	for i, r := range runs {
 		d.events += res[i].EventsCommitted
 		dr := r.(*deviceRun)
-		outs[i] = d.c.studyOutcome(dr.inv, dr.lps, res[i])
+		outs[i] = studyOutcome(dr.results, res[i])
 	}
 	return outs, nil
 }
