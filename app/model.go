@@ -118,7 +118,8 @@ type Result struct {
 	Key string
 	// Value is a count (uint64, int or int64: printed and written as an integer) or a
 	// measure (float64, such as an average: printed to 6 significant digits and written
-	// in full).
+	// in full). A measure with no value (a mean over nothing) is NaN: printed as NaN,
+	// null in the stats file, and unmeasured in a study (blank in its tables).
 	Value any
 }
 
@@ -154,7 +155,8 @@ type LPStat struct {
 	// Label and Key name the statistic; the reductions add " (sum over LPs)" and "_sum"
 	// (min, max, mean likewise).
 	Label, Key string
-	// Value returns the statistic of lp after the run.
+	// Value returns the statistic of lp after the run, or NaN where it does not apply to
+	// lp (an LP of another kind): the reductions leave it out.
 	Value func(lp kernel.LogicalProcess) float64
 }
 
@@ -168,22 +170,31 @@ func (m *Model) results(lps []kernel.LogicalProcess, fs *pflag.FlagSet) []Result
 	return out
 }
 
-// reduce returns statistic st's sum, minimum, maximum and mean over lps (all 0 without
-// LPs).
+// reduce returns statistic st's sum, minimum, maximum and mean over the LPs of lps it
+// applies to (not NaN): all 0 without LPs, the sum 0 and the others NaN where it applies
+// to none.
 func reduce(st LPStat, lps []kernel.LogicalProcess) []Result {
 	var sum, lo, hi, mean float64
-	for i, lp := range lps {
+	n := 0
+	for _, lp := range lps {
 		v := st.Value(lp)
+		if math.IsNaN(v) {
+			continue
+		}
 		sum += v
-		if i == 0 || v < lo {
+		if n == 0 || v < lo {
 			lo = v
 		}
-		if i == 0 || v > hi {
+		if n == 0 || v > hi {
 			hi = v
 		}
+		n++
 	}
-	if len(lps) > 0 {
-		mean = sum / float64(len(lps))
+	switch {
+	case n > 0:
+		mean = sum / float64(n)
+	case len(lps) > 0:
+		lo, hi, mean = math.NaN(), math.NaN(), math.NaN()
 	}
 	return []Result{
 		{Label: st.Label + " (sum over LPs)", Key: st.Key + "_sum", Value: sum},

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,4 +129,42 @@ func TestModelHooksInCommand(t *testing.T) {
 			require.Contains(t, errOut.String(), "model final hook: cannot write the summary")
 		})
 	}
+}
+
+// TestNaNResults: a result with no value (NaN, a mean over nothing) is printed, is null in
+// the stats file (whose other keys are all there) and unmeasured in a study's run; a
+// per-LP statistic that does not apply to an LP (NaN) is left out of its reductions.
+func TestNaNResults(t *testing.T) {
+	m := *Bundled()[0] // PHOLD, as another model
+	m.Name = "nan"
+	m.Results = func([]kernel.LogicalProcess, *pflag.FlagSet) []Result {
+		return []Result{{Label: "Mean wait", Key: "mean_wait", Value: math.NaN()}}
+	}
+	calls := 0 // the LPs in order: every other one is of another kind
+	m.LPStats = []LPStat{{Label: "Odd LP", Key: "odd", Value: func(kernel.LogicalProcess) float64 {
+		if calls++; calls%2 == 1 {
+			return math.NaN() // does not apply
+		}
+		return 3
+	}}}
+	c := New("warped", &m)
+	stats := filepath.Join(t.TempDir(), "s.json")
+	var out, errOut strings.Builder
+	code := c.Run(context.Background(), []string{"nan", "--lps=16", "--max-sim-time=5", "--stats-file", stats}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	require.Contains(t, out.String(), "Mean wait")
+	data, err := os.ReadFile(stats)
+	require.NoError(t, err)
+	var kv struct{ Results map[string]any }
+	require.NoError(t, json.Unmarshal(data, &kv))
+	v, ok := kv.Results["mean_wait"]
+	require.True(t, ok, "%s", data)
+	require.Nil(t, v)
+	require.Equal(t, map[string]any{"odd_sum": 24.0, "odd_min": 3.0, "odd_max": 3.0, "odd_mean": 3.0},
+		map[string]any{"odd_sum": kv.Results["odd_sum"], "odd_min": kv.Results["odd_min"], "odd_max": kv.Results["odd_max"], "odd_mean": kv.Results["odd_mean"]})
+
+	o, err := c.runForStudy(context.Background(), "nan", []string{"--lps=16", "--max-sim-time=5"}, nil)
+	require.NoError(t, err)
+	require.Contains(t, o.Unmeasured, "mean_wait")
+	require.NotContains(t, o.Results, "mean_wait")
 }

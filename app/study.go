@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -199,7 +200,11 @@ func studyOutcome(results []Result, res kernel.Result) study.Outcome {
 		out.Results[k] = v
 	}
 	for _, r := range results {
-		out.Results[r.Key] = r.number()
+		if v := r.number(); math.IsNaN(v) || math.IsInf(v, 0) {
+			out.Unmeasured = append(out.Unmeasured, r.Key) // no value: a mean over nothing
+		} else {
+			out.Results[r.Key] = v
+		}
 	}
 	return out
 }

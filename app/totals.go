@@ -131,6 +131,9 @@ func (inv *invocation) writeStats(r kernel.Result, results []Result) error {
 	values, labels := map[string]any{}, map[string]string{}
 	for _, x := range results {
 		values[x.Key], labels[x.Key] = x.Value, x.Label
+		if v, ok := x.Value.(float64); ok && (math.IsNaN(v) || math.IsInf(v, 0)) {
+			values[x.Key] = nil // JSON has no NaN: null, "no value"
+		}
 	}
 	kv["results"], kv["result_labels"] = values, labels
 	kv["provenance"] = inv.provenance(time.Now())

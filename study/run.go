@@ -75,8 +75,9 @@ type Outcome struct {
 	// WallSeconds is the run's wall time.
 	WallSeconds float64 `json:"wall_seconds"`
 	// Unmeasured are the keys of Results the run could not measure (figures of the whole
-	// process, such as its peak memory, while other runs shared it): left out of Results,
-	// blank in the tables, and not counted in a point's statistics.
+	// process, such as its peak memory, while other runs shared it, or a model's result
+	// without a value, NaN): left out of Results, blank in the tables, and not counted in
+	// a point's statistics.
 	Unmeasured []string `json:"unmeasured,omitempty"`
 }
 
