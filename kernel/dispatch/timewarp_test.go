@@ -687,6 +687,59 @@ func TestCheckRollbacksCatchesNondeterminism(t *testing.T) {
 	}
 }
 
+// noisyReverser is noisy with reverse computation: its Reverse undoes exactly what its
+// Handle did (it keeps the noise it added in the scratch words), but a second run of the
+// handler adds other noise.
+type noisyReverser struct{ noisy }
+
+func (n *noisyReverser) Handle(ctx *kernel.Context, _ *kernel.Event) {
+	n.S.Events++
+	x := noise.Add(1)
+	n.S.Noise += x
+	ctx.Scratch()[0] = x
+	g := ctx.RNG()
+	ctx.SendWords(kernel.LPID(g.Range(0, uint64(ctx.NumLPs()-1))), ctx.Now()+g.Exponential(1), kernel.Words{})
+}
+
+func (n *noisyReverser) Reverse(ctx *kernel.Context, _ *kernel.Event) {
+	n.S.Events--
+	n.S.Noise -= ctx.Scratch()[0]
+}
+
+// TestCheckRollbacksCatchesNondeterminismUnderReverse: with reverse computation no
+// rollback re-executes an event from the state it first had, so the check runs each logged
+// event twice (reversing it between), whether or not a rollback comes; a handler that
+// reads something besides its state, event and generator fails it. The same model without
+// the check runs to its end. (Workers sharing a queue replay a handler's results staged
+// outside the queue's lock: not run twice.)
+func TestCheckRollbacksCatchesNondeterminismUnderReverse(t *testing.T) {
+	build := func() []kernel.LogicalProcess {
+		lps := make([]kernel.LogicalProcess, 32)
+		for i := range lps {
+			lps[i] = &noisyReverser{noisy{id: kernel.LPID(i)}}
+		}
+		return lps
+	}
+	for _, cancellation := range []string{"aggressive", "lazy"} {
+		t.Run(cancellation, func(t *testing.T) {
+			for _, check := range []bool{false, true} {
+				s, err := dispatch.New(kernel.Config{MaxSimTime: 20, Seed: 4, Type: kernel.TimeWarp,
+					TimeWarp: kernel.TimeWarpConfig{Workers: 4, Schedulers: 4, StateSaving: "reverse",
+						Cancellation: cancellation, CheckRollbacks: check}}, build())
+				require.NoError(t, err)
+				_, err = s.Run(context.Background())
+				if !check {
+					require.NoError(t, err)
+					continue
+				}
+				require.Error(t, err)
+				require.Regexp(t, `^time-warp check: LP "noisy\d+" \(id \d+\) differs after re-executing its event at time \S+ \(from LP \d+, sequence \d+\): `+
+					`the model is not deterministic under re-execution`, err.Error())
+			}
+		})
+	}
+}
+
 func TestCheckRollbacksCatchesSharedSnapshots(t *testing.T) {
 	build := func() []kernel.LogicalProcess {
 		lps := make([]kernel.LogicalProcess, 32)

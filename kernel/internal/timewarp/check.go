@@ -46,6 +46,38 @@ func (d *timeWarpDispatcher) reexecError(id LPID, e *event.Event) error {
 		d.sim.NameOf(id), id, e.RecvTime, e.Sender, e.Seq)
 }
 
+// checkTwice is the rollback check's test of a logged event ev of LP record r (lpState x)
+// under reverse computation, where a rollback never re-executes an event from the state it
+// first had (the straggler that causes the rollback changes that state): at once, it
+// reverses the event, which must restore the state the LP had before it (recorded after
+// its previous entry prev), and runs it again without sending, which must give the state
+// and sends of the first run. It fails the run otherwise. (With periodic state saving,
+// rollbacks coast forward from saved states, which checks re-execution.)
+func (w *worker) checkTwice(x *lpState, r *core.LPRecord, ev *event.Event, prev int64) {
+	d, q := w.d, w.q
+	id, h, f := ev.Receiver, q.hist.At(x.last), w.frame()
+	first := *q.checks.At(int(x.last - q.hist.Base()))
+	core.Enter(&w.ctx, ev.RecvTime, ev.Depth, id, r)
+	f.Scratch = w.scratchOf(q.hist.Scratch(x.last))
+	reverseEvent(&w.ctx, r.Model.(core.Reverser), ev, twUndo{draws: h.Draws, seq: r.Seq - uint64(h.OutTo-h.OutFrom)})
+	f.Scratch, f.ScratchTouched = &w.scratch, false
+	if !w.checkRestored(id, r, prev) {
+		d.fail(d.reverseError(id, event.KeyOf(ev)))
+		return
+	}
+	w.sendBytes = w.sendBytes[:0]
+	w.coasting = true // digested (worker.Send), not sent
+	core.Enter(&w.ctx, ev.RecvTime, ev.Depth, id, r)
+	r.Model.Handle(&w.ctx, ev)
+	w.coasting = false
+	if f.ScratchTouched {
+		w.scratch, f.ScratchTouched = event.Words{}, false
+	}
+	if w.eventDigest(&d.ck.snap[id], r) != first {
+		d.fail(d.reexecError(id, ev))
+	}
+}
+
 // stateDigest digests the current state of LP record r: its generator, sequence number and
 // model state (AppendState, or the canonical encoding of a snapshot into *snap, the LP's
 // scratch snapshot).

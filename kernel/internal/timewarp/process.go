@@ -85,6 +85,9 @@ func (w *worker) processLogged(x *lpState, r *core.LPRecord, ev *event.Event) {
 	}
 	if d.check {
 		*q.checks.Push(histMin) = w.eventDigest(&d.ck.snap[ev.Receiver], r)
+		if d.reverse && w.batch == nil {
+			w.checkTwice(x, r, ev, h.Prev)
+		}
 	}
 }
 
