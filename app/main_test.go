@@ -390,6 +390,7 @@ func TestHelpAndVersion(t *testing.T) {
 	for _, f := range []string{"--num-cells-x", "--channel-cnt", "--portable-count", "--max-sim-time", "--stats-file"} {
 		require.Contains(t, out, f)
 	}
+	require.Regexp(t, `(?m)^Results .*\n  call_attempts +Call attempts$`, out, "a model's help lists its result keys")
 	code, out, _ = warped("phold", "-h")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "--grain")

@@ -12,8 +12,10 @@ import (
 )
 
 // Model is what a model registers once to get the whole command: its flags with their
-// defaults and checks, how to build its LPs, its results, its output files. Name, Summary,
-// EndTime, Flags and Results are needed; the rest is optional.
+// defaults and checks, how to build its LPs, its results, its output files. Name, Flags and
+// Results are needed (New panics without them); Summary (for the usage) and EndTime (the
+// default --max-sim-time, else 0: an end time must then be given) should be set; the rest is
+// optional.
 type Model struct {
 	// Name is the model's command word: 'PROGRAM NAME [flags]'.
 	Name string

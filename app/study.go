@@ -45,6 +45,9 @@ func (cat catalog) Flags(name string) (*pflag.FlagSet, error) {
 	return fs, nil
 }
 
+// Program is the command's name.
+func (cat catalog) Program() string { return cat.c.name }
+
 // StatsKeys are the kernel's statistics that a study may summarise (statskeys.go).
 func (catalog) StatsKeys() []string { return statsKeys() }
 

@@ -35,6 +35,16 @@ func (c *Command) modelUsage(m *Model) string {
 	}
 	b.WriteString("Flags (--flag value or --flag=value; a boolean alone means true):\n")
 	writeFlagHelp(&b, fs) // flags.go
+	if rs := (catalog{c}).results(m.Name); len(rs) > 0 {
+		// What a study's results and a stats file's "results" name (the kernel's own
+		// statistics, efficiency and the like, come beside them).
+		b.WriteString("\nResults (keys of --stats-file's results and of a study's results):\n")
+		for _, r := range rs {
+			fmt.Fprintf(&b, "  %-28s %s\n", r.Key, r.Label)
+		}
+	} else if m.DynamicResults {
+		b.WriteString("\nResults: their keys depend on the flags; a run's totals list them.\n")
+	}
 	if m.Against != "" {
 		fmt.Fprintf(&b, "\n%s", m.Against)
 	}

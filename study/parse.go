@@ -20,6 +20,7 @@ type parser struct {
 	file  string
 	model string
 	fs    *pflag.FlagSet
+	cat   Catalog
 }
 
 func (p *parser) errf(n *yaml.Node, format string, a ...any) error {
@@ -149,7 +150,7 @@ func (p *parser) checkFlag(at *yaml.Node, name, value string) error {
 		return p.errf(at, "flag %q cannot be given in a study: %s", name, why)
 	}
 	if p.fs.Lookup(name) == nil {
-		return p.errf(at, "model %s has no flag %q; run 'warped help %s' for the flags", p.model, name, p.model)
+		return p.errf(at, "model %s has no flag %q; run '%s help %s' for the flags", p.model, name, p.cat.Program(), p.model)
 	}
 	if err := p.fs.Set(name, value); err != nil {
 		return p.errf(at, "bad value %q for %s: %v", value, name, err)

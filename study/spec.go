@@ -114,6 +114,8 @@ func (e Execution) Check() error {
 
 // Catalog is what checking a spec needs to know about the models.
 type Catalog interface {
+	// Program is the command's name, for the messages that point to its help.
+	Program() string
 	// Flags returns a new flag set with every flag of the model's runs (its own and the
 	// kernel's), or an error when there is no such model.
 	Flags(model string) (*pflag.FlagSet, error)
@@ -166,7 +168,7 @@ func (e *SpecError) Error() string {
 // in errors. Every flag, parameter and value is checked against the model's flag set
 // from cat before any run; errors are one line naming the spec's line.
 func Parse(data []byte, file string, cat Catalog) (*Spec, error) {
-	p := &parser{file: file}
+	p := &parser{file: file, cat: cat}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, &SpecError{File: file, Msg: "not YAML or JSON: " + oneLine(err.Error())}

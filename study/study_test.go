@@ -39,6 +39,8 @@ func (fakeCatalog) Flags(model string) (*pflag.FlagSet, error) {
 
 func (fakeCatalog) ResultKeys(string) []string { return []string{"a", "b"} }
 
+func (fakeCatalog) Program() string { return "toysim" }
+
 func (fakeCatalog) StatsKeys() []string { return []string{"efficiency", "events_committed"} }
 
 func (fakeCatalog) Labels(string) map[string]chart.Label {
@@ -111,7 +113,7 @@ func TestParseErrors(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
 		{"model: nope\n", "toy.yaml:1: unknown model \"nope\""},
 		{"flags: {n: 1}\n", "missing key 'model'"},
-		{"model: toy\nparameters:\n  bogus: [1, 2]\n", "toy.yaml:3: model toy has no flag \"bogus\""},
+		{"model: toy\nparameters:\n  bogus: [1, 2]\n", "toy.yaml:3: model toy has no flag \"bogus\"; run 'toysim help toy' for the flags"},
 		{"model: toy\nparameters:\n  n: []\n", "toy.yaml:3: parameter \"n\": empty list"},
 		{"model: toy\nparameters:\n  n: {from: 5, to: 1, step: 1}\n", "toy.yaml:3: parameter \"n\": empty range"},
 		{"model: toy\nparameters:\n  n: [1, x]\n", "toy.yaml:3: bad value \"x\" for n"},
