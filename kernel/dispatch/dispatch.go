@@ -43,6 +43,11 @@ func New(cfg kernel.Config, lps []kernel.LogicalProcess) (*Simulation, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sim.Cfg.Type == kernel.GPU {
+		if err := device.Check(sim); err != nil { // an LP without device code: known now
+			return nil, err
+		}
+	}
 	return &Simulation{sim: sim}, nil
 }
 

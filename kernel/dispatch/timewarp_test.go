@@ -833,3 +833,14 @@ func TestGroupSafe(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUWithoutDeviceCodeIsAConfigurationError: the device loop's refusal of an LP without
+// device code comes from New, before anything runs (a configuration error, not a failed run).
+func TestGPUWithoutDeviceCodeIsAConfigurationError(t *testing.T) {
+	lps := make([]kernel.LogicalProcess, 4)
+	for i := range lps {
+		lps[i] = &noisy{id: kernel.LPID(i)}
+	}
+	_, err := dispatch.New(kernel.Config{MaxSimTime: 10, Seed: 1, Type: kernel.GPU}, lps)
+	require.ErrorContains(t, err, `LP noisy0 (*dispatch_test.noisy) has no device code`)
+}

@@ -78,6 +78,13 @@ func finish(s *core.Sim, m *gpuwarp.Model, lps []core.DeviceModeler, out *gpuwar
 	return st
 }
 
+// Check reports an LP of s that the device loop cannot run (no device code, or another
+// device model than the others'), as Run would, before the run.
+func Check(s *core.Sim) error {
+	_, _, err := deviceModels(s)
+	return err
+}
+
 // deviceModels returns the LPs' shared device model, or says which LP has none.
 func deviceModels(s *core.Sim) (*gpuwarp.Model, []core.DeviceModeler, error) {
 	lps := make([]core.DeviceModeler, len(s.LPs))
