@@ -96,7 +96,11 @@ func (c *Context) check(to LPID, at Time) bool {
 func (c *Context) emit(to LPID, at Time, w Words, payload any) {
 	var depth uint32
 	if at == c.f.Now {
-		depth = c.f.Depth + 1
+		if depth = c.f.Depth + 1; depth >= MaxZeroDelayDepth {
+			c.f.Err = &SendError{From: c.f.Self, FromName: c.nameOf(c.f.Self), Now: c.f.Now, To: to,
+				ToName: c.nameOf(to), At: at, Depth: depth}
+			return
+		}
 	}
 	seq := c.f.LP.Seq
 	c.f.LP.Seq++

@@ -8,16 +8,18 @@ import (
 
 // PeerError is the error of a rank whose run was stopped because another rank failed; its
 // text is that rank's error, prefixed by its rank.
-type PeerError struct{ Msg string }
+type PeerError struct {
+	Msg string // the failed rank's error, "rank N: ..."
+}
 
 func (e *PeerError) Error() string { return e.Msg }
 
 // MismatchError says that the ranks of a run across processes were configured
 // differently; every rank gets the same one.
 type MismatchError struct {
-	Key          string
-	Mine, Theirs string
-	Rank, Other  int
+	Key          string // the setting that differs (a flag's name, or a configuration key)
+	Mine, Theirs string // its values on Rank and on Other
+	Rank, Other  int    // two ranks that differ: Rank has Mine, Other has Theirs
 }
 
 func (e *MismatchError) Error() string {
@@ -25,22 +27,36 @@ func (e *MismatchError) Error() string {
 		"start every rank with the same flags and configuration file", e.Key, e.Mine, e.Rank, e.Theirs, e.Other)
 }
 
-// SendError reports a send to an unknown LP, into the past, or at a time that is not a number.
+// SendError reports a send to an unknown LP, into the past, closer than the declared
+// lookahead, at a time that is not a number, or in a loop of zero-delay sends.
 type SendError struct {
-	From     LPID
-	FromName string
-	Now      Time
-	To       LPID
-	ToName   string
-	At       Time
+	From     LPID   // the sending LP
+	FromName string // its name
+	Now      Time   // its time: the receive time of the event it was handling
+	To       LPID   // the LP it sent to
+	ToName   string // its name (empty when To is not a valid id)
+	At       Time   // the send's receive time
 	// NumLPs is set when To is not a valid id.
 	NumLPs int
 	// Lookahead is set when At is before Now + Lookahead, the lookahead the LPs declare
 	// (see the Lookahead interface).
 	Lookahead Time
+	// Depth is set when the send would be the MaxZeroDelayDepth-th generation of events
+	// sent at one time, each by the one before: a loop that never lets time advance.
+	Depth uint32
 }
 
+// MaxZeroDelayDepth is the most generations of zero-delay sends (an event sent at the time
+// of the event that sent it, Event.Depth) that a run allows at one time: a chain that long
+// is a loop, which would hold the run at that time forever.
+const MaxZeroDelayDepth = 1 << 22
+
 func (e *SendError) Error() string {
+	if e.Depth > 0 {
+		return fmt.Sprintf("LP %q (id %d) at time %v sent an event to %q (id %d) at that same time, the %d-th "+
+			"generation of such sends: a loop of zero-delay sends, which holds time still; give a send in the loop "+
+			"a positive delay", e.FromName, e.From, e.Now, e.ToName, e.To, e.Depth)
+	}
 	if e.NumLPs > 0 {
 		return fmt.Sprintf("LP %q (id %d) at time %v sent an event to unknown LP id %d; "+
 			"the simulation has %d LPs (ids 0..%d)", e.FromName, e.From, e.Now, e.To, e.NumLPs, e.NumLPs-1)
@@ -60,12 +76,12 @@ func (e *SendError) Error() string {
 
 // ModelPanicError reports a panic in a model's Init or Handle.
 type ModelPanicError struct {
-	LP     LPID
-	LPName string
+	LP     LPID   // the LP whose code panicked
+	LPName string // its name
 	// Time is the receive time of the event being handled (0 in Init).
 	Time  Time
-	Init  bool
-	Value any
+	Init  bool // the panic was in Init, not Handle
+	Value any  // the value passed to panic
 	// Stack is the goroutine stack at the panic.
 	Stack []byte
 }

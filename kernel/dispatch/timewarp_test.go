@@ -844,3 +844,33 @@ func TestGPUWithoutDeviceCodeIsAConfigurationError(t *testing.T) {
 	_, err := dispatch.New(kernel.Config{MaxSimTime: 10, Seed: 1, Type: kernel.GPU}, lps)
 	require.ErrorContains(t, err, `LP noisy0 (*dispatch_test.noisy) has no device code`)
 }
+
+// looper sends to itself at its own time, forever: a zero-delay loop.
+type looper struct {
+	kernel.Plain[struct{ N uint64 }]
+	id kernel.LPID
+}
+
+func (l *looper) Name() string             { return fmt.Sprintf("looper%d", l.id) }
+func (l *looper) Init(ctx *kernel.Context) { ctx.SendWords(ctx.Self(), 1, kernel.Words{}) }
+func (l *looper) Handle(ctx *kernel.Context, _ *kernel.Event) {
+	l.S.N++
+	ctx.SendWords(ctx.Self(), ctx.Now(), kernel.Words{})
+}
+
+// TestZeroDelayLoopFails: a loop of zero-delay sends, which holds time still, fails the run
+// naming the LP and the time, under every dispatcher, instead of running forever.
+func TestZeroDelayLoopFails(t *testing.T) {
+	if raceEnabled {
+		t.Skip("4 million events a dispatcher: 20 s under the race detector; the plain suite runs it")
+	}
+	for _, typ := range []string{kernel.Sequential, kernel.TimeWarp} {
+		t.Run(typ, func(t *testing.T) {
+			s, err := dispatch.New(kernel.Config{MaxSimTime: 10, Seed: 1, Type: typ,
+				TimeWarp: kernel.TimeWarpConfig{Workers: 1}}, []kernel.LogicalProcess{&looper{}})
+			require.NoError(t, err)
+			_, err = s.Run(context.Background())
+			require.ErrorContains(t, err, `LP "looper0" (id 0) at time 1 sent an event to "looper0" (id 0) at that same time, the 4194304-th generation of such sends: a loop of zero-delay sends`)
+		})
+	}
+}
