@@ -874,3 +874,50 @@ func TestZeroDelayLoopFails(t *testing.T) {
 		})
 	}
 }
+
+// parcel is a payload type; carrier sends one with each event.
+type parcel struct{ N int }
+
+type carrier struct {
+	kernel.Plain[struct{ N uint64 }]
+	id kernel.LPID
+}
+
+func (c *carrier) Name() string             { return fmt.Sprintf("carrier%d", c.id) }
+func (c *carrier) Init(ctx *kernel.Context) { ctx.Send(ctx.Self(), 1, &parcel{}) }
+func (c *carrier) Handle(ctx *kernel.Context, _ *kernel.Event) {
+	c.S.N++
+	ctx.Send(ctx.Self(), ctx.Now()+1, &parcel{N: int(c.S.N)})
+}
+
+// TestCheckRollbacksCatchesUnregisteredPayloads: the check fails a run in one process that
+// sends a payload whose type a run across processes could not encode, naming the LP and the
+// type; registered, or without the check, the run goes on.
+func TestCheckRollbacksCatchesUnregisteredPayloads(t *testing.T) {
+	registered := kernel.NewRegistry()
+	require.NoError(t, registered.Register("parcel", &parcel{}))
+	for _, c := range []struct {
+		name  string
+		check bool
+		reg   *kernel.Registry
+		want  string
+	}{
+		{"unregistered", true, nil, `sent a payload of type *dispatch_test.parcel, which is not registered: a run across processes could not send it`},
+		{"another type registered", true, kernel.NewRegistry(), "which is not registered"},
+		{"registered", true, registered, ""},
+		{"no check", false, nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lps := []kernel.LogicalProcess{&carrier{id: 0}, &carrier{id: 1}}
+			s, err := dispatch.New(kernel.Config{MaxSimTime: 10, Seed: 1, Type: kernel.TimeWarp, Payloads: c.reg,
+				TimeWarp: kernel.TimeWarpConfig{Workers: 2, CheckRollbacks: c.check}}, lps)
+			require.NoError(t, err)
+			_, err = s.Run(context.Background())
+			if c.want == "" {
+				require.NoError(t, err)
+			} else {
+				require.ErrorContains(t, err, c.want)
+			}
+		})
+	}
+}

@@ -103,17 +103,36 @@ func (w *worker) eventDigest(snap *any, r *core.LPRecord) twDigest {
 	return twDigest{state: w.stateDigest(snap, r), sends: maphash.Bytes(w.d.seed, w.sendBytes)}
 }
 
-// Send is the worker's sink with CheckRollbacks: it digests the Send (appendSend), then
-// passes it to the engine's sink (lazySink or sink).
+// Send is the worker's sink with CheckRollbacks: it digests the Send (appendSend), checks
+// that its payload could cross processes (checkPayload), then passes it to the engine's
+// sink (lazySink or sink).
 func (w *worker) Send(to, from LPID, depth uint32, seq uint64, at, now Time, ws Words, payload any) {
 	if !w.initSend {
 		w.appendSend(to, depth, seq, at, ws, payload)
+	}
+	if payload != nil && w.frame().Err == nil {
+		w.checkPayload(from, payload)
 	}
 	if w.d.lazy {
 		(*lazySink)(w).Send(to, from, depth, seq, at, now, ws, payload)
 	} else {
 		(*sink)(w).Send(to, from, depth, seq, at, now, ws, payload)
 	}
+}
+
+// checkPayload fails the run (the frame's error) when LP from sends a payload whose type is
+// not registered in Config.Payloads: a run in one process passes it by reference, but one
+// across processes could not encode it, and a model developed in one process would learn
+// it only there.
+func (w *worker) checkPayload(from LPID, payload any) {
+	if reg := w.d.sim.Cfg.Payloads; reg != nil {
+		if _, err := reg.Name(payload); err == nil {
+			return
+		}
+	}
+	w.frame().Err = fmt.Errorf("time-warp check: LP %q (id %d) sent a payload of type %T, which is not registered: "+
+		"a run across processes could not send it; register the type by name in the configuration's Payloads "+
+		"(kernel.Registry), or carry the data in the event's words", w.d.sim.NameOf(from), from, payload)
 }
 
 // appendSend encodes a send for CheckRollbacks' digest of the event being handled.
