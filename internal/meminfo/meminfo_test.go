@@ -45,14 +45,16 @@ func BenchmarkResident(b *testing.B) {
 	}
 }
 
-// TestResetPeak checks that the peak resident size falls back after a large allocation is
-// given back, where Linux allows the reset.
+// TestResetPeak checks that the peak resident size falls back to the resident size after a
+// large allocation is given back, where Linux allows the reset. (Relative figures: under the
+// race detector the resident size keeps the allocation's shadow memory.)
 func TestResetPeak(t *testing.T) {
 	big := make([]byte, 256<<20)
 	for i := range big {
 		big[i] = 1
 	}
-	if !peakAbove(256 << 20) {
+	before := Peak()
+	if before < 256<<20 {
 		t.Skip("VmHWM is not readable here")
 	}
 	big = nil
@@ -60,12 +62,8 @@ func TestResetPeak(t *testing.T) {
 	if !ResetPeak() {
 		t.Skip("/proc/self/clear_refs is not writable here")
 	}
-	if peakAbove(200 << 20) {
-		t.Fatalf("the peak is still above 200 MiB after ResetPeak (resident %d bytes)", Resident())
+	after, now := Peak(), Resident()
+	if after+128<<20 > before || after > now+32<<20 {
+		t.Fatalf("peak %d bytes before, %d after ResetPeak, resident %d: want it down to the resident size", before, after, now)
 	}
-}
-
-// peakAbove reports whether the process's VmHWM is above n bytes.
-func peakAbove(n uint64) bool {
-	return Peak() > n
 }
