@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"maps"
 	"sort"
 	"strings"
 
@@ -86,9 +87,23 @@ var statsLabel = map[string]chart.Label{
 	netEventsKey:                  {Text: "net events (processed - rolled back)", Unit: "events"},
 }
 
-// statsLabels returns the labels of every key of statsKeys.
+// kernelFlagLabels name the kernel's flags that a study varies most on its plots' axes (a
+// model's own flags are named by its Labels).
+var kernelFlagLabels = map[string]chart.Label{
+	"time-warp-worker-threads":         {Text: "time-warp workers"},
+	"time-warp-scheduler-count":        {Text: "schedule queues"},
+	"time-warp-gvt-calculation-period": {Text: "GVT period", Unit: "ms"},
+	"time-warp-optimism-window":        {Text: "optimism window", Unit: "simulated time"},
+	"time-warp-state-saving-period":    {Text: "state-saving period", Unit: "events"},
+	"max-sim-time":                     {Text: "end time", Unit: "simulated time"},
+	"gpu-batch-size":                   {Text: "offload batch size", Unit: "events"},
+}
+
+// statsLabels returns the labels of every key of statsKeys, and of the kernel's flags that
+// kernelFlagLabels names.
 func statsLabels() map[string]chart.Label {
 	out := map[string]chart.Label{}
+	maps.Copy(out, kernelFlagLabels)
 	for _, k := range statsKeys() {
 		l, ok := statsLabel[k]
 		if !ok {

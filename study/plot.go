@@ -56,7 +56,7 @@ func (st *Study) Plot(ri, xi int) (*plot.Plot, error) {
 	result, param := s.Results[ri], s.Params[xi]
 	rl, pl := s.Labels[result], s.Labels[param]
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: %s (mean, 95%% CI, %d seeds)", s.Model, rl.Name(result), s.Replications)
+	p.Title.Text = fmt.Sprintf("%s: %s\nmean and 95%% CI of %d seeds", s.Model, rl.Name(result), s.Replications)
 	p.X.Label.Text = pl.Axis(param)
 	p.Y.Label.Text = rl.Axis(result)
 	p.BackgroundColor = color.White

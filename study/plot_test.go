@@ -54,7 +54,7 @@ func TestPlot(t *testing.T) {
 		p := draw(t, plotSpec("[0.5, 1, 1.5, 2]", 3, ""))
 		require.Equal(t, "arrival rate (1/s)", p.X.Label.Text, "the catalog's label and unit")
 		require.Equal(t, "Alpha count (calls)", p.Y.Label.Text)
-		require.Contains(t, p.Title.Text, "Alpha count (mean, 95% CI, 3 seeds)")
+		require.Contains(t, p.Title.Text, "Alpha count\nmean and 95% CI of 3 seeds")
 		var ticks []string
 		for _, tk := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
 			ticks = append(ticks, tk.Label)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
@@ -421,4 +422,23 @@ func containsChart(cs []Chart, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestWrap: a title or label wider than its room goes in lines that each fit (but for a
+// word wider than the room), words in order, the lines given kept; one that fits is left.
+func TestWrap(t *testing.T) {
+	p := plot.New()
+	Style(p)
+	ts := p.Title.TextStyle
+	room := 2 * vg.Inch
+	short := "phold: efficiency"
+	require.Equal(t, short, wrap(ts, short, room))
+	long := "phold: efficiency (committed / processed) of every run at this point\nmean and 95% CI of 5 seeds"
+	got := wrap(ts, long, room)
+	require.Greater(t, strings.Count(got, "\n"), 1)
+	for _, line := range strings.Split(got, "\n") {
+		require.LessOrEqual(t, ts.Width(line), room, "line %q", line)
+	}
+	require.Equal(t, strings.Fields(long), strings.Fields(got), "the same words in the same order")
+	require.Contains(t, got, "\nmean and 95% CI of 5 seeds")
 }

@@ -98,10 +98,23 @@ func drawOutside(p *plot.Plot, dc draw.Canvas) {
 	if t := p.Title.Text; t != "" { // over the figure, not only over the plot beside a legend
 		ts := p.Title.TextStyle
 		ts.XAlign, ts.YAlign = draw.XCenter, draw.YTop
+		t = wrap(ts, t, 0.96*(dc.Max.X-dc.Min.X)) // a long title in lines, not cut at both ends
 		dc.FillText(ts, vg.Point{X: dc.Center().X, Y: dc.Max.Y + ts.FontExtents().Descent}, t)
 		area.Max.Y -= ts.Rectangle(t).Size().Y + p.Title.Padding
 		p.Title.Text = ""
 		defer func() { p.Title.Text = t }()
+	}
+	// Axis labels longer than their axis go in lines (the y label is drawn along the
+	// figure's height).
+	for _, a := range []struct {
+		label *string
+		ts    draw.TextStyle
+		room  vg.Length
+	}{{&p.X.Label.Text, p.X.Label.TextStyle, 0.9 * (area.Max.X - area.Min.X)}, {&p.Y.Label.Text, p.Y.Label.TextStyle, 0.8 * (area.Max.Y - area.Min.Y)}} {
+		if old := *a.label; old != "" {
+			*a.label = wrap(a.ts, old, a.room)
+			defer func() { *a.label = old }()
+		}
 	}
 	l := p.Legend
 	r := l.Rectangle(area)
@@ -129,6 +142,30 @@ func drawOutside(p *plot.Plot, dc draw.Canvas) {
 	l.Draw(legendArea)
 }
 
+// wrap breaks each line of s at its spaces into lines no wider than width in style ts
+// where a word allows (a word wider than width has a line of its own).
+func wrap(ts draw.TextStyle, s string, width vg.Length) string {
+	if ts.Width(s) <= width {
+		return s
+	}
+	var lines []string
+	for _, given := range strings.Split(s, "\n") { // lines given stay lines
+		line := ""
+		for _, word := range strings.Fields(given) {
+			switch {
+			case line == "":
+				line = word
+			case ts.Width(line+" "+word) <= width:
+				line += " " + word
+			default:
+				lines, line = append(lines, line), word
+			}
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
+
 // Style sets p's fonts for a figure a few inches wide: sans serif, 9 pt title, 8 pt labels,
 // 7 pt ticks and legend (every chart of the command is styled so, a study's plots too).
 func Style(p *plot.Plot) {
@@ -142,6 +179,7 @@ func Style(p *plot.Plot) {
 	}
 	set(&p.Legend.TextStyle.Font, 7)
 	p.Legend.ThumbnailWidth = 0.15 * vg.Inch
+	p.Legend.Padding = 0.7 * vg.Millimeter // a point's glyph is taller than a 7 pt line
 }
 
 // SITicks are plot.DefaultTicks labelled with SI prefixes (12 M, not 12000000).
