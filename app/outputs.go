@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 
 	"github.com/warpedgo/warped/comm"
@@ -139,4 +140,35 @@ func (inv *invocation) resultsOut() (io.Writer, string) {
 		}
 	}
 	return inv.stdout, "standard output"
+}
+
+// settleLeftovers deals with what runs killed at once (SIGKILL, the out-of-memory killer)
+// left of the outputs this process writes (outfile.Leftovers): rows so far, of a sample,
+// series or trace file or a model's own, are kept beside the output as a failed run's
+// samples are (FILE.partial.EXT); a stats file's or report's part, of use only whole, is
+// removed. Each is said on standard error.
+func (inv *invocation) settleLeftovers() {
+	rank, who := 0, inv.who()
+	if inv.tr != nil {
+		rank = inv.tr.Rank()
+		who = fmt.Sprintf("%s: rank %d", who, rank)
+	}
+	for _, o := range inv.outputs() {
+		if o.rank != rank && (o.rank >= 0 || rank != 0) {
+			continue // another rank's
+		}
+		names, _ := outfile.Leftovers(o.path) // unreadable: the output's own check says so
+		for _, n := range names {
+			switch o.flag {
+			case "stats-file", "report":
+				if os.Remove(n) == nil {
+					fmt.Fprintf(inv.stderr, "%s: removed %s, the part of --%s %s that a run killed earlier left\n", who, n, o.flag, o.given)
+				}
+			default:
+				if kept, err := outfile.KeepAside(n, o.path); err == nil {
+					fmt.Fprintf(inv.stderr, "%s: a run killed earlier left its --%s rows so far in %s: kept as %s\n", who, o.flag, n, kept)
+				}
+			}
+		}
+	}
 }

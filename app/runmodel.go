@@ -228,6 +228,7 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := inv.openTransport(); err != nil {
 		return err
 	}
+	inv.settleLeftovers() // outputs.go
 	cfg := inv.config(part)
 	offloadNote, err := inv.openOffload(&cfg, lps)
 	if err != nil {

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -286,4 +288,37 @@ func TestSeriesFile(t *testing.T) {
 	code, _, errOut = warped("phold", "--max-sim-time", "5", "--gpu", "off", "--series-file", filepath.Join(dir, "no", "s.csv"))
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "cannot write --series-file")
+}
+
+// TestKilledRunsLeftovers: what a run killed at once left of its outputs is settled by the
+// next run that writes them: a sample file's rows kept beside it (run.partial.csv), a stats
+// file's part removed, each said.
+func TestKilledRunsLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	dead := exec.Command("true")
+	require.NoError(t, dead.Run())
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	host = strings.NewReplacer("-", "_", "/", "_").Replace(host)
+	leftover := func(output string) string {
+		return filepath.Join(dir, "."+output+".tmp-"+host+"-"+strconv.Itoa(dead.Process.Pid)+"-42")
+	}
+	rows := "wall_seconds,worker\n0.1,0\n"
+	require.NoError(t, os.WriteFile(leftover("run.csv"), []byte(rows), 0o600))
+	require.NoError(t, os.WriteFile(leftover("s.json"), []byte(`{"events_`), 0o600))
+	code, _, errOut := warped("phold", "--lps=64", "--max-sim-time=5", "--time-warp-worker-threads=2", "--gpu=off",
+		"--sample-file", filepath.Join(dir, "run.csv"), "--stats-file", filepath.Join(dir, "s.json"))
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "a run killed earlier left its --sample-file rows so far in "+leftover("run.csv")+": kept as "+filepath.Join(dir, "run.partial.csv"))
+	require.Contains(t, errOut, "removed "+leftover("s.json")+", the part of --stats-file")
+	data, err := os.ReadFile(filepath.Join(dir, "run.partial.csv"))
+	require.NoError(t, err)
+	require.Equal(t, rows, string(data))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	require.ElementsMatch(t, []string{"run.csv", "run.partial.csv", "s.json"}, names)
 }

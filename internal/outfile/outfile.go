@@ -274,7 +274,7 @@ func Create(path string) (*File, error) {
 		}
 		return &File{path: path, f: f}, nil
 	}
-	f, err := os.CreateTemp(filepath.Dir(t.dst), "."+filepath.Base(t.dst)+".tmp*")
+	f, err := os.CreateTemp(filepath.Dir(t.dst), tempPrefix(t.dst)+"*") // leftover.go
 	if err != nil {
 		return nil, fail(path, err)
 	}
