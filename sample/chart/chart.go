@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/warpedgo/warped/sample"
 )
@@ -355,7 +356,12 @@ func Make(rows []sample.Row) ([]Chart, error) {
 		case percentAxis:
 			p.Y.Min, p.Y.Max = 0, max(p.Y.Max, 100)
 			p.Y.Tick.Marker = PercentTicks{}
+		case levelAxis:
+			p.Y.Tick.Marker = SITicks{} // 2.8e14 reads 280 T, not 3e+14
 		}
+		// Wall time from the run's start, on every chart alike (one sample set alone
+		// left an axis around its time, into negative seconds).
+		p.X.Min, p.X.Max = 0, max(p.X.Max, 1e-3)
 		Style(p)
 		p.BackgroundColor = color.White
 		out = append(out, Chart{Name: sp.name, Plot: p, Caption: sp.caption})
@@ -426,6 +432,14 @@ func addLines(p *plot.Plot, lines []series, legend bool) (int, error) {
 			line.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
 			line.Width = vg.Points(1)
 			p.Add(line)
+			if len(seg) == 1 { // a line of one point draws nothing: a dot shows it
+				dot, err := plotter.NewScatter(seg)
+				if err != nil {
+					return 0, err
+				}
+				dot.Color, dot.Radius, dot.Shape = line.Color, vg.Points(1.5), draw.CircleGlyph{}
+				p.Add(dot)
+			}
 			if first && (legend || len(withData) > 1) {
 				p.Legend.Add(l.name, line)
 			}
@@ -435,15 +449,11 @@ func addLines(p *plot.Plot, lines []series, legend bool) (int, error) {
 	return len(withData), nil
 }
 
-// segments splits xy at its gaps (NaN points); a lone point becomes a short line so
-// that it shows.
+// segments splits xy at its gaps (NaN points).
 func segments(xy plotter.XYs) []plotter.XYs {
 	var out []plotter.XYs
 	var cur plotter.XYs
 	flush := func() {
-		if len(cur) == 1 {
-			cur = append(cur, cur[0])
-		}
 		if len(cur) > 0 {
 			out = append(out, cur)
 		}

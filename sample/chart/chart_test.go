@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/warpedgo/warped/kernel"
@@ -441,4 +442,37 @@ func TestWrap(t *testing.T) {
 	}
 	require.Equal(t, strings.Fields(long), strings.Fields(got), "the same words in the same order")
 	require.Contains(t, got, "\nmean and 95% CI of 5 seeds")
+}
+
+// TestOneSampleSet: a run short enough for one sample set has charts that show it (a line
+// of one point draws nothing: a dot does), on a wall-time axis from zero, and GVT's axis
+// labelled with SI prefixes.
+func TestOneSampleSet(t *testing.T) {
+	one := rows()[:2] // the first set: two workers at 0.1 s
+	charts, err := Make(one)
+	require.NoError(t, err)
+	by := map[string]*plot.Plot{}
+	for _, c := range charts {
+		by[c.Name] = c.Plot
+	}
+	gvt := by["gvt"]
+	require.NotNil(t, gvt)
+	data, err := Chart{Name: "gvt", Plot: gvt}.Render("png", DefaultOptions())
+	require.NoError(t, err)
+	img, err := png.Decode(bytes.NewReader(data))
+	require.NoError(t, err)
+	want := plotutil.Color(0)
+	wr, wg, wb, _ := want.RGBA()
+	shown := 0
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			if r, g, b, _ := img.At(x, y).RGBA(); r == wr && g == wg && b == wb {
+				shown++
+			}
+		}
+	}
+	require.Greater(t, shown, 20, "pixels of the one sample set's colour")
+	require.Equal(t, 0.0, gvt.X.Min)
+	require.GreaterOrEqual(t, gvt.X.Max, 0.1)
+	require.IsType(t, SITicks{}, gvt.Y.Tick.Marker)
 }
