@@ -367,8 +367,8 @@ func (c *Command) studyCommand(ctx context.Context, args []string, stdout, stder
 	}
 	var prog study.Progress
 	switch o.progress {
-	case "on":
-		prog = study.NewProgress(stderr, true)
+	case "on": // a bar on a terminal, plain lines into a file or pipe
+		prog = study.NewProgress(stderr, isTerminal(stderr))
 	case "off":
 	default:
 		prog = study.NewProgress(stderr, showProgress("auto", stderr))
@@ -446,7 +446,7 @@ func (c *Command) checkStudyPoints(s *study.Spec) error {
 		}
 		c.mu.Unlock()
 		if err != nil {
-			return fmt.Errorf("%s: point %d (%s): %v", s.Model, r.Point+1, strings.Join(args, " "), err)
+			return fmt.Errorf("%s: point %d (%s; summary.csv's numbering): %v", s.Model, r.Point, strings.Join(args, " "), err)
 		}
 	}
 	return nil
@@ -467,11 +467,19 @@ func refuseRunOutputs(fs *pflag.FlagSet, who string) error {
 	return err
 }
 
+// plural is n and noun, with an s but for one.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
 // printStudy prints the summary: per point and result the mean and the 95% confidence
 // interval's half width.
 func printStudy(w io.Writer, st *study.Study) {
-	fmt.Fprintf(w, "Study of %s: %d points x %d seeds = %d runs (%d resumed from the journal)\n",
-		st.Spec.Model, len(st.Spec.Points), st.Spec.Replications, len(st.Runs), st.Resumed)
+	fmt.Fprintf(w, "Study of %s: %s x %s = %s (%d resumed from the journal)\n", st.Spec.Model,
+		plural(len(st.Spec.Points), "point"), plural(st.Spec.Replications, "seed"), plural(len(st.Runs), "run"), st.Resumed)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := append(append([]string{}, st.Spec.Params...), st.Spec.Results...)
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")

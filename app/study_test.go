@@ -205,7 +205,7 @@ func TestStudySpecErrors(t *testing.T) {
 		{"model: pcs\nparameters:\n  channel-cnt: {from: 20, to: 10, step: 5}\n", `s.yaml:3: parameter "channel-cnt": empty range`},
 		{"model: pcs\nflags:\n  call-interval: often\n", `s.yaml:3: bad value "often" for call-interval`},
 		{"model: pcs\nresults: [calls]\n", `s.yaml:2: model pcs has no result "calls" (it has call_attempts, channel_blocks, handoff_blocks; and the kernel's statistics anti_messages_sent,`},
-		{"model: phold\nparameters:\n  lps: [16, 0]\n", `point 2 (--lps=0)`},
+		{"model: phold\nparameters:\n  lps: [16, 0]\n", `point 1 (--lps=0; summary.csv's numbering)`},
 		{"model: logic\n", `model logic's results depend on its flags`},
 	} {
 		spec := filepath.Join(dir, "s.yaml")
