@@ -189,13 +189,21 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 		// run the whole model alone.
 		return &failure{err: err, status: exitUsage}
 	}
+	// Under mpirun every rank would print the help, or the configuration: rank 0 alone
+	// does (several JSON objects one after another are no --config file).
+	quiet := comm.LaunchedRanks() > 1 && comm.LaunchedRank() > 0
 	if err := inv.parseFlags(args); errors.Is(err, pflag.ErrHelp) {
-		fmt.Fprint(inv.stdout, inv.c.modelUsage(inv.m))
+		if !quiet {
+			fmt.Fprint(inv.stdout, inv.c.modelUsage(inv.m))
+		}
 		return nil
 	} else if err != nil {
 		return err
 	}
 	if inv.o.dumpConfig {
+		if quiet {
+			return nil
+		}
 		return inv.dumpConfig()
 	}
 	if err := checkOptions(&inv.o); err != nil {

@@ -80,6 +80,27 @@ var launchLocalVars = []string{
 	"MPI_LOCALNRANKS",
 }
 
+// launchRankVars are the environment variables in which MPI launchers announce this
+// process's rank, as launchSizeVars.
+var launchRankVars = []string{
+	"OMPI_COMM_WORLD_RANK",
+	"MV2_COMM_WORLD_RANK",
+	"PMI_RANK",
+}
+
+// LaunchedRank returns this process's rank as an MPI launcher announces it in the
+// environment, before MPI is opened; 0 when no launcher says (rank 0, or one process).
+func LaunchedRank() int {
+	for _, v := range launchRankVars {
+		if s, ok := os.LookupEnv(v); ok {
+			if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
 // LocalRanks returns the number of ranks an MPI launcher says it started on this node, read
 // from the environment; 0 when no launcher says.
 func LocalRanks() int { return envCount(launchLocalVars) }

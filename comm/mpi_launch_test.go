@@ -3,6 +3,7 @@ package comm
 import (
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -153,5 +154,28 @@ func TestCommFromFortran(t *testing.T) {
 	c := CommFromFortran(0)
 	if h, ok := c.Fortran(); c.IsWorld() || !ok || h != 0 {
 		t.Fatalf("CommFromFortran(0) = %+v", c)
+	}
+}
+
+// TestLaunchedRank: this process's rank from each launcher's variable, 0 where none says
+// or the value is malformed.
+func TestLaunchedRank(t *testing.T) {
+	for _, v := range launchRankVars {
+		t.Setenv(v, "") // restores the old value after the test
+		os.Unsetenv(v)
+	}
+	if r := LaunchedRank(); r != 0 {
+		t.Fatalf("LaunchedRank() = %d with no launcher, want 0", r)
+	}
+	for i, v := range launchRankVars {
+		t.Setenv(v, strconv.Itoa(3+i))
+		if r := LaunchedRank(); r != 3+i {
+			t.Fatalf("LaunchedRank() = %d with %s=%d, want %d", r, v, 3+i, 3+i)
+		}
+		os.Unsetenv(v)
+	}
+	t.Setenv("PMI_RANK", "x")
+	if r := LaunchedRank(); r != 0 {
+		t.Fatalf("LaunchedRank() = %d with PMI_RANK=x, want 0", r)
 	}
 }

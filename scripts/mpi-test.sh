@@ -175,6 +175,16 @@ if ! cmp -s "$tmp/one/summary.csv" "$tmp/two/summary.csv"; then
 fi
 echo "ok: study under mpirun -np 2 (summary.csv identical)"
 
+echo "== --dump-config under mpirun prints one configuration, a --config file"
+cfgs=$(cd "$tmp" && timeout -k 10 120 "$mpirun" "${extra[@]}" -np 2 ./warped phold --lps 64 --dump-config)
+if [[ $(grep -c '^{' <<<"$cfgs") -ne 1 ]]; then
+  echo "FAIL: -np 2 --dump-config printed $(grep -c '^{' <<<"$cfgs") configurations"
+  exit 1
+fi
+printf '%s\n' "$cfgs" >"$tmp/one.json"
+"$tmp/warped" phold --config "$tmp/one.json" --max-sim-time 5 >/dev/null
+echo "ok: one configuration, read back by --config"
+
 echo "== mpirun with different settings per rank must fail, naming the setting"
 set +e
 out=$(cd "$tmp" && timeout -k 10 120 "$mpirun" "${extra[@]}" -np 1 ./warped phold --lps 64 --max-sim-time 5 --seed 1 : \
