@@ -26,7 +26,7 @@ type provenance struct {
 	CPUs        int    `json:"cpus"`
 	GOMAXPROCS  int    `json:"gomaxprocs"`
 	CommandLine string `json:"command_line"`
-	Dispatcher  string `json:"dispatcher"`
+	Dispatcher  string `json:"dispatcher,omitempty"`
 	Workers     int    `json:"workers,omitempty"`
 	Ranks       int    `json:"ranks"`
 	Offload     string `json:"offload,omitempty"`
@@ -34,19 +34,8 @@ type provenance struct {
 
 // provenance returns the run's provenance, stamped now.
 func (inv *invocation) provenance(now time.Time) provenance {
-	b := readBuildInfo()
-	host, err := os.Hostname()
-	if err != nil {
-		host = "unknown"
-	}
-	p := provenance{Module: b.module, Version: b.version, Commit: b.commit, Modified: b.modified,
-		GoVersion: b.goVersion, BuildTags: b.tags, Time: now.UTC().Format(time.RFC3339),
-		Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(),
-		GOMAXPROCS: runtime.GOMAXPROCS(0), CommandLine: commandLine(inv.c.name, inv.m.Name, inv.args),
-		Dispatcher: inv.o.simType, Ranks: 1}
-	if b.warped != "" {
-		p.Version += " (warped " + b.warped + ")"
-	}
+	p := newProvenance(now, commandLine(inv.c.name, inv.m.Name, inv.args))
+	p.Dispatcher = inv.o.simType
 	if inv.o.simType == kernel.TimeWarp {
 		p.Workers = inv.o.workers
 		if p.Workers <= 0 {
@@ -58,6 +47,25 @@ func (inv *invocation) provenance(now time.Time) provenance {
 	}
 	if inv.be != nil {
 		p.Offload = inv.be.Name()
+	}
+	return p
+}
+
+// newProvenance returns what every provenance says, stamped now, for command line cmd:
+// the build and the machine (a run adds its dispatcher, workers and ranks; a study's
+// summary has its execution beside it).
+func newProvenance(now time.Time, cmd string) provenance {
+	b := readBuildInfo()
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	p := provenance{Module: b.module, Version: b.version, Commit: b.commit, Modified: b.modified,
+		GoVersion: b.goVersion, BuildTags: b.tags, Time: now.UTC().Format(time.RFC3339),
+		Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0), CommandLine: cmd, Ranks: 1}
+	if b.warped != "" {
+		p.Version += " (warped " + b.warped + ")"
 	}
 	return p
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/comm"
@@ -399,6 +400,7 @@ func (c *Command) studyCommand(ctx context.Context, args []string, stdout, stder
 		return fail(exitRun, "%v: every run finished (in %s); write the tables with '%s study %s --out %s --resume'",
 			sig, filepath.Join(o.out, study.JournalFile), c.name, spec, o.out)
 	}
+	st.Provenance = newProvenance(time.Now(), commandLine(c.name, "study", args))
 	paths, err := st.WriteTables(o.out)
 	if err != nil {
 		return fail(exitRun, "%v", err)

@@ -427,3 +427,39 @@ func TestStudyFinalAndResultsTogether(t *testing.T) {
 		require.Equal(t, float64(want), st.Outcomes[r.Index].Results["lps_final"], "run %s", r.Key())
 	}
 }
+
+// TestStudyProvenance: a study's provenance.json says which build, machine and command
+// made its tables and how its runs were executed; summary.json gives each result's
+// confidence half width too, as summary.csv does.
+func TestStudyProvenance(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "s.yaml")
+	require.NoError(t, os.WriteFile(spec, []byte("model: phold\nflags: {lps: 32, max-sim-time: 5}\nparameters:\n  remote: [0.1, 0.5]\nreplications: 2\n"), 0o644))
+	out := filepath.Join(dir, "out")
+	code, _, stderr := warped("study", spec, "--out", out, "--progress=off", "--jobs", "1")
+	require.Equal(t, 0, code, stderr)
+	var prov struct {
+		Provenance struct {
+			Module      string `json:"module"`
+			GoVersion   string `json:"go_version"`
+			Host        string `json:"host"`
+			CommandLine string `json:"command_line"`
+		}
+		Execution struct {
+			SimulationType string `json:"simulation_type"`
+			Jobs           int
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(out, "provenance.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &prov), "%s", data)
+	require.Equal(t, "github.com/warpedgo/warped", prov.Provenance.Module)
+	require.NotEmpty(t, prov.Provenance.GoVersion)
+	require.NotEmpty(t, prov.Provenance.Host)
+	require.Contains(t, prov.Provenance.CommandLine, "warped study "+spec+" --out "+out)
+	require.Equal(t, "sequential", prov.Execution.SimulationType)
+	require.Equal(t, 1, prov.Execution.Jobs)
+	data, err = os.ReadFile(filepath.Join(out, "summary.json"))
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"ci95_half_width"`)
+}

@@ -151,6 +151,10 @@ type Study struct {
 	MergedCalls, MergedBatches, MergedElements uint64
 	// DeviceLoops is the number of device loops that ran this process's runs (Device).
 	DeviceLoops int
+	// Provenance says where the study's figures came from (the program's build, the
+	// machine, the command line): any value that encodes as JSON, written into
+	// summary.json as it is; set by the caller before WriteTables, or nil.
+	Provenance any
 }
 
 // Plan is how a study's runs are executed.

@@ -21,6 +21,8 @@ const (
 	SummaryCSV  = "summary.csv"
 	SummaryJSON = "summary.json"
 	RunsCSV     = "runs.csv"
+	// ProvenanceJSON says where the tables came from (ProvenanceJSONBytes).
+	ProvenanceJSON = "provenance.json"
 )
 
 // Stat is one result summarised over a point's replications.
@@ -49,7 +51,8 @@ func (s Stat) MarshalJSON() ([]byte, error) {
 		Std    any `json:"std"`
 		CILow  any `json:"ci95_low"`
 		CIHigh any `json:"ci95_high"`
-	}{s.N, num(s.Mean), num(s.Std), num(s.CILow), num(s.CIHigh)})
+		Half   any `json:"ci95_half_width"` // as summary.csv has it
+	}{s.N, num(s.Mean), num(s.Std), num(s.CILow), num(s.CIHigh), num((s.CIHigh - s.CILow) / 2)})
 }
 
 // Summarize returns the statistics of xs: mean, sample standard deviation and the 95%
@@ -159,6 +162,26 @@ func (st *Study) SummaryJSONBytes() ([]byte, error) {
 	return append(b, '\n'), err
 }
 
+// ProvenanceJSONBytes returns where the tables came from: the caller's Provenance (the
+// build, the machine, the command line) and the execution of this process's runs (runs at
+// once, simulation type, workers). Apart from the tables, which a resumed study writes as
+// an uninterrupted one would.
+func (st *Study) ProvenanceJSONBytes() ([]byte, error) {
+	type execution struct {
+		SimulationType string `json:"simulation_type"`
+		Jobs           int    `json:"jobs"`              // runs at once
+		Workers        int    `json:"workers,omitempty"` // each time-warp run's, where the study chose them
+		Resumed        int    `json:"resumed"`           // runs found finished in the journal
+	}
+	doc := struct {
+		Provenance any       `json:"provenance,omitempty"`
+		Execution  execution `json:"execution"`
+	}{st.Provenance, execution{SimulationType: st.Plan.SimulationType, Jobs: st.Plan.Jobs, Workers: st.Plan.Workers,
+		Resumed: st.Resumed}}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	return append(b, '\n'), err
+}
+
 // RunsCSVBytes returns one row per run in plan order: its point's parameters, seed,
 // results, digest, and then its committed events and wall time unless the results have
 // them already (each column name once: a model's result "events" is not the kernel's
@@ -206,11 +229,15 @@ func (st *Study) WriteTables(dir string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("summary JSON: %w", err)
 	}
+	pj, err := st.ProvenanceJSONBytes()
+	if err != nil {
+		return nil, fmt.Errorf("provenance JSON: %w", err)
+	}
 	var paths []string
 	for _, f := range []struct {
 		name string
 		data []byte
-	}{{SummaryCSV, st.SummaryCSVBytes()}, {SummaryJSON, js}, {RunsCSV, st.RunsCSVBytes()}} {
+	}{{SummaryCSV, st.SummaryCSVBytes()}, {SummaryJSON, js}, {RunsCSV, st.RunsCSVBytes()}, {ProvenanceJSON, pj}} {
 		p := filepath.Join(dir, f.name)
 		if err := outfile.WriteFile(p, f.data); err != nil {
 			return paths, err
