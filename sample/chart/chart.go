@@ -255,6 +255,7 @@ const (
 	countAxis   axis = iota // from zero, SI tick labels
 	percentAxis             // 0 to 100 %, or above where the data goes
 	levelAxis               // the data's range (GVT)
+	sizeAxis                // from zero, in the unit of the axis's label (MiB, GiB): plain numbers
 )
 
 // Make returns the charts of rows: event rate, efficiency, GVT, rollbacks per second per
@@ -270,14 +271,22 @@ func Make(rows []sample.Row) ([]Chart, error) {
 	ws := windows(ss)
 	committed := func(r *sample.Row) float64 { return float64(r.Committed) }
 	processed := func(r *sample.Row) float64 { return float64(r.Processed) }
-	mib := func(b uint64) float64 {
+	// Memory in MiB, or in GiB from a GiB on (SI prefixes on MiB read "4 k MiB").
+	memUnit, memScale := "MiB", float64(1<<20)
+	for _, r := range rows {
+		if max(r.ResidentBytes, r.MemoryBytes) >= 1<<30 {
+			memUnit, memScale = "GiB", 1<<30
+			break
+		}
+	}
+	inUnit := func(b uint64) float64 {
 		if b == 0 {
 			return math.NaN() // not sampled (a file written before resident memory was)
 		}
-		return float64(b) / (1 << 20)
+		return float64(b) / memScale
 	}
-	memory := append(named(perRank(ss, func(s *set) float64 { return mib(s.rows[0].ResidentBytes) }), "resident"),
-		named(perRank(ss, func(s *set) float64 { return mib(s.rows[0].MemoryBytes) }), "Go heap in use")...)
+	memory := append(named(perRank(ss, func(s *set) float64 { return inUnit(s.rows[0].ResidentBytes) }), "resident"),
+		named(perRank(ss, func(s *set) float64 { return inUnit(s.rows[0].MemoryBytes) }), "Go heap in use")...)
 	specs := []struct {
 		name, title, y string
 		axis           axis
@@ -302,7 +311,7 @@ func Make(rows []sample.Row) ([]Chart, error) {
 			return float64(r.RolledBack)
 		}), caption: "Events undone per second of wall time. A worker far above the others is the one that stragglers " +
 			"(events from the past) hit most: its LPs run ahead of their senders."},
-		{name: "memory", title: "Memory of the process", y: "MiB", lines: memory, legend: true,
+		{name: "memory", title: "Memory of the process", y: "memory (" + memUnit + ")", axis: sizeAxis, lines: memory, legend: true,
 			caption: "The process's resident memory (what the totals' peak memory reports) and the Go heap in use (the " +
 				"events, states and logs the run holds). A heap that grows without bound is history not fossil-collected."},
 		{name: "pending", title: "Pending events", y: "pending events", workers: workerLevels(ss, func(r *sample.Row) float64 {
@@ -358,6 +367,8 @@ func Make(rows []sample.Row) ([]Chart, error) {
 			p.Y.Tick.Marker = PercentTicks{}
 		case levelAxis:
 			p.Y.Tick.Marker = SITicks{} // 2.8e14 reads 280 T, not 3e+14
+		case sizeAxis:
+			p.Y.Min, p.Y.Max = 0, 1.05*p.Y.Max
 		}
 		// Wall time from the run's start, on every chart alike (one sample set alone
 		// left an axis around its time, into negative seconds).

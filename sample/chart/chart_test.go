@@ -334,7 +334,8 @@ func TestSITicks(t *testing.T) {
 	require.GreaterOrEqual(t, len(labels(0, 2600)), 3, "%v", labels(0, 2600))
 }
 
-// TestAxes: counts start at zero with SI ticks, shares are percent from 0 to 100.
+// TestAxes: counts start at zero with SI ticks, shares are percent from 0 to 100, memory
+// starts at zero in MiB, or GiB from a GiB on, in plain numbers.
 func TestAxes(t *testing.T) {
 	charts, err := Make(rows())
 	require.NoError(t, err)
@@ -342,9 +343,25 @@ func TestAxes(t *testing.T) {
 	for _, c := range charts {
 		by[c.Name] = c
 	}
-	for _, name := range []string{"event-rate", "rollbacks", "memory", "pending"} {
+	for _, name := range []string{"event-rate", "rollbacks", "pending"} {
 		require.Zero(t, by[name].Plot.Y.Min, name)
 		require.IsType(t, SITicks{}, by[name].Plot.Y.Tick.Marker, name)
+	}
+	mem := by["memory"].Plot
+	require.Zero(t, mem.Y.Min)
+	require.Equal(t, "memory (MiB)", mem.Y.Label.Text)
+	require.InDelta(t, 3.15, mem.Y.Max, 0.01, "the peak of 3 MiB, with headroom")
+	big := rows()
+	for i := range big {
+		big[i].MemoryBytes <<= 10 // 1 to 3 GiB
+	}
+	charts, err = Make(big)
+	require.NoError(t, err)
+	for _, c := range charts {
+		if c.Name == "memory" {
+			require.Equal(t, "memory (GiB)", c.Plot.Y.Label.Text)
+			require.InDelta(t, 3.15, c.Plot.Y.Max, 0.01)
+		}
 	}
 	eff := by["efficiency"].Plot
 	require.Equal(t, [2]float64{0, 100}, [2]float64{eff.Y.Min, eff.Y.Max})
