@@ -27,6 +27,9 @@ func TestLabelByDifferences(t *testing.T) {
 			[]map[string]string{{"dispatcher": "sequential", "--seed": "1"}, {"dispatcher": "time-warp", "--seed": "2"}},
 			"run", []string{"seed 1\nsequential", "seed 2\ntime-warp"}},
 		{"nothing differs", []map[string]string{{"--lps": "64"}, {"--lps": "64"}}, "", []string{"a", "b"}},
+		{"two models: the model first, no other model's flag as default",
+			[]map[string]string{{"model": "phold", "--lps": "1024"}, {"model": "pcs", "--num-cells-x": "10"}},
+			"run", []string{"phold\nlps 1024", "pcs\nnum-cells-x 10"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runs()
@@ -38,7 +41,7 @@ func TestLabelByDifferences(t *testing.T) {
 
 // TestRunSettings checks that a stats object's output flags are not settings of its run.
 func TestRunSettings(t *testing.T) {
-	s := runSettings(map[string]any{"config": map[string]any{"lps": 64.0, "stats-file": "x.json", "report": "r.html"},
+	s := runSettings(map[string]any{"model": "phold", "config": map[string]any{"lps": 64.0, "stats-file": "x.json", "report": "r.html"},
 		"provenance": map[string]any{"dispatcher": "gpu", "host": "h"}})
-	require.Equal(t, map[string]string{"--lps": "64", "dispatcher": "gpu"}, s)
+	require.Equal(t, map[string]string{"model": "phold", "--lps": "64", "dispatcher": "gpu"}, s)
 }

@@ -220,10 +220,13 @@ func readStatsFiles(files []string) ([]chart.Run, string, error) {
 	return runs, labelByDifferences(runs, settings), nil
 }
 
-// runSettings are what a stats object says about how its run was made: its flags
+// runSettings are what a stats object says about how its run was made: its model, its flags
 // (config), its dispatcher and its workers (provenance), as text.
 func runSettings(o map[string]any) map[string]string {
 	s := map[string]string{}
+	if m, ok := o["model"].(string); ok {
+		s["model"] = m
+	}
 	if c, ok := o["config"].(map[string]any); ok {
 		for k, v := range c {
 			if !outputFlags[k] {
@@ -266,7 +269,15 @@ func labelByDifferences(runs []chart.Run, settings []map[string]string) string {
 	if len(differ) == 0 {
 		return ""
 	}
-	slices.Sort(differ)
+	slices.SortFunc(differ, func(a, b string) int { // the model first, then by name
+		if (a == "model") != (b == "model") {
+			if a == "model" {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a, b)
+	})
 	if len(differ) == 1 {
 		k := differ[0]
 		for i := range runs {
@@ -274,14 +285,25 @@ func labelByDifferences(runs []chart.Run, settings []map[string]string) string {
 		}
 		return strings.TrimPrefix(k, "--")
 	}
+	// has says whether a run of model m sets flag k: a flag no run of the model sets is
+	// not the model's (PCS has no --lps), and goes unsaid rather than "default".
+	has := func(m, k string) bool {
+		for _, s := range settings {
+			if _, ok := s[k]; ok && s["model"] == m {
+				return true
+			}
+		}
+		return false
+	}
 	for i := range runs {
 		var parts []string
 		for _, k := range differ {
 			v, ok := settings[i][k]
 			switch {
+			case !ok && !has(settings[i]["model"], k):
 			case !ok:
 				parts = append(parts, strings.TrimPrefix(k, "--")+" default")
-			case k == "dispatcher":
+			case k == "dispatcher" || k == "model":
 				parts = append(parts, v)
 			default:
 				parts = append(parts, strings.TrimPrefix(k, "--")+" "+v)

@@ -87,6 +87,20 @@ func TestCompare(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Equal(t, []string{"compare-rate", "compare-efficiency", "compare-memory"}, names)
+	// Labels too wide for their bars: lettered bars, and a key below says which is which.
+	long := "time-warp-worker-threads 16\nmax-sim-time 100000"
+	charts, err = Compare([]Run{
+		{long, map[string]float64{"committed_events_per_second": 1e6}},
+		{long + "0", map[string]float64{"committed_events_per_second": 2e6}},
+		{"c", map[string]float64{"committed_events_per_second": 3e6}},
+	}, "")
+	require.NoError(t, err)
+	svg, err := charts[0].Render("svg", DefaultOptions())
+	require.NoError(t, err)
+	for _, want := range []string{">A<", ">B<", ">C<", "A: time-warp-worker-threads 16, max-sim-time 100000", "C: c"} {
+		require.Contains(t, string(svg), want)
+	}
+	require.True(t, fitLabels([]string{"1", "2", "4"}, DefaultOptions().Width), "short labels stay")
 	_, err = Compare([]Run{{"a", map[string]float64{"x": 1}}}, "")
 	require.ErrorContains(t, err, "none of the compared values")
 	_, err = Compare(nil, "")

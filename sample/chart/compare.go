@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // Run is one run's totals for a comparison: a label and its --stats-file values by name.
@@ -37,6 +40,16 @@ func Compare(runs []Run, xLabel string) ([]Chart, error) {
 	labels := make([]string, len(runs))
 	for i, r := range runs {
 		labels[i] = r.Label
+	}
+	// Labels wider than a bar's share of the axis would run into each other: the bars are
+	// then lettered, and a key below says what each letter is.
+	var key []string
+	if !fitLabels(labels, DefaultOptions().Width) {
+		key = make([]string, len(runs))
+		for i, l := range labels {
+			labels[i] = letter(i)
+			key[i] = letter(i) + ": " + strings.ReplaceAll(l, "\n", ", ")
+		}
 	}
 	var out []Chart
 	for _, sp := range specs {
@@ -86,6 +99,9 @@ func Compare(runs []Run, xLabel string) ([]Chart, error) {
 		}
 		p.Y.Tick.Marker = SITicks{}
 		Style(p)
+		for _, k := range key {
+			p.Legend.Add(k, noThumb{})
+		}
 		for i := range values.TextStyle {
 			values.TextStyle[i].Font = p.Y.Tick.Label.Font // the axes' face
 			values.TextStyle[i].XAlign = -0.5              // centred on the bar
@@ -98,3 +114,35 @@ func Compare(runs []Run, xLabel string) ([]Chart, error) {
 	}
 	return out, nil
 }
+
+// fitLabels reports whether labels (lines split at newlines), at a tick label's size,
+// each fit a bar's share of a figure width wide.
+func fitLabels(labels []string, width vg.Length) bool {
+	p := plot.New()
+	Style(p)
+	ts := p.X.Tick.Label
+	share := 0.8 * width / vg.Length(len(labels)) // the y axis takes a fifth
+	for _, l := range labels {
+		for _, line := range strings.Split(l, "\n") {
+			if ts.Width(line) > 0.9*share {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// letter names bar i: A to Z, then A2, B2, ...
+func letter(i int) string {
+	s := string(rune('A' + i%26))
+	if i >= 26 {
+		s += strconv.Itoa(i/26 + 1)
+	}
+	return s
+}
+
+// noThumb is a legend entry without a picture: a line of the key to lettered bars.
+type noThumb struct{}
+
+// Thumbnail draws nothing.
+func (noThumb) Thumbnail(*draw.Canvas) {}
