@@ -3,6 +3,7 @@ package app
 import (
 	"encoding/json"
 	"maps"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -60,9 +61,22 @@ func rossFigures(s kernel.Stats) (net uint64, efficiency float64) {
 	return net, 1 - float64(s.EventsRolledBack)/float64(net)
 }
 
-// statsKeys are the keys of statsNumbers, sorted.
+// statsKeys are the keys statsNumbers may give, sorted: those of a run of any dispatcher
+// (a key of another dispatcher's, such as time warp's worker_threads in a sequential run,
+// is absent from its numbers: unmeasured in a study).
 func statsKeys() []string {
 	kv := statsNumbers(kernel.Stats{})
+	t := reflect.TypeFor[kernel.Stats]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch f.Type.Kind() {
+		case reflect.Int, reflect.Int64, reflect.Uint32, reflect.Uint64, reflect.Float64:
+			if name != "" && name != "-" {
+				kv[name] = 0 // those left out when zero (omitempty)
+			}
+		}
+	}
 	keys := make([]string, 0, len(kv))
 	for k := range kv {
 		keys = append(keys, k)

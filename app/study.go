@@ -210,6 +210,11 @@ func studyOutcome(results []Result, res kernel.Result) study.Outcome {
 			out.Results[r.Key] = v
 		}
 	}
+	for _, k := range statsKeys() {
+		if _, ok := out.Results[k]; !ok && !slices.Contains(out.Unmeasured, k) {
+			out.Unmeasured = append(out.Unmeasured, k) // another dispatcher's (worker_threads)
+		}
+	}
 	return out
 }
 
@@ -485,9 +490,14 @@ func printStudy(w io.Writer, st *study.Study) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := append(append([]string{}, st.Spec.Params...), st.Spec.Results...)
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	blank := false
 	for _, ps := range st.Summary() {
 		row := append([]string{}, ps.Params...)
 		for _, r := range ps.Results {
+			if r.N == 0 {
+				row, blank = append(row, "-"), true // no run measured it (another dispatcher's figure)
+				continue
+			}
 			// Significant digits, not decimals: efficiency is 0.9987, call attempts 48157.4.
 			cell := strconv.FormatFloat(r.Mean, 'g', 6, 64)
 			if h := (r.CIHigh - r.CILow) / 2; h == h {
@@ -507,5 +517,9 @@ func printStudy(w io.Writer, st *study.Study) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	fmt.Fprintf(w, "(mean ± 95%% confidence half-width; %d distinct digests)\n", len(keys))
+	note := ""
+	if blank {
+		note = "-: no run measured it; "
+	}
+	fmt.Fprintf(w, "(mean ± 95%% confidence half-width; %s%d distinct digests)\n", note, len(keys))
 }
