@@ -111,7 +111,7 @@ func (c *Command) plotCommand(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	charts, err := plotCharts(files, m)
+	charts, err := plotCharts(files, m, func(s string) { fmt.Fprintf(stderr, "%s plot: %s\n", c.name, s) })
 	if err != nil {
 		// The input is the user's to fix: a file missing, of the wrong kind or too big.
 		fmt.Fprintf(stderr, "%s plot: %v\n", c.name, err)
@@ -158,7 +158,7 @@ func checkPlotOut(dir string) error {
 // plotCharts reads files (stats files, or sample and series files) and returns their
 // charts, refusing input it cannot draw; m, when not nil, is the model whose series they
 // are.
-func plotCharts(files []string, m *Model) ([]chart.Chart, error) {
+func plotCharts(files []string, m *Model, note func(string)) ([]chart.Chart, error) {
 	total := int64(0)
 	for _, path := range files {
 		st, err := os.Stat(path)
@@ -176,7 +176,7 @@ func plotCharts(files []string, m *Model) ([]chart.Chart, error) {
 	case runs != nil:
 		return chart.Compare(runs, xLabel)
 	}
-	return plotFiles(files, m)
+	return plotFiles(files, m, note)
 }
 
 // readStatsFiles reads files as --stats-file outputs (each one object, or an array of
@@ -333,8 +333,9 @@ func statsObjects(data []byte) ([]map[string]any, bool) {
 }
 
 // plotFiles returns the charts of the engine samples and model series in files (each one
-// or the other, told by its first line); m, when not nil, labels the series.
-func plotFiles(files []string, m *Model) ([]chart.Chart, error) {
+// or the other, told by its first line); m, when not nil, labels the series. A file whose
+// last row is cut short is drawn without it, and note says so.
+func plotFiles(files []string, m *Model, note func(string)) ([]chart.Chart, error) {
 	var rows []sample.Row
 	var points []kernel.SeriesPoint
 	for _, path := range files {
@@ -345,7 +346,9 @@ func plotFiles(files []string, m *Model) ([]chart.Chart, error) {
 		first, _, _ := strings.Cut(string(data[:min(len(data), 256)]), "\n")
 		if sample.IsSeries(first) {
 			pts, err := sample.ReadSeries(bytes.NewReader(data))
-			if err != nil {
+			if errors.Is(err, sample.ErrCutShort) {
+				note(fmt.Sprintf("%s: %v", path, err))
+			} else if err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
 			points = append(points, pts...)
@@ -355,7 +358,9 @@ func plotFiles(files []string, m *Model) ([]chart.Chart, error) {
 			return nil, fmt.Errorf("%s is a --stats-file output, unlike %s: give one sample file, or stats files only", path, files[0])
 		}
 		rs, err := sample.Read(bytes.NewReader(data))
-		if err != nil {
+		if errors.Is(err, sample.ErrCutShort) {
+			note(fmt.Sprintf("%s: %v", path, err))
+		} else if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		rows = append(rows, rs...)

@@ -322,3 +322,20 @@ func TestKilledRunsLeftovers(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"run.csv", "run.partial.csv", "s.json"}, names)
 }
+
+// TestPlotCutShortFile: a sample file whose last row was cut short (its run killed while it
+// wrote) is drawn without that row, and the command says so.
+func TestPlotCutShortFile(t *testing.T) {
+	dir := t.TempDir()
+	samples := filepath.Join(dir, "run.csv")
+	code, _, errOut := warped("phold", "--lps=256", "--max-sim-time=50", "--time-warp-worker-threads=2", "--gpu=off",
+		"--sample-file", samples, "--sample-mode", "real-time", "--sample-period", "1")
+	require.Equal(t, 0, code, errOut)
+	data, err := os.ReadFile(samples)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(samples, data[:len(data)-7], 0o644))
+	code, out, errOut := warped("plot", samples, "--out", filepath.Join(dir, "charts"))
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "the file ends in a row cut short")
+	require.Contains(t, out, "wrote ")
+}

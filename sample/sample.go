@@ -264,7 +264,13 @@ func (w *Writer) Close() error {
 	return nil
 }
 
-// Read reads rows written by a Writer, in either format (JSON lines start with '{').
+// ErrCutShort is wrapped by Read's and ReadSeries' error when the file's last row is cut
+// short (a run killed while it wrote, or one still writing): the rows before it are
+// returned with it.
+var ErrCutShort = errors.New("the file ends in a row cut short (its run was killed, or is still writing); the rows before it are read")
+
+// Read reads rows written by a Writer, in either format (JSON lines start with '{'). A
+// last row cut short is left out, and the error then wraps ErrCutShort.
 func Read(in io.Reader) ([]Row, error) {
 	br := bufio.NewReader(in)
 	first, err := br.Peek(1)
@@ -298,6 +304,9 @@ func readJSONL(in io.Reader) ([]Row, error) {
 			DeviceBound json.RawMessage `json:"device_bound"`
 		}
 		if err := json.Unmarshal(line, &r); err != nil {
+			if !json.Valid(line) && !sc.Scan() && sc.Err() == nil { // the last line, cut short
+				return rows, fmt.Errorf("sample line %d: %w", n, ErrCutShort)
+			}
 			return nil, fmt.Errorf("sample line %d: %w", n, err)
 		}
 		if r.WallSeconds == nil || r.Worker == nil {
@@ -349,6 +358,9 @@ func readCSV(in io.Reader) ([]Row, error) {
 			return rows, nil
 		}
 		if err != nil {
+			if lastCutShort(cr, err) {
+				return rows, fmt.Errorf("sample line %d: %w", line, ErrCutShort)
+			}
 			return nil, fmt.Errorf("read samples: %w", err)
 		}
 		var r Row
@@ -399,4 +411,15 @@ func readCSV(in io.Reader) ([]Row, error) {
 		}
 		rows = append(rows, r)
 	}
+}
+
+// lastCutShort reports whether err, of cr's last Read, is a record with too few fields (or
+// an unterminated quote) after which the file ends: the last row of a file cut short.
+func lastCutShort(cr *csv.Reader, err error) bool {
+	var pe *csv.ParseError
+	if !errors.As(err, &pe) || !errors.Is(pe.Err, csv.ErrFieldCount) && !errors.Is(pe.Err, csv.ErrQuote) {
+		return false
+	}
+	_, next := cr.Read()
+	return errors.Is(next, io.EOF)
 }

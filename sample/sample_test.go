@@ -179,3 +179,33 @@ func TestMeter(t *testing.T) {
 		m.bytes = 1
 	}
 }
+
+// TestCutShort: a file whose last row was cut short (its run killed mid-write) gives the
+// rows before it with ErrCutShort, in both formats and for series; a bad row before the
+// end is still an error.
+func TestCutShort(t *testing.T) {
+	for _, format := range Formats() {
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, format, 0)
+		require.NoError(t, err)
+		in := someSamples()
+		for _, s := range in {
+			w.Add(s)
+		}
+		require.NoError(t, w.Close())
+		cut := buf.String()
+		cut = cut[:len(cut)-12] // into the last row
+		rows, err := Read(strings.NewReader(cut))
+		require.ErrorIs(t, err, ErrCutShort, format)
+		require.Len(t, rows, len(in)-1, format)
+	}
+	rows, err := Read(strings.NewReader("{\"worker\":1,\"wall_seconds\":0.5}\n{\"worker\":1,\"wall_sec"))
+	require.ErrorIs(t, err, ErrCutShort)
+	require.Len(t, rows, 1)
+	_, err = Read(strings.NewReader("{\"worker\":1,\"wall_seconds\":0.5}\n{oops\n{\"worker\":1,\"wall_seconds\":0.6}\n"))
+	require.Error(t, err)
+	require.NotErrorIs(t, err, ErrCutShort, "a bad line before the end")
+	pts, err := ReadSeries(strings.NewReader("time,lp,series,value\n1,2,s,3\n4,5,s"))
+	require.ErrorIs(t, err, ErrCutShort)
+	require.Len(t, pts, 1)
+}

@@ -70,6 +70,9 @@ func ReadSeries(in io.Reader) ([]kernel.SeriesPoint, error) {
 			return out, nil
 		}
 		if err != nil {
+			if lastCutShort(cr, err) {
+				return out, fmt.Errorf("series line %d: %w", line, ErrCutShort)
+			}
 			return nil, fmt.Errorf("read series: %w", err)
 		}
 		t, err1 := strconv.ParseFloat(rec[0], 64)
