@@ -5,6 +5,8 @@ package app
 import (
 	"fmt"
 	"strings"
+
+	"github.com/warpedgo/warped/comm"
 )
 
 // failure is why a run stops without results: the error to print after "PROGRAM
@@ -39,8 +41,13 @@ func (inv *invocation) exit(err error) int {
 		f = runFailure(err)
 	}
 	who := inv.who()
-	if inv.tr != nil && inv.tr.Size() > 1 {
+	switch {
+	case inv.tr != nil && inv.tr.Size() > 1:
 		who += fmt.Sprintf(": rank %d", inv.tr.Rank())
+	case inv.tr == nil && comm.LaunchedRanks() > 1:
+		// Before MPI is open (a bad flag, an output that cannot be written): the rank the
+		// launcher gave, as every rank may say it.
+		who += fmt.Sprintf(": rank %d", comm.LaunchedRank())
 	}
 	// A model's own errors name it, for programs that use it without the command; who
 	// names it already.
