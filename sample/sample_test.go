@@ -37,16 +37,8 @@ func someSamples() []kernel.Sample {
 // TestRoundTrip writes samples in both formats and reads them back.
 func TestRoundTrip(t *testing.T) {
 	for _, format := range Formats() {
-		var buf bytes.Buffer
-		w, err := NewWriter(&buf, format, 0)
-		require.NoError(t, err)
-		in := someSamples()
-		for _, s := range in {
-			w.Add(s)
-		}
-		require.NoError(t, w.Close())
-		require.Zero(t, w.Dropped())
-		rows, err := Read(&buf)
+		buf, in := written(t, format)
+		rows, err := Read(buf)
 		require.NoError(t, err, format)
 		require.Len(t, rows, len(in))
 		for i, s := range in {
@@ -59,6 +51,21 @@ func TestRoundTrip(t *testing.T) {
 			}
 		}
 	}
+}
+
+// written returns someSamples written in format by a Writer, and the samples.
+func written(t *testing.T, format string) (*bytes.Buffer, []kernel.Sample) {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, format, 0)
+	require.NoError(t, err)
+	in := someSamples()
+	for _, s := range in {
+		w.Add(s)
+	}
+	require.NoError(t, w.Close())
+	require.Zero(t, w.Dropped())
+	return &buf, in
 }
 
 // TestCSVHeader checks the CSV layout.
@@ -185,14 +192,7 @@ func TestMeter(t *testing.T) {
 // end is still an error.
 func TestCutShort(t *testing.T) {
 	for _, format := range Formats() {
-		var buf bytes.Buffer
-		w, err := NewWriter(&buf, format, 0)
-		require.NoError(t, err)
-		in := someSamples()
-		for _, s := range in {
-			w.Add(s)
-		}
-		require.NoError(t, w.Close())
+		buf, in := written(t, format)
 		cut := buf.String()
 		cut = cut[:len(cut)-12] // into the last row
 		rows, err := Read(strings.NewReader(cut))
