@@ -477,3 +477,28 @@ func TestGPUFlags(t *testing.T) {
 		require.Contains(t, errOut, "warped phold: --gpu on: ")
 	}
 }
+
+// TestStatsConfigReruns: the stats file's config reruns the run (jq .config s.json >
+// c.json; warped MODEL --config c.json), its outputs left out with the options that only
+// go with them (a --sample-mode without its --sample-file is refused).
+func TestStatsConfigReruns(t *testing.T) {
+	dir := t.TempDir()
+	stats := filepath.Join(dir, "s.json")
+	code, out, errOut := warped("phold", "--lps=256", "--max-sim-time=10", "--gpu=off", "--time-warp-worker-threads=2",
+		"--sample-file", filepath.Join(dir, "r.csv"), "--sample-mode", "real-time", "--sample-period", "5",
+		"--trace", filepath.Join(dir, "t.csv"), "--trace-every", "3", "--stats-file", stats)
+	require.Equal(t, 0, code, errOut)
+	data, err := os.ReadFile(stats)
+	require.NoError(t, err)
+	var kv struct{ Config json.RawMessage }
+	require.NoError(t, json.Unmarshal(data, &kv))
+	cfg := filepath.Join(dir, "c.json")
+	require.NoError(t, os.WriteFile(cfg, kv.Config, 0o644))
+	code, again, errOut := warped("phold", "--config", cfg)
+	require.Equal(t, 0, code, errOut)
+	digest := regexp.MustCompile(`digest: \S+`)
+	require.Equal(t, digest.FindString(out), digest.FindString(again))
+	for _, f := range []string{"sample-mode", "sample-period", "trace-every", "sample-file", "trace", "stats-file"} {
+		require.NotContains(t, string(kv.Config), `"`+f+`"`)
+	}
+}

@@ -12,6 +12,13 @@ import (
 	"github.com/warpedgo/warped/internal/outfile"
 )
 
+// outputOptions are, by output flag, the flags that say how that output is written and
+// that are refused without it: a configuration that leaves the output out leaves them out.
+var outputOptions = map[string][]string{
+	"sample-file": {"sample-mode", "sample-period", "sample-format"},
+	"trace":       {"trace-every"},
+}
+
 // The files a run writes: which they are, the checks made before the run starts, and where
 // its results go.
 

@@ -143,6 +143,9 @@ func (inv *invocation) writeStats(r kernel.Result, results []Result) error {
 	omit := map[string]bool{}
 	for _, o := range inv.outputs() {
 		omit[o.flag] = true
+		for _, f := range outputOptions[o.flag] {
+			omit[f] = true // refused without their output (a rerun from this config would be)
+		}
 	}
 	cfg, err := dumpConfig(inv.fs, omit)
 	if err != nil {
