@@ -164,10 +164,12 @@ func checkMemoryAgainst(m *Model, fs *pflag.FlagSet, limit memoryLimit) error {
 	case n.workers >= n.total/10:
 		flags, what = strings.TrimSpace(flags+" "+workers), "give smaller sizes or fewer workers"
 	}
+	need := formatBytes(n.total)
 	if limit.what == maxMemoryIs {
 		what += ", or a higher --max-memory"
+		need = formatBytes(over) + " for its sizes" // the figure compared, the runtime's own share apart
 	}
-	return usageFailure("%s needs about %s; %s: %s", flags, formatBytes(n.total), limit, what)
+	return usageFailure("%s needs about %s; %s: %s", flags, need, limit, what)
 }
 
 // maxMemory is --max-memory: a size in bytes, with an optional unit (KiB, MiB, GiB, TiB,

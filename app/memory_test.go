@@ -102,7 +102,7 @@ func TestMemoryCountsCircuitsAndNetworks(t *testing.T) {
 		want string
 	}{
 		{"the largest multiplier", []string{"logic", "--circuit", "multiplier-4096", "--max-memory", "4GiB", "--max-sim-time", "10"},
-			"warped logic: --circuit multiplier-4096 needs about 60 GiB; "},
+			"warped logic: --circuit multiplier-4096 needs about 60 GiB for its sizes; "},
 		{"a Watts-Strogatz network of degree 100000", []string{"epidemic", "--watts-strogatz-k", "100000", "--num-locations", "200000"},
 			"warped epidemic: --num-locations 200000 --population 100 --watts-strogatz-k 100000 --barabasi-albert-m 4 needs about 250 GiB; "},
 		{"a Barabasi-Albert network of m 150000", []string{"epidemic", "--network", "barabasi-albert", "--barabasi-albert-m", "150000", "--num-locations", "200000"},
@@ -291,7 +291,7 @@ func TestMaxMemoryStopsTheRun(t *testing.T) {
 func TestMaxMemoryRefusesWhatCannotFit(t *testing.T) {
 	code, _, errOut := warped("phold", "--lps", "2000000", "--max-memory", "256MiB", "--max-sim-time", "1")
 	require.Equal(t, exitUsage, code, errOut)
-	require.Contains(t, errOut, "--lps 2000000 --start-events 1 needs about 1.58 GiB; --max-memory is 256 MiB: give smaller sizes, or a higher --max-memory")
+	require.Contains(t, errOut, "--lps 2000000 --start-events 1 needs about 1.55 GiB for its sizes; --max-memory is 256 MiB: give smaller sizes, or a higher --max-memory")
 	require.Equal(t, memoryLimit{256 << 20, maxMemoryIs}, runLimit(&maxMemory{set: true, bytes: 256 << 20}))
 	require.Equal(t, machineMemory(), runLimit(&maxMemory{}), "auto: the machine's")
 	require.Equal(t, machineMemory(), runLimit(&maxMemory{set: true}), "0: no limit")

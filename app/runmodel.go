@@ -94,7 +94,7 @@ func newFlagSet(m *Model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalP
 	fs.Lookup("progress").NoOptDefVal = "on"
 	addSampleFlags(fs, &o.sample) // sampling.go
 	addTraceFlags(fs, &o.trace)   // trace.go
-	fs.Var(&o.maxMemory, "max-memory", "narrow time warp's optimism above 80% of this size, and stop the run, exit 1, when the process's memory exceeds it (4GiB, 512MiB; 0: no limit; auto: GOMEMLIMIT if set, else 9/10 of the machine's, cgroup's or ulimit -v's memory)")
+	fs.Var(&o.maxMemory, "max-memory", "narrow time warp's optimism above 80% of this size, and stop the run, exit 1, when the Go runtime's memory (heap, stacks, its own) exceeds it (4GiB, 512MiB; 0: no limit; auto: GOMEMLIMIT if set, else 9/10 of the machine's, cgroup's or ulimit -v's memory)")
 	fs.StringVar(&o.report, "report", "", "write a self-contained HTML page with the provenance, configuration, totals and results (as tables) and the charts (figures with captions) of the run to this file")
 	annotateGroups(fs) // flags.go: what the model's bind adds is the model's group
 	build := m.Flags(fs)
