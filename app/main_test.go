@@ -498,7 +498,7 @@ func TestStatsConfigReruns(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	digest := regexp.MustCompile(`digest: \S+`)
 	require.Equal(t, digest.FindString(out), digest.FindString(again))
-	for _, f := range []string{"sample-mode", "sample-period", "trace-every", "sample-file", "trace", "stats-file"} {
+	for _, f := range []string{"sample-mode", "sample-period", "sample-file", "trace", "stats-file"} {
 		require.NotContains(t, string(kv.Config), `"`+f+`"`)
 	}
 }

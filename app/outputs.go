@@ -16,7 +16,6 @@ import (
 // that are refused without it: a configuration that leaves the output out leaves them out.
 var outputOptions = map[string][]string{
 	"sample-file": {"sample-mode", "sample-period", "sample-format"},
-	"trace":       {"trace-every"},
 }
 
 // The files a run writes: which they are, the checks made before the run starts, and where
