@@ -295,7 +295,7 @@ func (c *Command) run(ctx context.Context, args []string, stdout, stderr io.Writ
 				return exitOK
 			}
 			switch cmd := args[1]; {
-			case cmd == "help" || cmd == "version":
+			case cmd == "help" || cmd == "-h" || cmd == "-help" || cmd == "--help":
 				fmt.Fprint(stdout, c.usage())
 				return exitOK
 			case commands[cmd]: // 'PROGRAM help study' is 'PROGRAM study --help'
@@ -313,6 +313,14 @@ func (c *Command) run(ctx context.Context, args []string, stdout, stderr io.Writ
 	case "plot":
 		return c.plotCommand(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
+		if len(args) > 1 {
+			if h := args[1]; h == "-h" || h == "-help" || h == "--help" {
+				fmt.Fprintf(stdout, "Usage: %s version\n\nPrints the module version, commit, Go version and build tags of this binary.\n", c.name)
+				return exitOK
+			}
+			fmt.Fprintf(stderr, "%s version: takes no arguments, got %q; run '%s version --help'\n", c.name, args[1], c.name)
+			return exitUsage
+		}
 		writeVersion(stdout, c.name, readBuildInfo()) // version.go
 		return exitOK
 	default:

@@ -69,7 +69,7 @@ func writeKernels(dir string, stdout io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", p)
 	}
-	fmt.Fprintf(stdout, "compile one as the CUDA backend does (compute capability 9.0 here): "+
+	fmt.Fprintf(stdout, "compile one as the CUDA backend does, for compute capability 9.0 (an H100; give your GPU's): "+
 		"nvcc -ptx %s FILE.cu\n", strings.Join(gpuoffload.CompileOptions(9, 0), " "))
 	return nil
 }

@@ -398,6 +398,17 @@ func TestHelpAndVersion(t *testing.T) {
 	code, out, _ = warped("help")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "warped devices")
+	for _, args := range [][]string{{"help", "version"}, {"version", "--help"}} {
+		code, out, _ = warped(args...)
+		require.Equal(t, 0, code, "%v", args)
+		require.Contains(t, out, "Usage: warped version\n", "%v", args)
+	}
+	code, out, _ = warped("help", "--help")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "Usage:")
+	code, _, errOut := warped("version", "x")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `warped version: takes no arguments, got "x"`)
 	code, out, _ = warped("version")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "module:     github.com/warpedgo/warped")

@@ -338,9 +338,9 @@ func TestStudyRefusesRunOutputs(t *testing.T) {
 }
 
 // TestHelpOfCommands: 'warped help CMD' is 'warped CMD --help' for every command that
-// is not a model, and the overview for help and version.
+// is not a model, and the overview for help.
 func TestHelpOfCommands(t *testing.T) {
-	for _, cmd := range []string{"study", "plot", "devices"} {
+	for _, cmd := range []string{"study", "plot", "devices", "version"} {
 		t.Run(cmd, func(t *testing.T) {
 			code, help, stderr := warped("help", cmd)
 			require.Equal(t, 0, code, stderr)
@@ -349,7 +349,7 @@ func TestHelpOfCommands(t *testing.T) {
 			require.Contains(t, help, "Usage: warped "+cmd)
 		})
 	}
-	for _, cmd := range []string{"help", "version"} {
+	for _, cmd := range []string{"help", "--help"} {
 		t.Run(cmd, func(t *testing.T) {
 			code, help, stderr := warped("help", cmd)
 			require.Equal(t, 0, code, stderr)

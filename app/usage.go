@@ -13,7 +13,7 @@ func (c *Command) usage() string {
 	fmt.Fprintf(&b, "Usage:\n  %[1]s <model> [flags]   run a model\n  %[1]s help <name>       a model's flags, or a command's usage\n"+
 		"  %[1]s devices           list the GPU offload backends and their devices\n"+
 		"  %[1]s study SPEC        run a parameter study (%[1]s study --help)\n"+
-		"  %[1]s plot FILE...      draw a --sample-file or --series-file as charts (%[1]s plot --help)\n"+
+		"  %[1]s plot FILE...      draw a --sample-file or --series-file as charts, or compare --stats-file runs (%[1]s plot --help)\n"+
 		"  %[1]s version           print the module version, commit, Go version and build tags\n\nModels:\n", n)
 	for _, m := range c.models {
 		fmt.Fprintf(&b, "  %-8s %s\n", m.Name, m.Summary)
