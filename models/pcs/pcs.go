@@ -55,6 +55,7 @@ package pcs
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/warpedgo/warped/gpuoffload"
 	"github.com/warpedgo/warped/gpuwarp"
@@ -94,27 +95,28 @@ func DefaultConfig() Config {
 // Validate reports the first bad parameter.
 func (c Config) Validate() error {
 	for _, p := range []struct {
-		name string
-		v    int
-		min  int
+		name     string
+		v        int
+		min, max int
 	}{
-		{"num-cells-x", c.CellsX, 1}, {"num-cells-y", c.CellsY, 1}, {"channel-cnt", c.Channels, 0},
-		{"call-interval", c.CallInterval, 0}, {"call-duration", c.CallDuration, 0},
-		{"move-interval", c.MoveInterval, 0}, {"portable-count", c.Portables, 0},
-		{"max-hops", c.MaxHops, 1},
+		{"num-cells-x", c.CellsX, 1, 1 << 31}, {"num-cells-y", c.CellsY, 1, 1 << 31}, {"channel-cnt", c.Channels, 0, 1 << 31},
+		{"call-interval", c.CallInterval, 0, math.MaxInt}, {"call-duration", c.CallDuration, 0, math.MaxInt},
+		{"move-interval", c.MoveInterval, 0, math.MaxInt}, {"portable-count", c.Portables, 1, 1 << 31},
+		{"max-hops", c.MaxHops, 1, MaxHops},
 	} {
-		if p.v < p.min {
-			return fmt.Errorf("pcs: --%s must be at least %d, got %d", p.name, p.min, p.v)
+		if p.v < p.min || p.v > p.max {
+			return fmt.Errorf("pcs: --%s must be in [%d, %d], got %d", p.name, p.min, p.max, p.v)
 		}
 	}
 	if c.CellsX > (1<<31)/c.CellsY {
 		return fmt.Errorf("pcs: %d x %d cells is too many (at most 2^31)", c.CellsX, c.CellsY)
 	}
-	if c.Portables == 0 {
-		return fmt.Errorf("pcs: --portable-count must be at least 1, or nothing happens")
-	}
 	return nil
 }
+
+// MaxHops is the most hops a move may take, one by one: a portable walking 2^32 hops held
+// the run for minutes, past a signal, and 2^63 overflowed the generator's range.
+const MaxHops = 1 << 16
 
 // Method is the kind of a PCS event, carried in Words[0].
 type Method uint64

@@ -36,12 +36,14 @@ func TestValidate(t *testing.T) {
 		mod  func(*Config)
 		want string
 	}{
-		{func(c *Config) { c.CellsX = 0 }, "--num-cells-x must be at least 1"},
-		{func(c *Config) { c.CellsY = -2 }, "--num-cells-y must be at least 1"},
-		{func(c *Config) { c.Channels = -1 }, "--channel-cnt must be at least 0"},
+		{func(c *Config) { c.CellsX = 0 }, "--num-cells-x must be in [1, 2147483648], got 0"},
+		{func(c *Config) { c.CellsY = -2 }, "--num-cells-y must be in [1, "},
+		{func(c *Config) { c.Channels = -1 }, "--channel-cnt must be in [0, "},
 		{func(c *Config) { c.CallInterval = -1 }, "--call-interval"},
-		{func(c *Config) { c.Portables = 0 }, "--portable-count must be at least 1"},
-		{func(c *Config) { c.MaxHops = 0 }, "--max-hops must be at least 1, got 0"},
+		{func(c *Config) { c.Portables = 0 }, "--portable-count must be in [1, "},
+		{func(c *Config) { c.Portables = -1 }, "--portable-count must be in [1, "},
+		{func(c *Config) { c.MaxHops = 0 }, "--max-hops must be in [1, 65536], got 0"},
+		{func(c *Config) { c.MaxHops = 1 << 62 }, "--max-hops must be in [1, 65536]"},
 		{func(c *Config) { c.CellsX, c.CellsY = 1<<20, 1<<20 }, "too many"},
 	} {
 		c := DefaultConfig()

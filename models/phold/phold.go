@@ -66,11 +66,15 @@ func (c Config) Validate() error {
 			"lookahead + exponential(mean - lookahead)", c.Mean, c.Lookahead)
 	case c.StartEvents < 1:
 		return fmt.Errorf("phold: --start-events must be at least 1, got %d", c.StartEvents)
-	case c.Grain < 0:
-		return fmt.Errorf("phold: --grain must be >= 0, got %d", c.Grain)
+	case c.Grain < 0 || c.Grain > MaxGrain:
+		return fmt.Errorf("phold: --grain must be in [0, %d], got %d", MaxGrain, c.Grain)
 	}
 	return nil
 }
+
+// MaxGrain is the most busy work an event may do, in generator steps (a fraction of a
+// second): an event of 2^63 steps never ends, and a signal waits for the event in hand.
+const MaxGrain = 1 << 28
 
 // State is one PHOLD LP's state.
 type State struct {

@@ -34,7 +34,8 @@ func TestValidate(t *testing.T) {
 		{func(c *phold.Config) { c.Mean = 0 }, "--mean must be"},
 		{func(c *phold.Config) { c.Mean = 0.05 }, "must be at least --lookahead"},
 		{func(c *phold.Config) { c.StartEvents = 0 }, "--start-events must be at least 1"},
-		{func(c *phold.Config) { c.Grain = -1 }, "--grain must be >= 0"},
+		{func(c *phold.Config) { c.Grain = -1 }, "--grain must be in [0, 268435456], got -1"},
+		{func(c *phold.Config) { c.Grain = 1 << 62 }, "--grain must be in [0, 268435456]"},
 	} {
 		c := phold.DefaultConfig()
 		tc.mod(&c)
