@@ -30,7 +30,7 @@ func agreed(model string, fs *pflag.FlagSet) map[string]string {
 // applyConfigFile sets every flag named in the JSON object in path that the command line
 // did not set.
 func applyConfigFile(fs *pflag.FlagSet, path string) error {
-	data, err := os.ReadFile(path)
+	data, err := readAtMost(path, maxConfigBytes)
 	if err != nil {
 		return fmt.Errorf("cannot read --config: %w", err)
 	}
@@ -104,4 +104,25 @@ func decodeConfig(data []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("more follows the object (at byte %d)", dec.InputOffset())
 	}
 	return kv, nil
+}
+
+// maxConfigBytes is the largest --config file: a configuration is a few hundred bytes, and
+// a device such as /dev/zero given by mistake would be read forever.
+const maxConfigBytes = 16 << 20
+
+// readAtMost reads the file at path, refusing one longer than max bytes.
+func readAtMost(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is over %d MiB: not a configuration file", path, max>>20)
+	}
+	return data, nil
 }

@@ -11,11 +11,23 @@ import (
 	"strings"
 )
 
+// MaxConfigBytes is the largest WARPED2 configuration file ReadConfigFile reads: a line per
+// location and its people, far below it (a device such as /dev/zero would be read forever).
+const MaxConfigBytes = 256 << 20
+
 // ReadConfigFile reads a WARPED2 epidemic configuration file (see ParseConfig).
 func ReadConfigFile(path string, base Config) (Config, []Site, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return base, nil, fmt.Errorf("epidemic: --warped2-config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
+	if err != nil {
+		return base, nil, fmt.Errorf("epidemic: --warped2-config: %w", err)
+	}
+	if len(data) > MaxConfigBytes {
+		return base, nil, fmt.Errorf("epidemic: --warped2-config %s is over %d MiB: not a WARPED2 configuration", path, MaxConfigBytes>>20)
 	}
 	return ParseConfig(path, bytes.NewReader(data), base)
 }

@@ -144,6 +144,14 @@ func (c Config) Load() (*Circuit, error) {
 // circuit's name), with the error Load and Signals give where it cannot be read.
 func (c Config) openBench() (*os.File, error) {
 	f, err := os.Open(c.Circuit)
+	if err == nil {
+		// It is read twice (its size, then its gates): a file, not a device or a pipe,
+		// which /dev/zero would be read forever as.
+		if st, serr := f.Stat(); serr == nil && !st.Mode().IsRegular() {
+			f.Close()
+			err = fmt.Errorf("%s is not a regular file", c.Circuit)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("logic: --circuit: %w (want a .bench file, full-adder, adder-N or multiplier-N)", err)
 	}

@@ -99,12 +99,15 @@ func (c Config) Validate() error {
 		v        int
 		min, max int
 	}{
-		{"num-cells-x", c.CellsX, 1, 1 << 31}, {"num-cells-y", c.CellsY, 1, 1 << 31}, {"channel-cnt", c.Channels, 0, 1 << 31},
+		{"num-cells-x", c.CellsX, 1, math.MaxInt}, {"num-cells-y", c.CellsY, 1, math.MaxInt}, {"channel-cnt", c.Channels, 0, 1 << 31},
 		{"call-interval", c.CallInterval, 0, math.MaxInt}, {"call-duration", c.CallDuration, 0, math.MaxInt},
 		{"move-interval", c.MoveInterval, 0, math.MaxInt}, {"portable-count", c.Portables, 1, 1 << 31},
 		{"max-hops", c.MaxHops, 1, MaxHops},
 	} {
-		if p.v < p.min || p.v > p.max {
+		switch {
+		case p.v < p.min && p.max == math.MaxInt:
+			return fmt.Errorf("pcs: --%s must be at least %d, got %d", p.name, p.min, p.v)
+		case p.v < p.min || p.v > p.max:
 			return fmt.Errorf("pcs: --%s must be in [%d, %d], got %d", p.name, p.min, p.max, p.v)
 		}
 	}
