@@ -279,3 +279,34 @@ func flagNumber(fs *pflag.FlagSet, name string) float64 {
 	}
 	return 0
 }
+
+// decimalIntegers has every integer flag of fs read its value in decimal: pflag reads
+// integers as Go does, so --lps 010 was 8 (octal), 0x10 16 and 1_000 1000, which nobody
+// giving a simulation's sizes means (a float flag read 010 as 10).
+func decimalIntegers(fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		switch f.Value.Type() {
+		case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+			f.Value = decimal{f.Value}
+		}
+	})
+}
+
+// decimal is an integer flag's value read in decimal only (see decimalIntegers); leading
+// zeros are allowed (010 is ten).
+type decimal struct{ pflag.Value }
+
+// Set sets the value from s, a decimal integer with an optional sign.
+func (d decimal) Set(s string) error {
+	sign, digits := "", s
+	if strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+") {
+		sign, digits = s[:1], s[1:]
+	}
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return fmt.Errorf("want a whole number in decimal digits")
+	}
+	if digits = strings.TrimLeft(digits, "0"); digits == "" {
+		digits = "0"
+	}
+	return d.Value.Set(sign + digits)
+}

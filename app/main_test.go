@@ -158,6 +158,8 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"phold", "--gpu-executions", "17"}, "--gpu-executions must be in [0, 16]"},
 		{[]string{"nosuchmodel"}, `unknown command or model "nosuchmodel"`},
 		{[]string{"phold", "--config", "/dev/zero"}, "/dev/zero is over 16 MiB: not a configuration file"},
+		{[]string{"phold", "--lps", "0x10"}, `invalid argument "0x10" for "--lps" flag: want a whole number in decimal digits`},
+		{[]string{"phold", "--lps", "1_000"}, `invalid argument "1_000" for "--lps" flag`},
 		{[]string{"logic", "--circuit", "/dev/zero"}, "--circuit: /dev/zero is not a regular file"},
 		{[]string{"epidemic", "--variant", "warped2", "--warped2-config", "/dev/zero"}, "/dev/zero is over 256 MiB: not a WARPED2 configuration"},
 		{[]string{"pcs", "--max-hops", "9223372036854775807"}, "--max-hops must be in [1, 65536]"},
@@ -517,4 +519,12 @@ func TestStatsConfigReruns(t *testing.T) {
 	for _, f := range []string{"sample-mode", "sample-period", "sample-file", "trace", "stats-file"} {
 		require.NotContains(t, string(kv.Config), `"`+f+`"`)
 	}
+}
+
+// TestIntegersAreDecimal: an integer flag reads decimal digits, leading zeros and all
+// (pflag read 010 as octal 8).
+func TestIntegersAreDecimal(t *testing.T) {
+	code, out, errOut := warped("phold", "--lps", "010", "--time-warp-worker-threads", "+02", "--dump-config")
+	require.Equal(t, 0, code, errOut)
+	require.JSONEq(t, `{"lps": 10, "time-warp-worker-threads": 2}`, out)
 }

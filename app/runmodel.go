@@ -98,6 +98,7 @@ func newFlagSet(m *Model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalP
 	fs.StringVar(&o.report, "report", "", "write a self-contained HTML page with the provenance, configuration, totals and results (as tables) and the charts (figures with captions) of the run to this file")
 	annotateGroups(fs) // flags.go: what the model's bind adds is the model's group
 	build := m.Flags(fs)
+	decimalIntegers(fs) // flags.go
 	return fs, build
 }
 
