@@ -303,7 +303,7 @@ func TestParseBytes(t *testing.T) {
 		require.NoError(t, err, s)
 		require.Equal(t, want, got, s)
 	}
-	for _, s := range []string{"", "-1", "lots", "1e30GiB", "NaN"} {
+	for _, s := range []string{"", "-1", "lots", "1e30GiB", "NaN", "0.5"} {
 		_, err := parseBytes(s)
 		require.Error(t, err, s)
 	}
