@@ -1,6 +1,9 @@
 package epidemic
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Variant selects the model's rules.
 type Variant string
@@ -123,6 +126,10 @@ func Defaults(v Variant) Config {
 // edge, that its 32-bit offsets hold.
 const maxNeighbours = 1<<32 - 1
 
+// maxTime is the largest time a location, person or interval holds: 32 bits, signed, as
+// WARPED2's configuration files have them.
+const maxTime = math.MaxInt32
+
 // Validate reports the first bad parameter.
 func (c Config) Validate() error {
 	if c.Variant != WARPED2 && c.Variant != Stochastic {
@@ -134,19 +141,36 @@ func (c Config) Validate() error {
 	for _, p := range []struct {
 		name   string
 		v, min int
+		time   bool // a time, kept in 32 bits as WARPED2's file has it (maxTime)
 	}{
-		{"num-locations", c.Locations, 2}, {"population", c.Population, 0},
-		{"latent-dwell-time", c.LatentDwell, 0}, {"incubating-dwell-time", c.IncubatingDwell, 0},
-		{"infectious-dwell-time", c.InfectiousDwell, 0}, {"asympt-dwell-time", c.AsymptDwell, 0},
-		{"location-state-refresh-interval", c.RefreshInterval, 1},
-		{"diffusion-trigger-interval", c.DiffusionInterval, 1}, {"travel-time", c.TravelTime, 1},
-		{"min-travel-time-to-hub", c.MinTravelTimeToHub, 1}, {"min-diffusion-interval", c.MinDiffusionInterval, 1},
-		{"watts-strogatz-k", c.WattsStrogatzK, 0}, {"barabasi-albert-m", c.BarabasiAlbertM, 0},
-		{"sample-interval", c.SampleInterval, 1},
+		{"num-locations", c.Locations, 2, false}, {"population", c.Population, 0, false},
+		{"latent-dwell-time", c.LatentDwell, 0, true}, {"incubating-dwell-time", c.IncubatingDwell, 0, true},
+		{"infectious-dwell-time", c.InfectiousDwell, 0, true}, {"asympt-dwell-time", c.AsymptDwell, 0, true},
+		{"location-state-refresh-interval", c.RefreshInterval, 1, true},
+		{"diffusion-trigger-interval", c.DiffusionInterval, 1, true}, {"travel-time", c.TravelTime, 1, true},
+		{"min-travel-time-to-hub", c.MinTravelTimeToHub, 1, true}, {"max-travel-time-to-hub", c.MaxTravelTimeToHub, 1, true},
+		{"min-diffusion-interval", c.MinDiffusionInterval, 1, true}, {"max-diffusion-interval", c.MaxDiffusionInterval, 1, true},
+		{"watts-strogatz-k", c.WattsStrogatzK, 0, false}, {"barabasi-albert-m", c.BarabasiAlbertM, 0, false},
+		{"sample-interval", c.SampleInterval, 1, true},
 	} {
-		if p.v < p.min {
+		switch {
+		case p.v < p.min:
 			return fmt.Errorf("epidemic: --%s must be at least %d, got %d", p.name, p.min, p.v)
+		case p.time && p.v > maxTime:
+			// Times are 32 bits wide (as in WARPED2's files): 2^32+7 was 7.
+			return fmt.Errorf("epidemic: --%s must be at most %d, got %d", p.name, maxTime, p.v)
 		}
+	}
+	for _, r := range []struct {
+		name    string
+		min, hi int
+	}{{"travel-time-to-hub", c.MinTravelTimeToHub, c.MaxTravelTimeToHub}, {"diffusion-interval", c.MinDiffusionInterval, c.MaxDiffusionInterval}} {
+		if r.hi < r.min {
+			return fmt.Errorf("epidemic: --max-%s (%d) must be at least --min-%s (%d)", r.name, r.hi, r.name, r.min)
+		}
+	}
+	if !(c.BarabasiAlbertA >= 0) || math.IsInf(c.BarabasiAlbertA, 0) {
+		return fmt.Errorf("epidemic: --barabasi-albert-a must be a finite number >= 0, got %v", c.BarabasiAlbertA)
 	}
 	for _, p := range []struct {
 		name string

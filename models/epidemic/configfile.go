@@ -130,7 +130,6 @@ func (p *parser) prob(i int, what string) (float64, error) {
 }
 
 func (p *parser) read(c *Config, sites *[]Site) error {
-	const maxTime = math.MaxInt32
 	if err := p.next(3, "the network: Watts-Strogatz,K,BETA or Barabasi-Albert,M,A"); err != nil {
 		return err
 	}

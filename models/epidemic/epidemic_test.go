@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -56,6 +57,12 @@ func TestValidate(t *testing.T) {
 		{func(c *Config) { c.Variant, c.Network = Stochastic, BarabasiAlbert }, "--network barabasi-albert needs --variant warped2"},
 		{func(c *Config) { c.Variant, c.WattsStrogatzK = Stochastic, 3 }, "--watts-strogatz-k must be even"},
 		{func(c *Config) { c.Population = -1 }, "--population must be at least 0"},
+		{func(c *Config) { c.LatentDwell = 1<<32 + 7 }, "--latent-dwell-time must be at most 2147483647, got 4294967303"},
+		{func(c *Config) { c.MinDiffusionInterval = 1<<32 + 7 }, "--min-diffusion-interval must be at most 2147483647"},
+		{func(c *Config) { c.MaxTravelTimeToHub = 1 }, "--max-travel-time-to-hub (1) must be at least --min-travel-time-to-hub (50)"},
+		{func(c *Config) { c.MaxDiffusionInterval = -1 }, "--max-diffusion-interval must be at least 1, got -1"},
+		{func(c *Config) { c.BarabasiAlbertA = math.NaN() }, "--barabasi-albert-a must be a finite number >= 0, got NaN"},
+		{func(c *Config) { c.BarabasiAlbertA = -1 }, "--barabasi-albert-a must be a finite number >= 0"},
 		{func(c *Config) { c.TravelTime = 0 }, "--travel-time must be at least 1"},
 		{func(c *Config) { c.RefreshInterval = 0 }, "--location-state-refresh-interval must be at least 1"},
 		{func(c *Config) { c.Transmissibility = 1.5 }, "--transmissibility is a probability"},
