@@ -921,3 +921,27 @@ func TestCheckRollbacksCatchesUnregisteredPayloads(t *testing.T) {
 		})
 	}
 }
+
+// TestWindowBelowGVTsResolution: an optimism window so small that GVT + W == GVT still lets
+// the events at GVT through (it held back every event: a livelock), and the run gives the
+// sequential digest.
+func TestWindowBelowGVTsResolution(t *testing.T) {
+	build := func() []kernel.LogicalProcess {
+		c := phold.DefaultConfig()
+		c.LPs = 64
+		lps, err := phold.New(c)
+		require.NoError(t, err)
+		return lps
+	}
+	run := func(cfg kernel.Config) string {
+		s, err := dispatch.New(cfg, build())
+		require.NoError(t, err)
+		res, err := s.Run(context.Background())
+		require.NoError(t, err)
+		return res.Digest
+	}
+	want := run(kernel.Config{MaxSimTime: 4, Seed: 1})
+	got := run(kernel.Config{MaxSimTime: 4, Seed: 1, Type: kernel.TimeWarp,
+		TimeWarp: kernel.TimeWarpConfig{Workers: 2, OptimismWindow: 1e-17}})
+	require.Equal(t, want, got)
+}

@@ -588,7 +588,13 @@ func (d *timeWarpDispatcher) limit() Time {
 	return d.end
 }
 
-// windowLimit is limit with an optimism window.
+// windowLimit is limit with an optimism window: at least just above GVT, where the window
+// is below GVT's resolution (GVT + W == GVT held back even the events at GVT: a livelock).
 func (d *timeWarpDispatcher) windowLimit() Time {
-	return math.Min(d.end, d.gvt.GVT()+d.cfg.OptimismWindow)
+	g := d.gvt.GVT()
+	l := g + d.cfg.OptimismWindow
+	if l <= g {
+		l = math.Nextafter(g, math.Inf(1))
+	}
+	return math.Min(d.end, l)
 }
