@@ -158,6 +158,7 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"phold", "--gpu-executions", "17"}, "--gpu-executions must be in [0, 16]"},
 		{[]string{"nosuchmodel"}, `unknown command or model "nosuchmodel"`},
 		{[]string{"phold", "--config", "/dev/zero"}, "/dev/zero is over 16 MiB: not a configuration file"},
+		{[]string{"phold", "--time-warp-gvt-calculation-period", "1e18"}, "at most 3.6e+06 (an hour), got 1e+18"},
 		{[]string{"phold", "--lps", "0x10"}, `invalid argument "0x10" for "--lps" flag: want a whole number in decimal digits`},
 		{[]string{"phold", "--lps", "1_000"}, `invalid argument "1_000" for "--lps" flag`},
 		{[]string{"logic", "--circuit", "/dev/zero"}, "--circuit: /dev/zero is not a regular file"},

@@ -413,8 +413,8 @@ func checkOptions(o *options) error {
 	if o.schedulers < 0 {
 		return usageFailure("--time-warp-scheduler-count must be at least 1 (or 0 for one per worker thread), got %d", o.schedulers)
 	}
-	if !(o.gvtPeriodMS > 0) || math.IsInf(o.gvtPeriodMS, 0) {
-		return usageFailure("--time-warp-gvt-calculation-period must be a positive number of milliseconds, got %v", o.gvtPeriodMS)
+	if !(o.gvtPeriodMS > 0) || o.gvtPeriodMS > maxPeriodMS {
+		return usageFailure("--time-warp-gvt-calculation-period must be a positive number of milliseconds, at most %v (an hour), got %v", float64(maxPeriodMS), o.gvtPeriodMS)
 	}
 	if err := gpuoffload.CheckMode(o.gpu); err != nil {
 		return usageFailure("--gpu: unknown mode %q (want %s)", o.gpu, strings.Join(gpuoffload.Modes(), ", "))
@@ -428,6 +428,10 @@ func checkOptions(o *options) error {
 	}
 	return nil
 }
+
+// maxPeriodMS is the longest period in milliseconds a flag may give (an hour): a
+// time.Duration holds 292 years, and 1e18 ms overflowed it into a negative period.
+const maxPeriodMS = 3600e3
 
 // buildModel builds the model's LPs from its flags, and the partitioner that
 // --partitioning names (model: the model's own).

@@ -66,7 +66,7 @@ func TestCheckOptionsStep(t *testing.T) {
 		{func(o *options) { o.period = -2 }, "--time-warp-state-saving-period must be at least 1, got -2"},
 		{func(o *options) { o.maxAggregate = 0 }, "--time-warp-communication-max-aggregate must be at least 1, got 0"},
 		{func(o *options) { o.schedulers = -1 }, "--time-warp-scheduler-count must be at least 1"},
-		{func(o *options) { o.gvtPeriodMS = 0 }, "--time-warp-gvt-calculation-period must be a positive number of milliseconds, got 0"},
+		{func(o *options) { o.gvtPeriodMS = 0 }, "--time-warp-gvt-calculation-period must be a positive number of milliseconds, at most 3.6e+06 (an hour), got 0"},
 		{func(o *options) { o.gpu = "maybe" }, `--gpu: unknown mode "maybe"`},
 		{func(o *options) { o.gpuBatchSize = kernel.MaxBatchSize + 1 }, "--gpu-batch-size must be in"},
 	} {

@@ -3,7 +3,6 @@ package app
 import (
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
 	"strings"
 	"time"
@@ -37,8 +36,8 @@ func (o *sampleOptions) check(simType string) error {
 		return usageFailure("--sample-mode: unknown mode %q (want %s or %s)", o.mode, kernel.SampleGVT, kernel.SampleRealTime)
 	case o.format != sample.CSV && o.format != sample.JSONL:
 		return usageFailure("--sample-format: unknown format %q (want %s)", o.format, strings.Join(sample.Formats(), " or "))
-	case o.intervalMS < 0 || math.IsNaN(o.intervalMS) || math.IsInf(o.intervalMS, 0):
-		return usageFailure("--sample-period must be a non-negative number of milliseconds, got %v", o.intervalMS)
+	case !(o.intervalMS >= 0) || o.intervalMS > maxPeriodMS:
+		return usageFailure("--sample-period must be a non-negative number of milliseconds, at most %v (an hour), got %v", float64(maxPeriodMS), o.intervalMS)
 	case o.file == "" && (o.mode != kernel.SampleGVT || o.intervalMS != 0):
 		return usageFailure("--sample-mode and --sample-period say how --sample-file takes its rows: give --sample-file FILE, or drop them")
 	case o.file != "" && !sampled(simType):
