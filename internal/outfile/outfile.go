@@ -107,12 +107,12 @@ func resolve(path string) (target, error) {
 
 // follow resolves the symlinks of path's last element (the directories are left as they
 // are: renaming within them is what matters) and reports whether one of them leads
-// through /proc, where an open file of this process is named.
+// through a /proc fd directory, where an open file of this process is named.
 func follow(path string) (viaProc bool, dst string, err error) {
 	p := filepath.Clean(path)
 	for range 40 {
-		if isProc(p) {
-			viaProc = true
+		if isProc(p) && filepath.Base(filepath.Dir(p)) == "fd" {
+			viaProc = true // an open file (/dev/stdout); /proc/self/status is no output
 		}
 		fi, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -113,6 +113,7 @@ func TestCheckRefuses(t *testing.T) {
 		{"missing directory", filepath.Join(dir, "no", "x"), "does not exist"},
 		{"a directory", dir, "is a directory"},
 		{"proc", "/proc/x", "/proc"},
+		{"a file of /proc", "/proc/self/status", "it is in /proc, which holds no files"},
 		{"empty", "", "the path is empty"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
