@@ -201,11 +201,8 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	} else if err != nil {
 		return err
 	}
-	if inv.o.dumpConfig {
-		if quiet {
-			return nil
-		}
-		return inv.dumpConfig()
+	if err := checkEmpty(inv.fs); err != nil {
+		return err
 	}
 	if err := checkOptions(&inv.o); err != nil {
 		return err
@@ -218,6 +215,12 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	}
 	if err := inv.o.trace.check(); err != nil {
 		return err
+	}
+	if inv.o.dumpConfig { // after the checks of the flags: a configuration they refuse is none
+		if quiet {
+			return nil
+		}
+		return inv.dumpConfig()
 	}
 	if err := inv.checkOutputs(); err != nil {
 		return err
@@ -427,6 +430,19 @@ func checkOptions(o *options) error {
 		return usageFailure("%v", err)
 	}
 	return nil
+}
+
+// checkEmpty refuses a text flag set to nothing (on the command line or in --config): an
+// unset shell variable, most often, which ran with the flag's default (--simulation-type
+// "") or without the file asked for (--stats-file "").
+func checkEmpty(fs *pflag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *pflag.Flag) {
+		if err == nil && f.Value.Type() == "string" && f.Value.String() == "" {
+			err = usageFailure("--%s is empty: give it a value, or leave it out", f.Name)
+		}
+	})
+	return err
 }
 
 // maxPeriodMS is the longest period in milliseconds a flag may give (an hour): a
