@@ -70,6 +70,13 @@ func (e *SendError) Error() string {
 			"less than the declared lookahead %v later; send to another LP at or after Now()+lookahead, "+
 			"or declare a smaller Lookahead", e.FromName, e.From, e.Now, e.ToName, e.To, e.At, e.Lookahead)
 	}
+	if e.Now >= 1<<53 {
+		// Beyond 2^53 a float64 holds no longer every integer: a model that counts time
+		// in integers has overflowed there, not chosen the past.
+		return fmt.Sprintf("LP %q (id %d) at time %v sent an event to %q (id %d) at time %v, "+
+			"which is in its past: times beyond 2^53 overflow a model that counts time in integers; give a smaller "+
+			"end time (--max-sim-time) or shorter delays", e.FromName, e.From, e.Now, e.ToName, e.To, e.At)
+	}
 	return fmt.Sprintf("LP %q (id %d) at time %v sent an event to %q (id %d) at time %v, "+
 		"which is in its past; send at or after Now()", e.FromName, e.From, e.Now, e.ToName, e.To, e.At)
 }

@@ -945,3 +945,12 @@ func TestWindowBelowGVTsResolution(t *testing.T) {
 		TimeWarp: kernel.TimeWarpConfig{Workers: 2, OptimismWindow: 1e-17}})
 	require.Equal(t, want, got)
 }
+
+// TestSendIntoThePastBeyond2to53: a send into the past at a time beyond 2^53 says what
+// likely happened (a model's integer times overflowed), and what to do.
+func TestSendIntoThePastBeyond2to53(t *testing.T) {
+	e := &kernel.SendError{From: 1, FromName: "a", Now: 1 << 60, To: 2, ToName: "b", At: 5}
+	require.Contains(t, e.Error(), "times beyond 2^53 overflow a model that counts time in integers; give a smaller end time")
+	e.Now = 10
+	require.Contains(t, e.Error(), "which is in its past; send at or after Now()")
+}

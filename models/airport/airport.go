@@ -110,6 +110,15 @@ func (c Config) Validate() error {
 			return fmt.Errorf("airport: --%s must be at least %d, got %d", p.name, p.min, p.v)
 		}
 	}
+	for _, p := range []struct {
+		name string
+		v    int
+	}{{"ground-time", c.GroundTime}, {"flight-time", c.FlightTime}, {"land-time", c.LandTime},
+		{"takeoff-time", c.TakeoffTime}, {"hold-time", c.HoldTime}} {
+		if p.v > grid.MaxDelay {
+			return fmt.Errorf("airport: --%s must be at most %d (2^53, a time's exact integers), got %d", p.name, grid.MaxDelay, p.v)
+		}
+	}
 	if c.AirportsX > (1<<31)/c.AirportsY {
 		return fmt.Errorf("airport: %d x %d airports is too many (at most 2^31)", c.AirportsX, c.AirportsY)
 	}

@@ -131,3 +131,10 @@ func BenchmarkRun(b *testing.B) {
 		End: 500, Seed: 1, Partition: c.Partitioner(),
 	})
 }
+
+// TestDelaysBounded: a delay past 2^53 (a time's exact integers) is refused.
+func TestDelaysBounded(t *testing.T) {
+	c := DefaultConfig()
+	c.FlightTime = 1<<53 + 1
+	require.ErrorContains(t, c.Validate(), "--flight-time must be at most 9007199254740992")
+}

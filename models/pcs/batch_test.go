@@ -338,8 +338,8 @@ func TestBatchKernelsCUDATextMatchesGoTwin(t *testing.T) {
 		{CellsX: 1, CellsY: 1, Channels: 0, CallInterval: 0, CallDuration: 1, MoveInterval: 9, Portables: 1, MaxHops: 1},
 		{CellsX: 3, CellsY: 2, Channels: 1, CallInterval: 10, CallDuration: 11, MoveInterval: 13, Portables: 1, MaxHops: 3},
 		{CellsX: 7, CellsY: 1, Channels: 2, CallInterval: 2, CallDuration: 37, MoveInterval: 5, Portables: 1, MaxHops: 1},
-		{CellsX: 2, CellsY: 9, Channels: 2, CallInterval: 1 << 40, CallDuration: 1e6, MoveInterval: 1 << 62, Portables: 1, MaxHops: 7},
-		{CellsX: 50, CellsY: 40, Channels: 2, CallInterval: math.MaxInt64, CallDuration: 1<<53 + 1, MoveInterval: 12345, Portables: 1, MaxHops: 1},
+		{CellsX: 2, CellsY: 9, Channels: 2, CallInterval: 1 << 40, CallDuration: 1e6, MoveInterval: 1 << 53, Portables: 1, MaxHops: 7},
+		{CellsX: 50, CellsY: 40, Channels: 2, CallInterval: 1 << 53, CallDuration: 1<<53 - 1, MoveInterval: 12345, Portables: 1, MaxHops: 1},
 	}
 	for _, be := range backends()[1:] {
 		t.Run(be.name, func(t *testing.T) {

@@ -100,8 +100,8 @@ func (c Config) Validate() error {
 		min, max int
 	}{
 		{"num-cells-x", c.CellsX, 1, math.MaxInt}, {"num-cells-y", c.CellsY, 1, math.MaxInt}, {"channel-cnt", c.Channels, 0, 1 << 31},
-		{"call-interval", c.CallInterval, 0, math.MaxInt}, {"call-duration", c.CallDuration, 0, math.MaxInt},
-		{"move-interval", c.MoveInterval, 0, math.MaxInt}, {"portable-count", c.Portables, 1, 1 << 31},
+		{"call-interval", c.CallInterval, 0, grid.MaxDelay}, {"call-duration", c.CallDuration, 0, grid.MaxDelay},
+		{"move-interval", c.MoveInterval, 0, grid.MaxDelay}, {"portable-count", c.Portables, 1, 1 << 31},
 		{"max-hops", c.MaxHops, 1, MaxHops},
 	} {
 		switch {

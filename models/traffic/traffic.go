@@ -95,6 +95,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("traffic: --%s must be at least %d, got %d", p.name, p.min, p.v)
 		}
 	}
+	if c.MeanInterval > grid.MaxDelay {
+		return fmt.Errorf("traffic: --mean-interval must be at most %d (2^53, a time's exact integers), got %d", grid.MaxDelay, c.MeanInterval)
+	}
 	if c.IntersectionsX > (1<<31)/c.IntersectionsY {
 		return fmt.Errorf("traffic: %d x %d intersections is too many (at most 2^31)", c.IntersectionsX, c.IntersectionsY)
 	}

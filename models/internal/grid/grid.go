@@ -4,6 +4,11 @@ package grid
 
 import "github.com/warpedgo/warped/partition"
 
+// MaxDelay is the longest delay (an interval, a duration, a mean) a grid model's flag may
+// give: 2^53, the last integer a time (a float64) holds exactly; beyond it the models'
+// integer arithmetic overflowed and their sends looked like sends into the past.
+const MaxDelay = 1 << 53
+
 // Direction is a move on the torus.
 type Direction uint8
 
