@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -347,6 +348,13 @@ func logicModel() *Model {
 			fs.StringVar(&c.Vectors, "vectors", c.Vectors, "input vectors: comma-separated bit strings, one bit per input in declaration order (empty: random)")
 			fs.IntVar(&c.NumVectors, "num-vectors", c.NumVectors, "number of random input vectors")
 			return func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
+				// Flags of which the model would silently use one.
+				switch {
+				case c.RandomGates > 0 && fs.Changed("circuit"):
+					return nil, nil, errors.New("logic: --random-gates generates a circuit, and --circuit names one: give one of them")
+				case c.Vectors != "" && fs.Changed("num-vectors"):
+					return nil, nil, errors.New("logic: --vectors gives the input vectors, and --num-vectors asks for random ones: give one of them")
+				}
 				lps, err := logic.New(c)
 				return lps, nil, err
 			}

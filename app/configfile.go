@@ -74,6 +74,7 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 // anything after the object (a second object, trailing text), which would otherwise be
 // dropped without a word.
 func decodeConfig(data []byte) (map[string]any, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark, as some editors write
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if t, err := dec.Token(); err != nil {

@@ -160,6 +160,8 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"phold", "--config", "/dev/zero"}, "/dev/zero is over 16 MiB: not a configuration file"},
 		{[]string{"phold", "--time-warp-gvt-calculation-period", "1e18"}, "at most 3.6e+06 (an hour), got 1e+18"},
 		{[]string{"phold", "--simulation-type", ""}, "--simulation-type is empty: give it a value, or leave it out"},
+		{[]string{"logic", "--circuit", "full-adder", "--vectors", "101", "--num-vectors", "5"}, "--vectors gives the input vectors, and --num-vectors asks for random ones: give one of them"},
+		{[]string{"logic", "--random-gates", "10", "--circuit", "adder-4"}, "--random-gates generates a circuit, and --circuit names one"},
 		{[]string{"phold", "--stats-file="}, "--stats-file is empty"},
 		{[]string{"phold", "--gpu", "bogus", "--dump-config"}, `--gpu: unknown mode "bogus"`},
 		{[]string{"phold", "--lps", "0x10"}, `invalid argument "0x10" for "--lps" flag: want a whole number in decimal digits`},
@@ -531,4 +533,14 @@ func TestIntegersAreDecimal(t *testing.T) {
 	code, out, errOut := warped("phold", "--lps", "010", "--time-warp-worker-threads", "+02", "--dump-config")
 	require.Equal(t, 0, code, errOut)
 	require.JSONEq(t, `{"lps": 10, "time-warp-worker-threads": 2}`, out)
+}
+
+// TestConfigWithByteOrderMark: a --config file that an editor began with a UTF-8 byte
+// order mark is read as without it.
+func TestConfigWithByteOrderMark(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "c.json")
+	require.NoError(t, os.WriteFile(cfg, []byte("\xef\xbb\xbf{\"lps\": 16}"), 0o644))
+	code, out, errOut := warped("phold", "--config", cfg, "--dump-config")
+	require.Equal(t, 0, code, errOut)
+	require.JSONEq(t, `{"lps": 16}`, out)
 }
