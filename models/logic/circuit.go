@@ -266,7 +266,11 @@ func ParseBench(r io.Reader, source string) (*Circuit, error) {
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	line := 0
 	fail := func(format string, a ...any) error {
-		return fmt.Errorf("%s line %d: %s", source, line, fmt.Sprintf(format, a...))
+		msg := fmt.Sprintf(format, a...)
+		if len(msg) > 160 { // a binary file's "line" would fill the screen
+			msg = msg[:160] + "... (is it a .bench file?)"
+		}
+		return fmt.Errorf("%s line %d: %s", source, line, msg)
 	}
 	for sc.Scan() {
 		line++
