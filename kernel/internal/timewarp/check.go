@@ -56,6 +56,9 @@ func (d *timeWarpDispatcher) reexecError(id LPID, e *event.Event) error {
 func (w *worker) checkTwice(x *lpState, r *core.LPRecord, ev *event.Event, prev int64) {
 	d, q := w.d, w.q
 	id, h, f := ev.Receiver, q.hist.At(x.last), w.frame()
+	if f.Err != nil {
+		return // the event failed (a bad send): that is the run's error
+	}
 	first := *q.checks.At(int(x.last - q.hist.Base()))
 	core.Enter(&w.ctx, ev.RecvTime, ev.Depth, id, r)
 	f.Scratch = w.scratchOf(q.hist.Scratch(x.last))
