@@ -316,3 +316,28 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 	require.Less(t, extra/float64(longEvents-shortEvents), 0.001,
 		"allocations per extra event (short %d, long %d allocations)", shortAllocs, longAllocs)
 }
+
+// TestSendIntoThePastUnderTheCheck: under the rollback check with reverse computation, a
+// send into the past is the run's error (the check does not run the failed event again).
+func TestSendIntoThePastUnderTheCheck(t *testing.T) {
+	lps := []kernel.LogicalProcess{
+		&reversibleBad{bad{name: "a", init: selfAt(5), handle: func(ctx *kernel.Context) {
+			ctx.Send(1, 6, nil) // a good send first: run again with the error set, the sends would differ
+			ctx.Send(1, 4, nil)
+		}}},
+		// b's own events below a's keep a's event from being safe (committed unlogged,
+		// which the check does not run twice).
+		&reversibleBad{bad{name: "b", init: selfAt(1), handle: func(ctx *kernel.Context) { ctx.Send(1, ctx.Now()+1, nil) }}},
+	}
+	s, err := dispatch.New(kernel.Config{MaxSimTime: 100, Type: kernel.TimeWarp,
+		TimeWarp: kernel.TimeWarpConfig{Workers: 2, StateSaving: "reverse", CheckRollbacks: true}}, lps)
+	require.NoError(t, err)
+	_, err = s.Run(context.Background())
+	var se *kernel.SendError
+	require.ErrorAs(t, err, &se)
+}
+
+// reversibleBad is a bad LP with reverse computation (its handler changes no state).
+type reversibleBad struct{ bad }
+
+func (*reversibleBad) Reverse(*kernel.Context, *kernel.Event) {}
