@@ -21,6 +21,7 @@ type parser struct {
 	model string
 	fs    *pflag.FlagSet
 	cat   Catalog
+	plotX *yaml.Node // the plot.x value, for its error's line
 }
 
 func (p *parser) errf(n *yaml.Node, format string, a ...any) error {
@@ -81,21 +82,46 @@ func (p *parser) strings(n *yaml.Node, what string) ([]string, error) {
 	return out, nil
 }
 
+// checkPlotX checks that the spec's plot.x, where given, names a parameter whose values are
+// numbers.
+func (p *parser) checkPlotX(s *Spec) error {
+	if s.Plot.X == "" {
+		return nil
+	}
+	i := slices.Index(s.Params, s.Plot.X)
+	if i < 0 {
+		return p.errf(p.plotX, "plot.x is %q, which is not a parameter (the parameters: %s)", s.Plot.X, strings.Join(s.Params, ", "))
+	}
+	for _, pt := range s.Points {
+		if _, err := strconv.ParseFloat(pt[i], 64); err != nil {
+			return p.errf(p.plotX, "plot.x is %q, whose value %q is not a number: a plot's x axis needs numbers", s.Plot.X, pt[i])
+		}
+	}
+	return nil
+}
+
 // plot parses the spec's plot options.
 func (p *parser) plot(n *yaml.Node, o *PlotOptions) error {
 	if n.Kind != yaml.MappingNode {
-		return p.errf(n, "plot must be a mapping (x-scale, y-scale)")
+		return p.errf(n, "plot must be a mapping (x, x-scale, y-scale)")
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		var dst *string
 		switch k.Value {
+		case "x":
+			x, err := p.scalar(v, "plot.x")
+			if err != nil {
+				return err
+			}
+			o.X, p.plotX = x, v // checked once the parameters are known (checkPlotX)
+			continue
 		case "x-scale":
 			dst = &o.XScale
 		case "y-scale":
 			dst = &o.YScale
 		default:
-			return p.errf(k, "unknown key plot.%s (want x-scale, y-scale)", k.Value)
+			return p.errf(k, "unknown key plot.%s (want x, x-scale, y-scale)", k.Value)
 		}
 		x, err := p.scalar(v, "plot."+k.Value)
 		if err != nil {

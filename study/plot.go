@@ -16,9 +16,12 @@ import (
 	"github.com/warpedgo/warped/sample/chart"
 )
 
-// xParam returns the index of the parameter to plot against: the first whose values
-// are all numbers and that takes more than one value; -1 if none does.
+// xParam returns the index of the parameter to plot against: the spec's plot.x, else the
+// first whose values are all numbers and that takes more than one value; -1 if none does.
 func (s *Spec) xParam() int {
+	if s.Plot.X != "" {
+		return slices.Index(s.Params, s.Plot.X) // checked when parsed
+	}
 	for i := range s.Params {
 		distinct := map[string]bool{}
 		numeric := true

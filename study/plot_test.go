@@ -102,3 +102,15 @@ func TestPlot(t *testing.T) {
 		require.Equal(t, []string{"plot-a.png", "plot-a.svg", "plot-b.png", "plot-b.svg"}, names)
 	})
 }
+
+// TestPlotX: plot.x puts the parameter it names on the x axis, not the first that varies.
+func TestPlotX(t *testing.T) {
+	s := parseToy(t, "model: toy\nparameters:\n  n: [1, 2]\n  rate: [0.5, 1.5, 2.5]\nplot: {x: rate}\n")
+	require.Equal(t, 1, s.xParam())
+	st, err := Execute(context.Background(), s, toyRun, Options{Out: t.TempDir(), Types: types})
+	require.NoError(t, err)
+	p, err := st.Plot(0, s.xParam())
+	require.NoError(t, err)
+	require.Equal(t, "arrival rate (1/s)", p.X.Label.Text)
+	require.Equal(t, 0, parseToy(t, "model: toy\nparameters:\n  n: [1, 2]\n  rate: [0.5, 1.5]\n").xParam(), "the first that varies")
+}

@@ -62,6 +62,8 @@ const (
 // ScaleLinear or ScaleLog.
 type PlotOptions struct {
 	XScale, YScale string
+	// X is the parameter on the plots' x axis ("": the first numeric one that varies).
+	X string
 }
 
 // Param is a flag name and its value, as the command line would give it.
@@ -252,6 +254,9 @@ func Parse(data []byte, file string, cat Catalog) (*Spec, error) {
 		if slices.Contains(s.Params, f.Name) {
 			return nil, p.errf(keyNode(flags, f.Name), "flag %q is also a parameter; give it in one place", f.Name)
 		}
+	}
+	if err := p.checkPlotX(s); err != nil {
+		return nil, err
 	}
 	keys := cat.ResultKeys(s.Model)
 	if keys == nil && len(s.Results) == 0 {

@@ -128,6 +128,8 @@ func TestParseErrors(t *testing.T) {
 		{"model: [toy\n", "toy.yaml: not YAML or JSON"},
 		{"model: toy\nparameters:\n  n: {from: 0, to: 1, count: 5}\n", "toy.yaml:3: parameter \"n\" takes integers: 5 values from 0 to 1 repeat"},
 		{"model: toy\nparameters:\n  rate: {from: 1, to: 1, count: 2}\n", "parameter \"rate\": the range repeats values"},
+		{"model: toy\nparameters:\n  n: [1, 2]\nplot: {x: rate}\n", "toy.yaml:4: plot.x is \"rate\", which is not a parameter (the parameters: n)"},
+		{"model: toy\nparameters:\n  name: [a, b]\nplot: {x: name}\n", "toy.yaml:4: plot.x is \"name\", whose value \"a\" is not a number"},
 		{"model: toy\nparameters:\n  rate: [25, 50, 25.0]\n", "toy.yaml:3: parameter \"rate\" lists 25 twice (values 1 and 3)"},
 		{"model: toy\nparameters:\n  name: [a, b, b]\n", "toy.yaml:3: parameter \"name\" lists b twice (values 2 and 3)"},
 		{"model: toy\npoints:\n  - {n: 1, rate: 2}\n  - {n: 2, rate: 2}\n  - {n: 1, rate: 2.0}\n", "toy.yaml:5: point 3 repeats point 1"},
