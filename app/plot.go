@@ -354,6 +354,10 @@ func plotFiles(files []string, m *Model, note func(string)) ([]chart.Chart, erro
 			points = append(points, pts...)
 			continue
 		}
+		if isStudySummary(data) {
+			return nil, fmt.Errorf("%s is a study's summary: the study draws its plots beside it (plot-RESULT.png; "+
+				"'warped study SPEC --out DIR --resume' draws them again, plot.x and the scales as the spec says)", path)
+		}
 		if _, ok := statsObjects(data); ok { // after a sample file (readStatsFiles took the other order)
 			return nil, fmt.Errorf("%s is a --stats-file output, unlike %s: give one sample file, or stats files only", path, files[0])
 		}
@@ -410,4 +414,14 @@ func checkLines(rows []sample.Row, points []kernel.SeriesPoint) error {
 		}
 	}
 	return nil
+}
+
+// isStudySummary reports whether data is a study's summary.json (its points and
+// replications), which no chart of warped plot draws.
+func isStudySummary(data []byte) bool {
+	var doc struct {
+		Points       []json.RawMessage `json:"points"`
+		Replications int               `json:"replications"`
+	}
+	return json.Unmarshal(data, &doc) == nil && doc.Points != nil && doc.Replications > 0
 }

@@ -339,3 +339,13 @@ func TestPlotCutShortFile(t *testing.T) {
 	require.Contains(t, errOut, "the file ends in a row cut short")
 	require.Contains(t, out, "wrote ")
 }
+
+// TestPlotStudySummary: a study's summary.json given to warped plot is refused with a
+// pointer to the study's own plots, not a JSON error.
+func TestPlotStudySummary(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "summary.json")
+	require.NoError(t, os.WriteFile(p, []byte("{\n  \"model\": \"pcs\",\n  \"replications\": 2,\n  \"points\": []\n}\n"), 0o644))
+	code, _, errOut := warped("plot", p, "--out", filepath.Join(t.TempDir(), "c"))
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "is a study's summary: the study draws its plots beside it")
+}
