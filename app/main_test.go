@@ -150,6 +150,7 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"phold", "--progress", "sometimes"}, `unexpected argument "sometimes"`},
 		{[]string{"phold", "--dump-config=maybe"}, `invalid argument "maybe" for "--dump-config" flag`},
 		{[]string{"phold", "stray"}, `unexpected argument "stray"`},
+		{[]string{"phold", "--progress", "1"}, `unexpected argument "1" (after --progress, which takes auto, on or off, or --progress=VALUE)`},
 		{[]string{"pcs", "--num-cells-x", "0"}, "--num-cells-x must be at least 1"},
 		{[]string{"pcs", "--simulation-type", "quantum"}, `unknown simulation type "quantum"`},
 		{[]string{"phold", "--simulation-type", "gpu", "--gpu-slots", "3"}, "--gpu-slots must be a power of two in [4, 65536]"},

@@ -355,7 +355,7 @@ func (inv *invocation) parseFlags(args []string) error {
 		return usageFailure("%v", err)
 	}
 	if fs.NArg() > 0 {
-		return usageFailure("unexpected argument %q", fs.Arg(0))
+		return usageFailure("unexpected argument %q%s", fs.Arg(0), afterOptional(fs, args, fs.Arg(0)))
 	}
 	if inv.o.config != "" {
 		if err := applyConfigFile(fs, inv.o.config); err != nil {
@@ -443,6 +443,24 @@ func checkEmpty(fs *pflag.FlagSet) error {
 		}
 	})
 	return err
+}
+
+// afterOptional says, where the stray argument arg follows a flag whose value is optional
+// (--progress 1), which words that flag takes after it.
+func afterOptional(fs *pflag.FlagSet, args []string, arg string) string {
+	for i := 1; i < len(args); i++ {
+		if args[i] != arg {
+			continue
+		}
+		name := strings.TrimLeft(args[i-1], "-")
+		if f := fs.Lookup(name); f != nil && f.NoOptDefVal != "" {
+			if f.Value.Type() == "bool" {
+				return fmt.Sprintf(" (after --%s, which takes true, false, on or off, or --%s=VALUE)", name, name)
+			}
+			return fmt.Sprintf(" (after --%s, which takes auto, on or off, or --%s=VALUE)", name, name)
+		}
+	}
+	return ""
 }
 
 // maxPeriodMS is the longest period in milliseconds a flag may give (an hour): a
