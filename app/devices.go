@@ -20,7 +20,7 @@ import (
 func (c *Command) devicesCommand(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("devices", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	dir := fs.String("write-kernels", "", "write the CUDA source of the built-in and model kernels into `DIR`")
+	dir := fs.String("write-kernels", "", "write the CUDA source of the XORWOW kernel and PHOLD's batch kernel into `DIR`")
 	if err := parseArgs(fs, args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprintf(stdout, "Usage: %s devices [--write-kernels DIR]\n\n"+
@@ -32,6 +32,10 @@ func (c *Command) devicesCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "%s devices: unexpected argument %q\n", c.name, fs.Arg(0))
+		return exitUsage
+	}
+	if err := checkEmpty(fs); err != nil {
+		fmt.Fprintf(stderr, "%s devices: %v\n", c.name, err)
 		return exitUsage
 	}
 	fmt.Fprintln(stdout, "Offload backends:")

@@ -150,6 +150,8 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"phold", "--progress", "sometimes"}, `unexpected argument "sometimes"`},
 		{[]string{"phold", "--dump-config=maybe"}, `invalid argument "maybe" for "--dump-config" flag`},
 		{[]string{"phold", "stray"}, `unexpected argument "stray"`},
+		{[]string{"traffic", "--gpu", "on"}, "--gpu on offloads batch kernels, and model traffic has none"},
+		{[]string{"phold", "--simulation-type", "gpu", "--trace", "t.csv"}, "--trace writes the events of sequential and time-warp runs, not of --simulation-type gpu"},
 		{[]string{"phold", "--progress", "1"}, `unexpected argument "1" (after --progress, which takes auto, on or off, or --progress=VALUE)`},
 		{[]string{"pcs", "--num-cells-x", "0"}, "--num-cells-x must be at least 1"},
 		{[]string{"pcs", "--simulation-type", "quantum"}, `unknown simulation type "quantum"`},

@@ -213,7 +213,7 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := inv.o.sample.check(inv.o.simType); err != nil {
 		return err
 	}
-	if err := inv.o.trace.check(); err != nil {
+	if err := inv.o.trace.check(inv.o.simType); err != nil {
 		return err
 	}
 	if inv.o.dumpConfig { // after the checks of the flags: a configuration they refuse is none
@@ -558,7 +558,10 @@ func (inv *invocation) openOffload(cfg *kernel.Config, lps []kernel.LogicalProce
 	if inv.o.simType != kernel.TimeWarp {
 		return "", nil
 	}
-	be, note, err := openOffload(inv.o.gpu, lps, inv.o.workers)
+	if inv.o.gpu == gpuoffload.ModeOn && !hasBatcher(lps) {
+		return "", usageFailure("--gpu on offloads batch kernels, and model %s has none (PHOLD and PCS have): drop it, or give auto", inv.m.Name)
+	}
+	be, note, err := openOffload(inv.o.gpu, lps, inv.o.workers, inv.o.device.Device)
 	if err != nil {
 		return "", runFailure(err)
 	}
@@ -687,13 +690,13 @@ var localFlags = map[string]bool{"config": true, "dump-config": true, "stats-fil
 	"sample-file": true, "sample-mode": true, "sample-format": true, "sample-period": true, "report": true,
 	"series-file": true, "max-memory": true, "trace": true, "trace-every": true}
 
-// openOffload opens the offload backend of --gpu mode for a time-warp run of lps. With
+// openOffload opens the offload backend of --gpu mode, on CUDA device device, for a time-warp run of lps. With
 // auto it opens nothing when no LP has batch kernels (kernel.Batcher), and returns a note
 // to print when CUDA does not open; with on, CUDA not opening is an error. The backend
 // takes batches from the run's workers at once (a lane each).
-func openOffload(mode string, lps []kernel.LogicalProcess, workers int) (gpuoffload.Backend, string, error) {
+func openOffload(mode string, lps []kernel.LogicalProcess, workers, device int) (gpuoffload.Backend, string, error) {
 	if mode == gpuoffload.ModeAuto && !hasBatcher(lps) {
 		return nil, "", nil
 	}
-	return gpuoffload.Open(mode, gpuoffload.Options{Lanes: workers})
+	return gpuoffload.Open(mode, gpuoffload.Options{Lanes: workers, Device: device}) // --gpu-device
 }

@@ -185,3 +185,15 @@ func TestStandinFaults(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "warped phold: --gpu on: gpuoffload: CUDA device 0: nvrtcCompileProgram failed")
 }
+
+// TestStandinGPUDevice: --gpu-device names the device of --gpu offload too (it was device
+// 0 whatever the flag said).
+func TestStandinGPUDevice(t *testing.T) {
+	code, out, errOut := warpedStandin(t, "", "phold", "--lps", "64", "--max-sim-time", "5", "--gpu", "on", "--gpu-device", "7")
+	require.Equal(t, 1, code, out)
+	require.Contains(t, errOut, "7")
+	require.NotContains(t, out, "on cuda:0")
+	code, out, errOut = warpedStandin(t, "", "phold", "--lps", "64", "--max-sim-time", "5", "--gpu", "on", "--gpu-device", "0")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, standinBatches, out)
+}

@@ -238,16 +238,19 @@ func hasBatcher(lps []kernel.LogicalProcess) bool {
 // spec's --gpu asks for (auto: CUDA if it opens, else the CPU backend).
 func openMerge(s *study.Spec) func() (gpuoffload.Backend, error) {
 	return func() (gpuoffload.Backend, error) {
-		mode := gpuoffload.ModeAuto
+		mode, device := gpuoffload.ModeAuto, 0
 		for _, f := range s.Flags {
-			if f.Name == "gpu" {
+			switch f.Name {
+			case "gpu":
 				mode = f.Value
+			case "gpu-device":
+				device, _ = strconv.Atoi(f.Value) // checked with the spec
 			}
 		}
 		if mode == gpuoffload.ModeOff {
 			return nil, &study.SettingsError{Msg: "merging batches across runs needs --gpu cpu, on or auto, not off"}
 		}
-		be, _, err := gpuoffload.Open(mode, gpuoffload.Options{})
+		be, _, err := gpuoffload.Open(mode, gpuoffload.Options{Device: device})
 		if err != nil {
 			return nil, err
 		}

@@ -23,10 +23,15 @@ func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 	fs.IntVar(&o.every, "trace-every", 1, "with --trace: write every Nth committed event only")
 }
 
-// check reports a bad trace flag.
-func (o *traceOptions) check() error {
-	if o.every < 1 {
+// check reports a bad trace flag, or a trace the simulation type cannot write: the device
+// loop commits its events in graphics memory, where no trace line is made.
+func (o *traceOptions) check(simType string) error {
+	switch {
+	case o.every < 1:
 		return usageFailure("--trace-every must be at least 1, got %d", o.every)
+	case o.file != "" && simType == kernel.GPU:
+		return usageFailure("--trace writes the events of sequential and time-warp runs, not of --simulation-type %s: "+
+			"drop it, or run another type", kernel.GPU)
 	}
 	return nil
 }
