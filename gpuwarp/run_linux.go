@@ -111,7 +111,8 @@ func Run(ctx context.Context, m *Model, in Input, o Options) (Result, error) {
 	t := time.Now()
 	res, err := gpuoffload.OpenResident(o.Device)
 	if err != nil {
-		return Result{}, fmt.Errorf("gpuwarp: the device loop needs a CUDA device: %w", err)
+		return Result{}, fmt.Errorf("gpuwarp: the device loop needs a CUDA device (--simulation-type time-warp or "+
+			"sequential run without one): %w", err)
 	}
 	defer res.Close()
 	mark("open the device", t)
