@@ -278,7 +278,7 @@ const nvrtcEnv = "WARPED_NVRTC"
 func nvrtcCandidates(driverVersion int) []string {
 	var c []string
 	if p := os.Getenv(nvrtcEnv); p != "" {
-		c = append(c, p)
+		return []string{p} // the library asked for, or an error naming it: not another quietly
 	} else if p := os.Getenv(cudaLibraryEnv); p != "" {
 		c = append(c, p)
 	}

@@ -54,8 +54,11 @@ func TestNVRTCNotFound(t *testing.T) {
 	require.ErrorContains(t, err, nvrtcEnv)
 
 	t.Setenv(nvrtcEnv, "/opt/x/libnvrtc.so")
+	require.Equal(t, []string{"/opt/x/libnvrtc.so"}, nvrtcCandidates(12040), "the library named, alone")
+	t.Setenv(nvrtcEnv, "")
+	t.Setenv(cudaLibraryEnv, "")
 	c := nvrtcCandidates(12040)
-	require.Equal(t, []string{"/opt/x/libnvrtc.so", "libnvrtc.so.12", "libnvrtc.so", "libnvrtc.so.13"}, c[:4])
+	require.Equal(t, []string{"libnvrtc.so.12", "libnvrtc.so", "libnvrtc.so.13"}, c[:3])
 }
 
 func TestPickArch(t *testing.T) {
