@@ -236,7 +236,7 @@ func hasBatcher(lps []kernel.LogicalProcess) bool {
 
 // openMerge opens the backend that a study's runs share to merge batches: the one the
 // spec's --gpu asks for (auto: CUDA if it opens, else the CPU backend).
-func openMerge(s *study.Spec) func() (gpuoffload.Backend, error) {
+func openMerge(s *study.Spec, name *string) func() (gpuoffload.Backend, error) {
 	return func() (gpuoffload.Backend, error) {
 		mode, device := gpuoffload.ModeAuto, 0
 		for _, f := range s.Flags {
@@ -256,6 +256,9 @@ func openMerge(s *study.Spec) func() (gpuoffload.Backend, error) {
 		}
 		if be == nil {
 			be = gpuoffload.NewCPU(0)
+		}
+		if name != nil {
+			*name = be.Name()
 		}
 		return be, nil
 	}
@@ -391,8 +394,9 @@ func (c *Command) studyCommand(ctx context.Context, args []string, stdout, stder
 		prog = study.NewProgress(stderr, showProgress("auto", stderr))
 	}
 	dev := &studyDevice{c: c}
+	var merged string // the backend of merged batches, named in the summary
 	st, err := study.Execute(ctx, s, c.runForStudy, study.Options{Out: o.out, Resume: o.resume,
-		Execution: o.exec, Progress: prog, Log: log, Types: kernel.Types(), OpenMerge: openMerge(s), Ranks: ranks,
+		Execution: o.exec, Progress: prog, Log: log, Types: kernel.Types(), OpenMerge: openMerge(s, &merged), Ranks: ranks,
 		Device: dev})
 	if errors.Is(err, study.ErrInterrupted) {
 		why := "interrupted"
@@ -426,7 +430,7 @@ func (c *Command) studyCommand(ctx context.Context, args []string, stdout, stder
 		fmt.Fprintln(stdout, dev.summary(len(st.Runs)-st.Resumed, st.DeviceLoops))
 	}
 	if st.MergedBatches > 0 {
-		fmt.Fprintf(stdout, "offload: %d batches (%d events) of the runs in %d merged calls\n", st.MergedBatches, st.MergedElements, st.MergedCalls)
+		fmt.Fprintf(stdout, "offload: %d batches (%d events) of the runs in %d merged calls on %s\n", st.MergedBatches, st.MergedElements, st.MergedCalls, merged)
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", strings.Join(paths, ", "))
 	return exitOK

@@ -43,7 +43,7 @@ func TestStudyThroughput(t *testing.T) {
 				dir := t.TempDir()
 				cpu0 := cpuTime()
 				t0 := time.Now()
-				st, err := study.Execute(context.Background(), s, testCommand().runForStudy, study.Options{Out: dir, Execution: ex, Types: kernel.Types(), OpenMerge: openMerge(s)})
+				st, err := study.Execute(context.Background(), s, testCommand().runForStudy, study.Options{Out: dir, Execution: ex, Types: kernel.Types(), OpenMerge: openMerge(s, nil)})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -63,7 +63,7 @@ func TestStudyMatchesRunsOneByOne(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		require.Contains(t, stdout, "Study of ")
 		if slices.Contains(c.exec, "--merge-batches") {
-			require.Regexp(t, `offload: [1-9]\d* batches`, stdout)
+			require.Regexp(t, `offload: [1-9]\d* batches \(\d+ events\) of the runs in \d+ merged calls on \S+`, stdout)
 		}
 		rows := readCSV(t, filepath.Join(out, "runs.csv"))
 		head := rows[0]
