@@ -3,7 +3,6 @@ package outfile
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -97,15 +96,12 @@ func KeepAside(name, path string) (string, error) {
 	if err := os.Chmod(name, 0o644); err != nil {
 		return "", fail(path, err)
 	}
-	for i := 1; i < maxAside; i++ {
-		to := asideName(path, i)
-		switch err := linkNew(name, to); {
-		case err == nil:
-			os.Remove(name)
-			return to, nil
-		case !errors.Is(err, fs.ErrExist):
-			return "", fail(path, err)
-		}
+	i, ok, err := linkFree(name, path, 1)
+	switch {
+	case err != nil:
+		return "", fail(path, err)
+	case !ok:
+		return "", fail(path, fmt.Errorf("%d names beside it are taken", maxAside-1))
 	}
-	return "", fail(path, fmt.Errorf("%d names beside it are taken", maxAside-1))
+	return asideName(path, i), nil
 }

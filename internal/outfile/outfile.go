@@ -388,29 +388,45 @@ func (f *File) CommitAside() (string, error) {
 	f.done = true
 	var shown string
 	err := f.publish(func(name string) error {
-		for i := 0; i < maxAside; i++ {
-			to := f.dst
+		i, ok, err := linkFree(name, f.dst, 0)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			return fmt.Errorf("%s and %d names beside it are taken", f.dst, maxAside-1)
+		case i == 0:
 			shown = f.path
-			if i > 0 {
-				to, shown = asideName(f.dst, i), asideName(f.path, i)
-				if f.dst != filepath.Clean(f.path) {
-					shown = to // through a symlink: name the file where it is
-				}
-			}
-			switch err := linkNew(name, to); {
-			case err == nil:
-				os.Remove(name) // linked: the temporary name goes
-				return nil
-			case !errors.Is(err, fs.ErrExist):
-				return err
-			}
+		case f.dst != filepath.Clean(f.path):
+			shown = asideName(f.dst, i) // through a symlink: name the file where it is
+		default:
+			shown = asideName(f.path, i)
 		}
-		return fmt.Errorf("%s and %d names beside it are taken", f.dst, maxAside-1)
+		return nil
 	})
 	if err != nil {
 		return "", err
 	}
 	return shown, nil
+}
+
+// linkFree gives the file at name the first free one of dst (i 0) and the names beside it
+// (asideName(dst, i), i from 1), trying them from i from, never replacing a file, and
+// removes the name it had; it returns the i taken, and ok false when all are taken.
+func linkFree(name, dst string, from int) (i int, ok bool, err error) {
+	for i = from; i < maxAside; i++ {
+		to := dst
+		if i > 0 {
+			to = asideName(dst, i)
+		}
+		switch err := linkNew(name, to); {
+		case err == nil:
+			os.Remove(name) // linked: the old name goes
+			return i, true, nil
+		case !errors.Is(err, fs.ErrExist):
+			return i, false, err
+		}
+	}
+	return 0, false, nil
 }
 
 // publish closes the temporary file with its mode, synced (a full disk may show only
