@@ -3,13 +3,14 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 
 	"github.com/spf13/pflag"
+	"github.com/warpedgo/warped/internal/infile"
 )
 
 // The --config file (JSON flags that the command line overrides), and the flags every rank
@@ -30,7 +31,10 @@ func agreed(model string, fs *pflag.FlagSet) map[string]string {
 // applyConfigFile sets every flag named in the JSON object in path that the command line
 // did not set.
 func applyConfigFile(fs *pflag.FlagSet, path string) error {
-	data, err := readAtMost(path, maxConfigBytes)
+	data, err := infile.ReadAtMost(path, maxConfigBytes)
+	if errors.Is(err, infile.ErrTooLarge) {
+		return fmt.Errorf("cannot read --config: %s is over %d MiB: not a configuration file", path, maxConfigBytes>>20)
+	}
 	if err != nil {
 		return fmt.Errorf("cannot read --config: %w", err)
 	}
@@ -110,20 +114,3 @@ func decodeConfig(data []byte) (map[string]any, error) {
 // maxConfigBytes is the largest --config file: a configuration is a few hundred bytes, and
 // a device such as /dev/zero given by mistake would be read forever.
 const maxConfigBytes = 16 << 20
-
-// readAtMost reads the file at path, refusing one longer than max bytes.
-func readAtMost(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s is over %d MiB: not a configuration file", path, max>>20)
-	}
-	return data, nil
-}

@@ -3,12 +3,14 @@ package epidemic
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/warpedgo/warped/internal/infile"
 )
 
 // MaxConfigBytes is the largest WARPED2 configuration file ReadConfigFile reads: a line per
@@ -17,17 +19,12 @@ const MaxConfigBytes = 256 << 20
 
 // ReadConfigFile reads a WARPED2 epidemic configuration file (see ParseConfig).
 func ReadConfigFile(path string, base Config) (Config, []Site, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return base, nil, fmt.Errorf("epidemic: --warped2-config: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
-	if err != nil {
-		return base, nil, fmt.Errorf("epidemic: --warped2-config: %w", err)
-	}
-	if len(data) > MaxConfigBytes {
+	data, err := infile.ReadAtMost(path, MaxConfigBytes)
+	if errors.Is(err, infile.ErrTooLarge) {
 		return base, nil, fmt.Errorf("epidemic: --warped2-config %s is over %d MiB: not a WARPED2 configuration", path, MaxConfigBytes>>20)
+	}
+	if err != nil {
+		return base, nil, fmt.Errorf("epidemic: --warped2-config: %w", err)
 	}
 	return ParseConfig(path, bytes.NewReader(data), base)
 }
