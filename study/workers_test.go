@@ -3,6 +3,7 @@ package study
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -44,13 +45,7 @@ func TestSpecWorkersAreTheRuns(t *testing.T) {
 		"--time-warp-worker-threads=2 --simulation-type=time-warp",
 		"--time-warp-worker-threads=4 --simulation-type=time-warp",
 	}
-	keys := slices.Sorted(func(yield func(string) bool) {
-		for k := range got {
-			if !yield(k) {
-				return
-			}
-		}
-	})
+	keys := slices.Sorted(maps.Keys(got))
 	if !slices.Equal(keys, want) {
 		t.Fatalf("the runs' workers and types:\n%s\nwant\n%s", strings.Join(keys, "\n"), strings.Join(want, "\n"))
 	}
