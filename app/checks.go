@@ -13,6 +13,24 @@ import (
 // The checks of a run's flags before anything is built: each refuses, as a usage error
 // (exit status 2), what the run would otherwise do wrong or without a word.
 
+// checkFlags runs the checks of a run's flags, in order: empty text flags, the kernel's
+// options, contradictions, the sample and trace flags.
+func (inv *invocation) checkFlags() error {
+	if err := checkEmpty(inv.fs); err != nil {
+		return err
+	}
+	if err := checkOptions(&inv.o); err != nil {
+		return err
+	}
+	if err := inv.checkContradictions(); err != nil {
+		return err
+	}
+	if err := inv.o.sample.check(inv.o.simType); err != nil {
+		return err
+	}
+	return inv.o.trace.check(inv.o.simType)
+}
+
 // checkContradictions refuses flags given together that ask for two things at once, of
 // which the run would silently do one: a state-saving period with reverse computation.
 // (Time-warp flags with another dispatcher are not contradictions: one set of flags serves

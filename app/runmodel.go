@@ -187,7 +187,7 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	if err := comm.CheckLaunch(); err != nil {
 		// Started as several ranks by mpirun, but built without MPI: every rank would
 		// run the whole model alone.
-		return &failure{err: err, status: exitUsage}
+		return &failure{err: err, status: exitUsage, alike: true}
 	}
 	// Under mpirun every rank would print the help, or the configuration: rank 0 alone
 	// does (several JSON objects one after another are no --config file).
@@ -200,20 +200,8 @@ func (inv *invocation) run(ctx context.Context, args []string) error {
 	} else if err != nil {
 		return err
 	}
-	if err := checkEmpty(inv.fs); err != nil {
-		return err
-	}
-	if err := checkOptions(&inv.o); err != nil {
-		return err
-	}
-	if err := inv.checkContradictions(); err != nil {
-		return err
-	}
-	if err := inv.o.sample.check(inv.o.simType); err != nil {
-		return err
-	}
-	if err := inv.o.trace.check(inv.o.simType); err != nil {
-		return err
+	if err := inv.checkFlags(); err != nil {
+		return alike(err)
 	}
 	if inv.o.dumpConfig { // after the checks of the flags: a configuration they refuse is none
 		if quiet {
@@ -351,10 +339,10 @@ func (inv *invocation) parseFlags(args []string) error {
 		if errors.Is(err, pflag.ErrHelp) {
 			return err
 		}
-		return usageFailure("%v", err)
+		return alike(usageFailure("%v", err))
 	}
 	if fs.NArg() > 0 {
-		return usageFailure("unexpected argument %q%s", fs.Arg(0), afterOptional(fs, args, fs.Arg(0)))
+		return alike(usageFailure("unexpected argument %q%s", fs.Arg(0), afterOptional(fs, args, fs.Arg(0))))
 	}
 	if inv.o.config != "" {
 		if err := applyConfigFile(fs, inv.o.config); err != nil {
@@ -362,7 +350,7 @@ func (inv *invocation) parseFlags(args []string) error {
 		}
 	}
 	if math.IsNaN(inv.o.maxSimTime) || inv.o.maxSimTime <= 0 {
-		return usageFailure("--max-sim-time must be a positive number (or +Inf), got %v", inv.o.maxSimTime)
+		return alike(usageFailure("--max-sim-time must be a positive number (or +Inf), got %v", inv.o.maxSimTime))
 	}
 	inv.given = map[string]bool{}
 	fs.Visit(func(f *pflag.Flag) { inv.given[f.Name] = true })

@@ -101,6 +101,16 @@ func LaunchedRank() int {
 	return 0
 }
 
+// LaunchedAlike reports whether an MPI launcher says it started every rank from one
+// command line: a single application context (Open MPI's OMPI_APP_CTX_NUM_PROCS holds
+// one count). It is false where no launcher says so, as in a launch of several programs
+// or argument lists (mpirun -np 1 a : -np 3 b), whose ranks may find different errors in
+// their arguments.
+func LaunchedAlike() bool {
+	s, ok := os.LookupEnv("OMPI_APP_CTX_NUM_PROCS")
+	return ok && len(strings.Fields(s)) == 1
+}
+
 // LocalRanks returns the number of ranks an MPI launcher says it started on this node, read
 // from the environment; 0 when no launcher says.
 func LocalRanks() int { return envCount(launchLocalVars) }

@@ -179,3 +179,22 @@ func TestLaunchedRank(t *testing.T) {
 		t.Fatalf("LaunchedRank() = %d with PMI_RANK=x, want 0", r)
 	}
 }
+
+// TestLaunchedAlike: one command line for every rank only where Open MPI says there is one
+// application context.
+func TestLaunchedAlike(t *testing.T) {
+	t.Setenv("OMPI_APP_CTX_NUM_PROCS", "")
+	os.Unsetenv("OMPI_APP_CTX_NUM_PROCS")
+	if LaunchedAlike() {
+		t.Fatal("LaunchedAlike() with no launcher's word")
+	}
+	for _, c := range []struct {
+		name, ctx string
+		want      bool
+	}{{"one program", "4", true}, {"two programs", "1 3", false}, {"empty", "", false}} {
+		t.Setenv("OMPI_APP_CTX_NUM_PROCS", c.ctx)
+		if got := LaunchedAlike(); got != c.want {
+			t.Errorf("%s: LaunchedAlike() with OMPI_APP_CTX_NUM_PROCS=%q = %v, want %v", c.name, c.ctx, got, c.want)
+		}
+	}
+}

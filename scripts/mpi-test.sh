@@ -185,6 +185,17 @@ printf '%s\n' "$cfgs" >"$tmp/one.json"
 "$tmp/warped" phold --config "$tmp/one.json" --max-sim-time 5 >/dev/null
 echo "ok: one configuration, read back by --config"
 
+echo "== a mistyped flag under mpirun is reported once, by rank 0, with the usage status"
+set +e
+out=$(cd "$tmp" && timeout -k 10 120 "$mpirun" "${extra[@]}" -np 3 ./warped phold --lpz 64 2>&1)
+set -e
+if [[ $(grep -c 'unknown flag --lpz' <<<"$out") -ne 1 ]] || ! grep -q '^warped phold: unknown flag --lpz' <<<"$out"; then
+  echo "FAIL: -np 3 with a mistyped flag printed, not one line from rank 0:"
+  printf '%s\n' "$out"
+  exit 1
+fi
+echo "ok: one line"
+
 echo "== mpirun with different settings per rank must fail, naming the setting"
 set +e
 out=$(cd "$tmp" && timeout -k 10 120 "$mpirun" "${extra[@]}" -np 1 ./warped phold --lps 64 --max-sim-time 5 --seed 1 : \
