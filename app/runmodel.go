@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -47,58 +45,6 @@ type options struct {
 	report                      string
 	trace                       traceOptions
 	maxMemory                   maxMemory
-}
-
-// notInConfig are flags that make no sense inside a configuration file.
-var notInConfig = map[string]bool{"config": true, "dump-config": true}
-
-// newFlagSet returns the flag set of model m, with the kernel options bound to o.
-func newFlagSet(m *Model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalProcess, partition.Partitioner, error)) {
-	fs := pflag.NewFlagSet(m.Name, pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.SortFlags = false
-	o.progress = "auto"
-	tw := kernel.DefaultTimeWarp() // every time-warp flag's default
-	fs.Float64Var(&o.maxSimTime, "max-sim-time", m.EndTime, "end time: events before it are processed (and those at it with --max-sim-time-inclusive)")
-	fs.BoolVar(&o.inclusive, "max-sim-time-inclusive", false, "process the events at --max-sim-time too: WARPED2's rule (it handles timestamps <= max-sim-time), to reproduce its runs")
-	fs.StringVar(&o.simType, "simulation-type", kernel.TimeWarp, "dispatcher: "+strings.Join(kernel.Types(), " or "))
-	fs.IntVar(&o.workers, "time-warp-worker-threads", tw.Workers, "time warp: workers (default: the CPUs this process may use); more than that take turns on that many goroutines")
-	fs.IntVar(&o.schedulers, "time-warp-scheduler-count", tw.Schedulers, "time warp: schedule queues, at most the worker threads (0: one per worker thread)")
-	fs.StringVar(&o.queueType, "time-warp-queue-type", tw.QueueType, "time warp: each schedule queue's pending events: calendar (a calendar queue of its LPs' events), or heap, splay, ladder or parallel-heap (an LTSF queue of its LPs, each LP's events beside it), with a queue per worker or shared by a group")
-	fs.StringVar(&o.lockType, "time-warp-lock-type", tw.LockType, "time warp: the locks of the schedule queues: ticket (FIFO spinlock) or mutex (polls briefly, then parks)")
-	fs.IntVar(&o.period, "time-warp-state-saving-period", tw.StateSavingPeriod, "time warp: save each LP's state every N events (1: copy state saving)")
-	fs.StringVar(&o.stateSaving, "time-warp-state-saving-type", tw.StateSaving, "time warp: periodic state saving, reverse computation (every LP must implement Reverse), or auto: reverse when every LP implements it and no period is set")
-	fs.StringVar(&o.cancellation, "time-warp-cancellation", tw.Cancellation, "time warp: aggressive or lazy cancellation")
-	fs.Float64Var(&o.window, "time-warp-optimism-window", 0, "time warp: never process events at or above GVT + W (0: unbounded)")
-	fs.Float64Var(&o.gvtPeriodMS, "time-warp-gvt-calculation-period", float64(tw.GVTPeriod)/float64(time.Millisecond), "time warp: milliseconds between GVT rounds")
-	fs.BoolVar(&o.checkRollbacks, "time-warp-check-rollbacks", false, "time warp: debug mode: check that re-executed events rebuild the same state")
-	fs.StringVar(&o.gvtMethod, "time-warp-gvt-calculation-method", tw.GVTMethod, "time warp across processes: GVT by Mattern's token (asynchronous), all-gather (synchronous) or time quanta reported to rank 0 (tq)")
-	fs.IntVar(&o.maxAggregate, "time-warp-communication-max-aggregate", tw.MaxAggregate, "time warp across processes: most events in one message (1: no aggregation)")
-	fs.BoolVar(&o.remoteSafe, "time-warp-remote-safe", true, "time warp across processes: commit events below the other processes' promises unlogged (reverse computation, 1 worker per process; off by default where a node runs more ranks than it has CPUs, on when given)")
-	fs.StringVar(&o.gpu, "gpu", gpuoffload.ModeAuto, "time warp: batched event handling on an offload backend: off, on (CUDA, or fail), auto (CUDA if it opens, and while batching pays) or cpu (the CPU backend)")
-	fs.IntVar(&o.gpuBatchSize, "gpu-batch-size", 0, "time warp with --gpu: most events per batch (0: tuned while the run proceeds)")
-	fs.IntVar(&o.device.Device, "gpu-device", 0, "CUDA device number for --gpu and --simulation-type gpu")
-	fs.IntVar(&o.device.Slots, "gpu-slots", 0, "simulation type gpu: each LP's event list capacity, a power of two (0: twice the most initial events of one LP, at least 32)")
-	fs.Float64Var(&o.device.Bound, "gpu-bound", 0, "simulation type gpu: optimism bound, handle events at most this far after GVT (0: tuned while the run proceeds; inf: unbounded)")
-	fs.IntVar(&o.device.Executions, "gpu-executions", 0, "simulation type gpu: most event handling passes per iteration, 1 to 16 (0: tuned while the run proceeds)")
-	fs.Float64Var(&o.device.Inactivity, "gpu-inactivity", 0, "simulation type gpu: a pass after the first runs only while the one before kept this share of the LPs busy (0: tuned)")
-	fs.BoolVar(&o.gpuProfile, "gpu-profile", false, "simulation type gpu: time each device kernel (waiting for each launch, so slower) and print the times on stderr")
-	fs.IntVar(&o.device.Buffer, "gpu-buffer", 0, "simulation type gpu: capacity for events in transit (0: sized from the LPs and initial events)")
-	fs.StringVar(&o.partitioning, "partitioning", "model", "LPs to processes and schedule queues: model (the model's own, else blocks), blocks or round-robin")
-	fs.Uint64Var(&o.seed, "seed", 1, "random seed for every LP's generator")
-	fs.StringVar(&o.config, "config", "", "read flags from this JSON file (the command line overrides it)")
-	fs.BoolVar(&o.dumpConfig, "dump-config", false, "print the flags that were set (on the command line or by --config) as a JSON object that --config takes, and exit: defaults are left out, so it reruns the same run on any machine")
-	fs.StringVar(&o.statsFile, "stats-file", "", "write the statistics, results (under \"results\"), provenance and configuration as JSON to this file")
-	fs.Var(&o.progress, "progress", "progress line on stderr: auto (when stderr is a terminal), on or off")
-	fs.Lookup("progress").NoOptDefVal = "on"
-	addSampleFlags(fs, &o.sample) // sampling.go
-	addTraceFlags(fs, &o.trace)   // trace.go
-	fs.Var(&o.maxMemory, "max-memory", "narrow time warp's optimism above 80% of this size, and stop the run, exit 1, when the Go runtime's memory (heap, stacks, its own) exceeds it (4GiB, 512MiB; 0: no limit; auto: GOMEMLIMIT if set, else 9/10 of the machine's, cgroup's or ulimit -v's memory)")
-	fs.StringVar(&o.report, "report", "", "write a self-contained HTML page with the provenance, configuration, totals and results (as tables) and the charts (figures with captions) of the run to this file")
-	annotateGroups(fs) // flags.go: what the model's bind adds is the model's group
-	build := m.Flags(fs)
-	decimalIntegers(fs) // flags.go
-	return fs, build
 }
 
 // runModel runs model m with the command-line arguments that follow its name, prints
@@ -326,52 +272,6 @@ func stopped(ctx context.Context) error {
 		return runFailure(why)
 	}
 	return runFailure(fmt.Errorf("run failed: %w", context.Cause(ctx)))
-}
-
-// parseFlags parses the model's flags from args, then sets those that the --config file
-// names and the command line does not, checks the end time, and lets the model settle
-// the flags whose defaults depend on others (model.resolve). It returns pflag.ErrHelp
-// when args ask for help.
-func (inv *invocation) parseFlags(args []string) error {
-	inv.fs, inv.build = newFlagSet(inv.m, &inv.o)
-	fs := inv.fs
-	if err := parseArgs(fs, args); err != nil { // flags.go
-		if errors.Is(err, pflag.ErrHelp) {
-			return err
-		}
-		return alike(usageFailure("%v", err))
-	}
-	if fs.NArg() > 0 {
-		return alike(usageFailure("unexpected argument %q%s", fs.Arg(0), afterOptional(fs, args, fs.Arg(0))))
-	}
-	if inv.o.config != "" {
-		if err := applyConfigFile(fs, inv.o.config); err != nil {
-			return usageFailure("%v", err)
-		}
-	}
-	if math.IsNaN(inv.o.maxSimTime) || inv.o.maxSimTime <= 0 {
-		return alike(usageFailure("--max-sim-time must be a positive number (or +Inf), got %v", inv.o.maxSimTime))
-	}
-	inv.given = map[string]bool{}
-	fs.Visit(func(f *pflag.Flag) { inv.given[f.Name] = true })
-	if inv.m.Resolve != nil {
-		if err := inv.m.Resolve(fs); err != nil {
-			return usageFailure("%v", err)
-		}
-	}
-	return nil
-}
-
-// dumpConfig prints the flags that were set, as --config takes them (--dump-config).
-func (inv *invocation) dumpConfig() error {
-	out, err := dumpConfig(inv.fs, nil)
-	if err != nil {
-		return runFailure(err)
-	}
-	if _, err := inv.stdout.Write(out); err != nil {
-		return runFailure(fmt.Errorf("cannot write the configuration to standard output: %w", writeError(err)))
-	}
-	return nil
 }
 
 // buildModel builds the model's LPs from its flags, and the partitioner that
