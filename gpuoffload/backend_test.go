@@ -481,14 +481,22 @@ func TestOpenModes(t *testing.T) {
 	}
 	be, note, err = Open(ModeAuto, Options{})
 	require.NoError(t, err, "auto never fails")
-	if cudaErr != nil {
+	switch {
+	case errors.Is(cudaErr, ErrNoDriver):
+		// No NVIDIA driver: nothing to say, nothing was asked of a GPU; on says why.
+		require.Nil(t, be)
+		require.Empty(t, note)
+		_, _, err = Open(ModeOn, Options{})
+		require.ErrorIs(t, err, ErrNoDriver)
+		require.ErrorContains(t, err, "--gpu on: gpuoffload: no NVIDIA driver: ")
+	case cudaErr != nil:
 		require.Nil(t, be)
 		require.True(t, strings.HasPrefix(note, "gpu offload off: "), note)
 		require.NotContains(t, note, "\n")
 		_, _, err = Open(ModeOn, Options{})
 		require.ErrorContains(t, err, "--gpu on")
 		t.Logf("auto: %s", note)
-	} else {
+	default:
 		require.NotNil(t, be)
 		require.Empty(t, note)
 		require.NoError(t, be.Close())

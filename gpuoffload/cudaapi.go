@@ -210,7 +210,7 @@ func loadDriver() (*driverAPI, error) {
 			return nil, fmt.Errorf("gpuoffload: no CUDA driver: %s=%s cannot be loaded (%v); "+
 				"unset it or build the stand-in with scripts/cuda-standin.sh", cudaLibraryEnv, name, err)
 		}
-		return nil, fmt.Errorf("gpuoffload: no NVIDIA driver: %s cannot be loaded (%v)", libcudaName, err)
+		return nil, fmt.Errorf("gpuoffload: %w: %s cannot be loaded (%v)", ErrNoDriver, libcudaName, err)
 	}
 	d := &driverAPI{lib: h}
 	if err := bindAll(h, name, d.symbols()); err != nil {

@@ -1,6 +1,7 @@
 package gpuoffload
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -79,7 +80,7 @@ const (
 	// ModeOn requires the CUDA backend and fails if it does not open.
 	ModeOn = "on"
 	// ModeAuto uses the CUDA backend when it opens, and otherwise runs without offload,
-	// saying why once.
+	// saying why once, unless the machine has no NVIDIA driver at all (ErrNoDriver).
 	ModeAuto = "auto"
 	// ModeCPU uses the CPU backend (the Go twins on all cores): the batch path without a
 	// GPU, for testing that it changes nothing.
@@ -98,6 +99,11 @@ func CheckMode(mode string) error {
 	}
 	return fmt.Errorf("gpuoffload: unknown offload mode %q (want one of %s)", mode, strings.Join(Modes(), ", "))
 }
+
+// ErrNoDriver is the error, wrapped, of a CUDA backend that does not open because the
+// machine has no NVIDIA driver (libcuda.so.1 cannot be loaded). A driver named by
+// WARPED_CUDA_LIBRARY that cannot be loaded is another error: it was asked for.
+var ErrNoDriver = errors.New("no NVIDIA driver")
 
 // Options are Open's settings.
 type Options struct {
@@ -118,7 +124,8 @@ type Options struct {
 //	cpu   the CPU backend
 //	on    the CUDA backend, or an error saying why it does not open
 //	auto  the CUDA backend if it opens; otherwise nil (no offload) and a one-line note
-//	      saying why, for the caller to print once
+//	      saying why, for the caller to print once; no note where the machine has no
+//	      NVIDIA driver (ErrNoDriver): nothing was asked of a GPU it does not have
 //
 // An unknown mode is a one-line error. The caller closes a non-nil backend.
 func Open(mode string, o Options) (b Backend, note string, err error) {
@@ -133,8 +140,11 @@ func Open(mode string, o Options) (b Backend, note string, err error) {
 		if err == nil {
 			return c, "", nil
 		}
-		if mode == ModeOn {
+		switch {
+		case mode == ModeOn:
 			return nil, "", fmt.Errorf("--gpu on: %w", err)
+		case errors.Is(err, ErrNoDriver):
+			return nil, "", nil
 		}
 		return nil, "gpu offload off: " + firstLine(reason(err)), nil
 	}
