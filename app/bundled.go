@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -134,9 +135,10 @@ func Bundled() []*Model {
 			Summary: "planes flying between airports, with runway contention or as WARPED2's (--variant warped2)",
 			EndTime: 2000,
 			Against: against(airportWARPED2),
+			Resolve: airportResolve,
 			Flags: func(fs *pflag.FlagSet) func() ([]kernel.LogicalProcess, partition.Partitioner, error) {
 				c := airport.DefaultConfig()
-				fs.StringVar(&c.Variant, "variant", c.Variant, "runways (runway contention) or warped2 (WARPED2's airport: no runways, so the runway flags are unused)")
+				fs.StringVar(&c.Variant, "variant", c.Variant, "runways (runway contention) or warped2 (WARPED2's airport: no runways, and no runway flags)")
 				fs.IntVar(&c.AirportsX, "num-airports-x", c.AirportsX, "width of the airport grid")
 				fs.IntVar(&c.AirportsY, "num-airports-y", c.AirportsY, "height of the airport grid")
 				fs.IntVar(&c.Planes, "num-planes", c.Planes, "planes starting at each airport")
@@ -412,4 +414,21 @@ func logicModel() *Model {
 			return out
 		},
 	}
+}
+
+// airportRunwayFlags are the airport's flags that --variant runways alone reads.
+var airportRunwayFlags = []string{"runways", "land-time", "takeoff-time", "hold-time"}
+
+// airportResolve refuses a runway flag given (on the command line or in --config) to a run
+// of --variant warped2, whose airports have no runways: it would go on without it.
+func airportResolve(fs *pflag.FlagSet) error {
+	if v := fs.Lookup("variant").Value.String(); v == airport.VariantWARPED2 {
+		for _, f := range airportRunwayFlags {
+			if fs.Changed(f) {
+				return fmt.Errorf("airport: --%s is read by --variant %s alone (WARPED2's airport has no runways), and this run is --variant %s: drop it, or give --variant %s",
+					f, airport.VariantRunways, v, airport.VariantRunways)
+			}
+		}
+	}
+	return nil
 }

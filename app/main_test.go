@@ -177,6 +177,8 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"phold", "--lps", "1_000"}, `invalid argument "1_000" for "--lps" flag`},
 		{[]string{"logic", "--circuit", "/dev/zero"}, "--circuit: /dev/zero is not a regular file"},
 		{[]string{"epidemic", "--variant", "warped2", "--warped2-config", "/dev/zero"}, "/dev/zero is over 256 MiB: not a WARPED2 configuration"},
+		{[]string{"airport", "--variant", "warped2", "--runways", "3"}, "--runways is read by --variant runways alone (WARPED2's airport has no runways), and this run is --variant warped2"},
+		{[]string{"airport", "--variant", "warped2", "--hold-time", "0"}, "--hold-time is read by --variant runways alone"},
 		{[]string{"epidemic", "--initial-infected", "0.5"}, "--initial-infected is read by --variant stochastic alone, and this run is --variant warped2: drop it, or give --variant stochastic"},
 		{[]string{"epidemic", "--variant", "warped2", "--travel-time", "99"}, "--travel-time is read by --variant stochastic alone"},
 		{[]string{"epidemic", "--variant", "stochastic", "--max-diffusion-interval", "300"}, "--max-diffusion-interval is read by --variant warped2 alone, and this run is --variant stochastic"},

@@ -98,14 +98,19 @@ func (c Config) Validate() error {
 	if c.Variant != VariantRunways && c.Variant != VariantWARPED2 {
 		return fmt.Errorf("airport: --variant must be %s or %s, got %q", VariantRunways, VariantWARPED2, c.Variant)
 	}
-	for _, p := range []struct {
+	type bounded = struct {
 		name   string
 		v, min int
-	}{
+	}
+	checks := []bounded{
 		{"num-airports-x", c.AirportsX, 1}, {"num-airports-y", c.AirportsY, 1}, {"num-planes", c.Planes, 1},
-		{"ground-time", c.GroundTime, 0}, {"flight-time", c.FlightTime, 0}, {"runways", c.Runways, 1},
-		{"land-time", c.LandTime, 0}, {"takeoff-time", c.TakeoffTime, 0}, {"hold-time", c.HoldTime, 1},
-	} {
+		{"ground-time", c.GroundTime, 0}, {"flight-time", c.FlightTime, 0},
+	}
+	if c.Variant == VariantRunways { // VariantWARPED2 has no runways: it reads none of theirs
+		checks = append(checks, bounded{"runways", c.Runways, 1},
+			bounded{"land-time", c.LandTime, 0}, bounded{"takeoff-time", c.TakeoffTime, 0}, bounded{"hold-time", c.HoldTime, 1})
+	}
+	for _, p := range checks {
 		if p.v < p.min {
 			return fmt.Errorf("airport: --%s must be at least %d, got %d", p.name, p.min, p.v)
 		}
@@ -175,7 +180,9 @@ func New(c Config) ([]kernel.LogicalProcess, error) {
 	lps := make([]kernel.LogicalProcess, n)
 	for i := range recs {
 		recs[i] = Airport{cfg: &cfg, index: uint32(i)}
-		recs[i].S.FreeRunways = uint64(c.Runways)
+		if c.Variant == VariantRunways {
+			recs[i].S.FreeRunways = uint64(c.Runways) // VariantWARPED2's state holds none
+		}
 		recs[i].S.Grounded = uint64(c.Planes)
 		lps[i] = &recs[i]
 	}

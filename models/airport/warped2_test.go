@@ -95,3 +95,26 @@ func TestVariantIsChecked(t *testing.T) {
 	c.Variant = "fujimoto"
 	require.ErrorContains(t, c.Validate(), `--variant must be runways or warped2, got "fujimoto"`)
 }
+
+// TestWARPED2ReadsNoRunways: the WARPED2 variant has no runways, so the runway parameters
+// change nothing, not even the digest (its state holds no free runways), and need no
+// valid values.
+func TestWARPED2ReadsNoRunways(t *testing.T) {
+	run := func(runways, land, hold int) kernel.Result {
+		c := warped2Config()
+		c.Runways, c.LandTime, c.TakeoffTime, c.HoldTime = runways, land, land, hold
+		require.NoError(t, c.Validate())
+		return modeltest.Sequential(t, modeltest.Model{End: 200, Seed: 3, Build: func() []kernel.LogicalProcess {
+			lps, err := New(c)
+			require.NoError(t, err)
+			return lps
+		}})
+	}
+	want := run(2, 2, 5)
+	for _, c := range []struct {
+		name                string
+		runways, land, hold int
+	}{{"three runways", 3, 2, 5}, {"no runways", 0, 0, 0}, {"other times", 1, 9, 7}} {
+		require.Equal(t, want.Digest, run(c.runways, c.land, c.hold).Digest, c.name)
+	}
+}
