@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/internal/infile"
@@ -40,7 +41,11 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 	}
 	kv, err := decodeConfig(data)
 	if err != nil {
-		return fmt.Errorf("--config %s is not a JSON object of flag names and values: %v", path, err)
+		why := ""
+		if strings.Contains(err.Error(), "invalid character '/'") {
+			why = " (comments are not JSON, though WARPED2's reader takes them: remove them)"
+		}
+		return fmt.Errorf("--config %s is not a JSON object of flag names and values: %v%s", path, err, why)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
@@ -49,6 +54,10 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	if k, example, ok := nested(fs, keys, kv); ok {
+		return fmt.Errorf("--config %s: key %q holds an object, as in WARPED2's nested layout; here the keys are the flags' names, flat: %s",
+			path, k, example)
+	}
 	for _, k := range keys {
 		if fs.Lookup(k) == nil || notInConfig[k] {
 			return fmt.Errorf("--config %s: unknown key %q", path, k)
@@ -72,6 +81,36 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 		}
 	}
 	return nil
+}
+
+// nested reports the first of keys (sorted) whose value in kv is an object, as in
+// WARPED2's nested configuration, and an example of the flat form: the first entry of such
+// an object that is a flag here ("time-warp": {"worker-threads": 2} is
+// "time-warp-worker-threads": 2), else a flag of the kernel's.
+func nested(fs *pflag.FlagSet, keys []string, kv map[string]any) (key, example string, ok bool) {
+	example = `"time-warp-worker-threads": 2`
+	found := false
+	for _, k := range keys {
+		sub, isObject := kv[k].(map[string]any)
+		if !isObject {
+			continue
+		}
+		if !ok {
+			key, ok = k, true
+		}
+		names := make([]string, 0, len(sub))
+		for n := range sub {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if _, deeper := sub[n].(map[string]any); !found && !deeper && fs.Lookup(k+"-"+n) != nil {
+				v, _ := json.Marshal(sub[n])
+				example, found = fmt.Sprintf(`"%s-%s": %s`, k, n, v), true
+			}
+		}
+	}
+	return key, example, ok
 }
 
 // decodeConfig decodes data as exactly one JSON object, refusing a key given twice and

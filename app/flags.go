@@ -76,7 +76,7 @@ func normalizeArgs(fs *pflag.FlagSet, args []string) ([]string, error) {
 		}
 		f := fs.Lookup(name)
 		if f == nil {
-			return nil, unknownFlag(fs, name)
+			return nil, unknownFlag(fs, name, strings.SplitN(a, "=", 2)[0])
 		}
 		if !hasValue && f.NoOptDefVal != "" && i+1 < len(args) && optionalWord(f, args[i+1]) {
 			i++
@@ -122,8 +122,40 @@ func flagWord(f *pflag.Flag, value string) string {
 	return value
 }
 
-// unknownFlag is the error of a flag fs lacks, with the names it may have meant.
-func unknownFlag(fs *pflag.FlagSet, name string) error {
+// warped2Flags are WARPED2's flags that this command spells otherwise or does without,
+// and what to give instead.
+var warped2Flags = map[string]string{
+	"c":                                    "--config FILE",
+	"partitioning-blocksize":               "--partitioning blocks (contiguous ranges, one a schedule queue)",
+	"statistics-type":                      "--stats-file FILE for the totals, --trace FILE for every committed event",
+	"statistics-file":                      "--stats-file FILE",
+	"time-warp-statistics-file":            "--stats-file FILE",
+	"partitioning-type":                    "--partitioning (model, blocks or round-robin)",
+	"partitioning-file":                    "--partitioning (a file of parts is not read)",
+	"time-warp-config-output-file":         "--dump-config > FILE (the flags that were set, as a --config file)",
+	"time-warp-lp-migration":               "nothing: an LP stays with the worker that --partitioning gives it",
+	"time-warp-communication-max-msg-size": "nothing: a message is sized to its events (--time-warp-communication-max-aggregate bounds their number)",
+}
+
+// unknownFlag is the error of a flag fs lacks, given as arg: WARPED2's name for another
+// flag (warped2Flags), a single letter (no flag has one), or one whose names are near.
+func unknownFlag(fs *pflag.FlagSet, name, arg string) error {
+	if arg == "-"+name || arg == "--"+name {
+		name = strings.TrimLeft(arg, "-")
+	}
+	shown := "--" + name
+	if len(name) == 1 && !strings.HasPrefix(arg, "--") {
+		shown = "-" + name
+	}
+	if name == "model" && fs.Lookup("warped2-config") != nil {
+		return fmt.Errorf("unknown flag --model (WARPED2's epidemic file is --warped2-config FILE here)")
+	}
+	if instead, ok := warped2Flags[name]; ok {
+		return fmt.Errorf("unknown flag %s (WARPED2's; here: %s)", shown, instead)
+	}
+	if len(name) == 1 {
+		return fmt.Errorf("unknown flag %s: flags have long names here, WARPED2's models' short ones included", shown)
+	}
 	var near []string
 	fs.VisitAll(func(f *pflag.Flag) {
 		d := editDistance(name, f.Name)
@@ -337,7 +369,7 @@ func newFlagSet(m *Model, o *options) (*pflag.FlagSet, func() ([]kernel.LogicalP
 	fs.StringVar(&o.stateSaving, "time-warp-state-saving-type", tw.StateSaving, "time warp: periodic state saving, reverse computation (every LP must implement Reverse), or auto: reverse when every LP implements it and no period is set")
 	fs.StringVar(&o.cancellation, "time-warp-cancellation", tw.Cancellation, "time warp: aggressive or lazy cancellation")
 	fs.Float64Var(&o.window, "time-warp-optimism-window", 0, "time warp: never process events at or above GVT + W (0: unbounded)")
-	fs.Float64Var(&o.gvtPeriodMS, "time-warp-gvt-calculation-period", float64(tw.GVTPeriod)/float64(time.Millisecond), "time warp: milliseconds between GVT rounds")
+	fs.Float64Var(&o.gvtPeriodMS, "time-warp-gvt-calculation-period", float64(tw.GVTPeriod)/float64(time.Millisecond), "time warp: the most milliseconds between GVT rounds; rounds also start every few hundred events a worker processes and when every worker is idle, so a longer period (WARPED2's 1000) changes little")
 	fs.BoolVar(&o.checkRollbacks, "time-warp-check-rollbacks", false, "time warp: debug mode: check that re-executed events rebuild the same state")
 	fs.StringVar(&o.gvtMethod, "time-warp-gvt-calculation-method", tw.GVTMethod, "time warp across processes: GVT by Mattern's token (asynchronous), all-gather (synchronous) or time quanta reported to rank 0 (tq)")
 	fs.IntVar(&o.maxAggregate, "time-warp-communication-max-aggregate", tw.MaxAggregate, "time warp across processes: most events in one message (1: no aggregation)")

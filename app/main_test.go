@@ -136,7 +136,9 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 	require.NoError(t, os.WriteFile(badJSON, []byte("{not json"), 0o644))
 	unknownKey := filepath.Join(dir, "unknown.json")
 	require.NoError(t, os.WriteFile(unknownKey, []byte(`{"lps": 4, "colour": "blue"}`), 0o644))
-	configs := map[string]string{"dup": `{"lps": 4, "lps": 8}`, "trailing": `{"lps": 4} x`, "two": `{"lps": 4}{"lps": 8}`}
+	configs := map[string]string{"dup": `{"lps": 4, "lps": 8}`, "trailing": `{"lps": 4} x`, "two": `{"lps": 4}{"lps": 8}`,
+		"warped2": `{"max-sim-time": 10, "partitioning": {"type": "default"}, "time-warp": {"worker-threads": 2}}`,
+		"comment": "{\n// WARPED2's reader takes comments\n\"lps\": 4}"}
 	for name, text := range configs {
 		configs[name] = filepath.Join(dir, name+".json")
 		require.NoError(t, os.WriteFile(configs[name], []byte(text), 0o644))
@@ -205,6 +207,12 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"phold", "--config", configs["dup"]}, `key "lps" given twice`},
 		{[]string{"phold", "--config", configs["trailing"]}, "is not a JSON object"},
 		{[]string{"phold", "--config", configs["two"]}, "more follows the object"},
+		{[]string{"phold", "--config", configs["warped2"]}, `key "partitioning" holds an object, as in WARPED2's nested layout; here the keys are the flags' names, flat: "time-warp-worker-threads": 2`},
+		{[]string{"phold", "--config", configs["comment"]}, "(comments are not JSON, though WARPED2's reader takes them: remove them)"},
+		{[]string{"pcs", "-c", "w.json"}, "unknown flag -c (WARPED2's; here: --config FILE)"},
+		{[]string{"pcs", "--time-warp-statistics-file", "s.csv"}, "unknown flag --time-warp-statistics-file (WARPED2's; here: --stats-file FILE)"},
+		{[]string{"pcs", "-x", "10"}, "unknown flag -x: flags have long names here, WARPED2's models' short ones included"},
+		{[]string{"epidemic", "--model", "epidemic.xml"}, "unknown flag --model (WARPED2's epidemic file is --warped2-config FILE here)"},
 		{[]string{"logic", "--num-vectors", "0"}, "--num-vectors 0 and a circuit without flip-flops"},
 		{[]string{"pcs", "--num-cells-x", "4294967296", "--num-cells-y", "4294967296"}, "cells is too many"},
 		{[]string{"traffic", "--num-intersections-x", "4294967296", "--num-intersections-y", "4294967296"}, "intersections is too many"},
