@@ -330,24 +330,38 @@ func TestStatsFile(t *testing.T) {
 }
 
 // TestStatsFileOnStdout: --stats-file - writes the stats to standard output alone, so that
-// it can be piped to jq; the totals and the digest go to standard error then.
+// it can be piped to jq; the totals and the digest go to standard error then. Standard
+// output is the writer the command was run with, for every output given "-", never the
+// process's own (which the test swaps for a file that must stay empty).
 func TestStatsFileOnStdout(t *testing.T) {
-	// outfile writes "-" to os.Stdout itself: point it at a file for the test.
 	f, err := os.Create(filepath.Join(t.TempDir(), "stdout"))
 	require.NoError(t, err)
 	defer f.Close()
 	saved := os.Stdout
 	os.Stdout = f
+	defer func() { os.Stdout = saved }()
 	code, out, errOut := warped("phold", "--lps", "8", "--max-sim-time", "5", "--gpu", "off", "--stats-file", "-")
-	os.Stdout = saved
 	require.Equal(t, 0, code, errOut)
-	require.Empty(t, out, "the stats file has standard output alone")
 	require.True(t, strings.HasPrefix(errOut, "Simulation of phold complete"), errOut)
-	data, err := os.ReadFile(f.Name())
-	require.NoError(t, err)
 	var kv map[string]any
-	require.NoError(t, json.Unmarshal(data, &kv), "standard output is one JSON object: %s", data)
+	require.NoError(t, json.Unmarshal([]byte(out), &kv), "standard output is one JSON object: %s", out)
 	require.Equal(t, digestOf(t, errOut), kv["digest"])
+
+	for _, c := range []struct {
+		flag, want string
+	}{
+		{"--trace", "lp,"}, {"--sample-file", "wall_seconds,"}, {"--series-file", "time,lp,series,value"},
+		{"--report", "<!DOCTYPE html>"},
+	} {
+		t.Run(c.flag, func(t *testing.T) {
+			code, out, errOut := warped("phold", "--lps", "8", "--max-sim-time", "5", "--gpu", "off", c.flag, "-")
+			require.Equal(t, 0, code, errOut)
+			require.Contains(t, out, c.want)
+		})
+	}
+	fi, err := f.Stat()
+	require.NoError(t, err)
+	require.Zero(t, fi.Size(), "nothing went to the process's standard output")
 }
 
 func TestCommandLine(t *testing.T) {

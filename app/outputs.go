@@ -134,6 +134,10 @@ func outputError(flag string, err error) error {
 	return fmt.Errorf("--%s: %w", flag, err)
 }
 
+// files is how the run writes its output files: "-" is the invocation's standard output
+// (a program that runs the command with writers of its own gets its outputs there).
+func (inv *invocation) files() outfile.To { return outfile.To{Stdout: inv.stdout} }
+
 // resultsOut is where the run's results are printed, and its name: standard output, unless
 // one of the run's outputs is written there ("-": --stats-file - | jq), which then has it
 // alone, and the results go to standard error. Ranks other than 0 print nothing.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/sample"
 	"github.com/warpedgo/warped/sample/chart"
@@ -278,7 +277,7 @@ func (inv *invocation) writeReport(res kernel.Result, results []Result) error {
 	if err := reportTemplate.Execute(&b, page); err != nil {
 		return runFailure(fmt.Errorf("--report: %w", err))
 	}
-	if err := outfile.WriteFile(inv.o.report, b.Bytes()); err != nil {
+	if err := inv.files().WriteFile(inv.o.report, b.Bytes()); err != nil {
 		return runFailure(outputError("report", err))
 	}
 	return nil

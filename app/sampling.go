@@ -87,7 +87,7 @@ func (inv *invocation) openSamples() error {
 	if out == nil {
 		return nil
 	}
-	f, err := outfile.Create(out.path)
+	f, err := inv.files().Create(out.path)
 	if err != nil {
 		return usageFailure("%v", outputError("sample-file", err))
 	}
@@ -190,7 +190,7 @@ func (inv *invocation) writeSeries(res kernel.Result) error {
 	if len(res.Series) == 0 {
 		fmt.Fprintf(inv.stderr, "%s: the model recorded no series; --series-file %s has its header only\n", inv.who(), path)
 	}
-	err := outfile.WriteTo(path, func(w io.Writer) error { return sample.WriteSeries(w, res.Series) })
+	err := inv.files().WriteTo(path, func(w io.Writer) error { return sample.WriteSeries(w, res.Series) })
 	if err != nil {
 		return runFailure(outputError("series-file", err))
 	}

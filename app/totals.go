@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
 )
 
@@ -156,5 +155,5 @@ func (inv *invocation) writeStats(r kernel.Result, results []Result) error {
 	if err != nil {
 		return err
 	}
-	return outfile.WriteFile(inv.o.statsFile, append(out, '\n'))
+	return inv.files().WriteFile(inv.o.statsFile, append(out, '\n'))
 }

@@ -55,7 +55,7 @@ func (inv *invocation) openTrace(cfg *kernel.Config, lps []kernel.LogicalProcess
 	if inv.tr != nil && inv.tr.Size() > 1 {
 		path = rankPath(path, inv.tr.Rank()) // each rank traces its own LPs' events
 	}
-	f, err := outfile.Create(path)
+	f, err := inv.files().Create(path)
 	if err != nil {
 		return usageFailure("%v", outputError("trace", err))
 	}

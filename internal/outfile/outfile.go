@@ -32,8 +32,9 @@ const Stdout = "-"
 type File struct {
 	path string   // the path as given, for messages
 	dst  string   // the path the temporary file is renamed to ("" in place)
-	f    *os.File // the temporary file, or the file written in place
-	keep bool     // f is standard output: never closed
+	f    *os.File  // the temporary file, or the file written in place (nil for "-")
+	w    io.Writer // where Write writes: f, or the writer "-" stands for
+	keep bool      // w is standard output: never closed
 	mode fs.FileMode
 	done bool
 	err  error // the first write error
@@ -258,23 +259,42 @@ func (id ID) Same(other ID) bool {
 // IsStdout reports whether id is standard output ("-").
 func (id ID) IsStdout() bool { return id.name == Stdout }
 
+// To is where an output path of "-" goes: Stdout, or the process's standard output where
+// it is nil (the package's functions). A program that runs a command with writers of its
+// own gives its standard output here, so that "-" does not write past it.
+type To struct {
+	Stdout io.Writer
+}
+
+// stdout is the writer "-" stands for.
+func (t To) stdout() io.Writer {
+	if t.Stdout == nil {
+		return os.Stdout
+	}
+	return t.Stdout
+}
+
 // Create opens path for writing (see the package documentation for how).
-func Create(path string) (*File, error) {
-	t, err := resolve(path)
+func Create(path string) (*File, error) { return To{}.Create(path) }
+
+// Create opens path for writing, "-" being t's standard output (see the package
+// documentation for how).
+func (t To) Create(path string) (*File, error) {
+	r, err := resolve(path)
 	if err != nil {
 		return nil, err
 	}
 	if path == Stdout {
-		return &File{path: path, f: os.Stdout, keep: true}, nil
+		return &File{path: path, w: t.stdout(), keep: true}, nil
 	}
-	if t.inPlace {
+	if r.inPlace {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			return nil, fail(path, err)
 		}
-		return &File{path: path, f: f}, nil
+		return &File{path: path, f: f, w: f}, nil
 	}
-	f, err := os.CreateTemp(filepath.Dir(t.dst), tempPrefix(t.dst)+"*") // leftover.go
+	f, err := os.CreateTemp(filepath.Dir(r.dst), tempPrefix(r.dst)+"*") // leftover.go
 	if err != nil {
 		return nil, fail(path, err)
 	}
@@ -283,7 +303,7 @@ func Create(path string) (*File, error) {
 		os.Remove(f.Name())
 		return nil, fail(path, errEnding)
 	}
-	return &File{path: path, dst: t.dst, f: f, mode: t.mode}, nil
+	return &File{path: path, dst: r.dst, f: f, w: f, mode: r.mode}, nil
 }
 
 // pending are the temporary files that Create made and that neither Commit nor Abort has
@@ -351,7 +371,7 @@ func (f *File) Write(p []byte) (int, error) {
 	if f.err != nil {
 		return 0, f.err
 	}
-	n, err := f.f.Write(p)
+	n, err := f.w.Write(p)
 	if err != nil {
 		f.err = fail(f.path, err)
 	}
@@ -515,8 +535,11 @@ func (f *File) Abort() {
 }
 
 // WriteFile writes data to path as one output file (see the package documentation).
-func WriteFile(path string, data []byte) error {
-	f, err := Create(path)
+func WriteFile(path string, data []byte) error { return To{}.WriteFile(path, data) }
+
+// WriteFile writes data to path as one output file, "-" being t's standard output.
+func (t To) WriteFile(path string, data []byte) error {
+	f, err := t.Create(path)
 	if err != nil {
 		return err
 	}
@@ -529,8 +552,11 @@ func WriteFile(path string, data []byte) error {
 
 // WriteTo writes path with what write writes to it, committing it only when write and
 // the file's writes succeed.
-func WriteTo(path string, write func(w io.Writer) error) error {
-	f, err := Create(path)
+func WriteTo(path string, write func(w io.Writer) error) error { return To{}.WriteTo(path, write) }
+
+// WriteTo is the package's WriteTo, "-" being t's standard output.
+func (t To) WriteTo(path string, write func(w io.Writer) error) error {
+	f, err := t.Create(path)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -341,3 +343,66 @@ func TestSendIntoThePastUnderTheCheck(t *testing.T) {
 type reversibleBad struct{ bad }
 
 func (*reversibleBad) Reverse(*kernel.Context, *kernel.Event) {}
+
+// slow is an LP whose events take a while once its run has a reason to stop (each sleeps
+// 1 ms after stopAt events in all): a model of coarse events, on which the sequential
+// dispatcher must still see a cancel, and report progress, within a few events.
+type slow struct {
+	kernel.Plain[struct{ N uint64 }]
+	id      int
+	handled *atomic.Int64
+	stopAt  int64
+	stop    func()
+}
+
+func (s *slow) Name() string             { return fmt.Sprintf("slow%d", s.id) }
+func (s *slow) Init(ctx *kernel.Context) { ctx.Send(ctx.Self(), 1, nil) }
+func (s *slow) Handle(ctx *kernel.Context, _ *kernel.Event) {
+	s.S.N++
+	if n := s.handled.Add(1); n == s.stopAt {
+		s.stop()
+	} else if n > s.stopAt {
+		time.Sleep(time.Millisecond) // the event's work, not a wait for anything
+	}
+	ctx.Send(ctx.Self(), ctx.Now()+1, nil)
+}
+
+// TestSequentialStopsWithinAFewCoarseEvents: a cancel, and a progress interval, are seen
+// within a few events however long an event takes (they were looked at every 16384
+// events: 16 s of these). The bounds allow the goroutine that flags them a second to run,
+// while the loop sleeps.
+func TestSequentialStopsWithinAFewCoarseEvents(t *testing.T) {
+	build := func(handled *atomic.Int64, stopAt int64, stop func()) []kernel.LogicalProcess {
+		return []kernel.LogicalProcess{&slow{handled: handled, stopAt: stopAt, stop: stop}}
+	}
+	t.Run("cancel", func(t *testing.T) {
+		var handled atomic.Int64
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		s, err := dispatch.New(kernel.Config{MaxSimTime: kernel.Infinity}, build(&handled, 100, cancel))
+		require.NoError(t, err)
+		_, err = s.Run(ctx)
+		require.ErrorIs(t, err, context.Canceled)
+		require.Less(t, handled.Load(), int64(100+1000), "events handled after the cancel")
+	})
+	t.Run("progress", func(t *testing.T) {
+		var handled atomic.Int64
+		var calls atomic.Int64
+		var at int64
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		cfg := kernel.Config{MaxSimTime: kernel.Infinity, ProgressInterval: time.Millisecond,
+			Progress: func(p kernel.Progress) {
+				if calls.Add(1) == 1 {
+					at = int64(p.EventsProcessed)
+					cancel()
+				}
+			}}
+		s, err := dispatch.New(cfg, build(&handled, 0, func() {}))
+		require.NoError(t, err)
+		_, err = s.Run(ctx)
+		require.ErrorIs(t, err, context.Canceled)
+		require.Positive(t, at)
+		require.Less(t, at, int64(1000), "events handled before the first progress report")
+	})
+}

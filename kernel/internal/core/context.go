@@ -14,16 +14,13 @@ import (
 // models.
 func FrameOf(c *Context) *Frame { return (*Frame)(unsafe.Pointer(c)) }
 
-// InitCheck is how many LPs a dispatcher runs Init for between looks at the run's
-// context (InitStopped): the Inits of millions of LPs take a second or more, and a signal
-// must stop the run as it comes, not once every LP has sent its first events. A look
-// costs nanoseconds; an Init of a thousand LPs, microseconds at the least.
-const InitCheck = 1 << 10
-
-// InitStopped returns why ctx ended when it has, else nil, every InitCheck LPs (i counts
-// the LPs initialised): the error a dispatcher returns to stop its run's Init.
-func InitStopped(ctx context.Context, i int) error {
-	if i%InitCheck != 0 || ctx.Err() == nil {
+// InitStopped returns why ctx ended when it has, else nil: the error a dispatcher returns
+// to stop its run's Init, looked at before each LP's Init.
+// A look is an atomic load (a context's Err), nanoseconds, and an Init may take
+// milliseconds (a model that reads each LP's data): a signal must stop the run as it
+// comes, not once a thousand more LPs have sent their first events.
+func InitStopped(ctx context.Context) error {
+	if ctx.Err() == nil {
 		return nil
 	}
 	return context.Cause(ctx)

@@ -119,7 +119,7 @@ func initial(run context.Context, s *core.Sim, m *gpuwarp.Model, lps []core.Devi
 	}()
 	s.InInit = true
 	for i := range s.LPs {
-		if err := core.InitStopped(run, i); err != nil {
+		if err := core.InitStopped(run); err != nil {
 			return in, err
 		}
 		core.Enter(&ctx, 0, 0, event.LPID(i), &s.LPs[i])

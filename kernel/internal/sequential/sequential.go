@@ -6,16 +6,13 @@ package sequential
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/warpedgo/warped/event"
 	"github.com/warpedgo/warped/eventset"
 	"github.com/warpedgo/warped/kernel/internal/core"
 )
-
-// checkEvery is how many events the dispatcher processes between looks at the clock and at
-// cancellation. It is a power of two so the test is a mask.
-const checkEvery = 1 << 14
 
 // sequentialDispatcher processes events one at a time in the total order. All pending
 // events live by value in one calendar queue: a send writes its record there directly,
@@ -80,7 +77,7 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err erro
 	}()
 	s.InInit = true
 	for i := range s.LPs {
-		if err := core.InitStopped(ctx, i); err != nil {
+		if err := core.InitStopped(ctx); err != nil {
 			return st, err
 		}
 		d.enter(event.LPID(i), 0, 0)
@@ -97,7 +94,8 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err erro
 	end := s.Cfg.MaxSimTime
 	hooks := s.Committers != nil || s.Cfg.Trace != nil
 	start := time.Now()
-	lastProgress := start
+	look, stopLooks := d.looks(ctx)
+	defer stopLooks()
 	var n uint64
 	for {
 		e := d.cal.PopBefore(end)
@@ -121,16 +119,14 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err erro
 		}
 		st.FinalTime = e.RecvTime
 		n++
-		if n&(checkEvery-1) == 0 {
+		if look.Load() {
+			look.Store(false) // before the looks: a reason set during them is seen next event
 			if ctx.Err() != nil {
 				return st, context.Cause(ctx)
 			}
 			if s.Cfg.Progress != nil {
-				if now := time.Now(); now.Sub(lastProgress) >= s.Cfg.ProgressInterval {
-					lastProgress = now
-					s.Cfg.Progress(core.Progress{Now: st.FinalTime, EndTime: end, EventsProcessed: n,
-						Elapsed: now.Sub(start)})
-				}
+				s.Cfg.Progress(core.Progress{Now: st.FinalTime, EndTime: end, EventsProcessed: n,
+					Elapsed: time.Since(start)})
 			}
 		}
 	}
@@ -138,4 +134,40 @@ func (d *sequentialDispatcher) run(ctx context.Context) (st core.Stats, err erro
 	st.EventsCommitted = n
 	st.PeakPendingEvents = d.cal.Peak()
 	return st, nil
+}
+
+// minTick is the shortest interval between progress looks: a shorter ProgressInterval
+// (tests give 1 ns, "at every look") would have the ticker's goroutine spin.
+const minTick = 50 * time.Microsecond
+
+// looks returns the flag that tells the event loop to look at the run's context and to
+// report progress, and the function that stops setting it. The flag is set when ctx ends
+// (context.AfterFunc) and, with a Progress callback, every ProgressInterval (a ticker's
+// goroutine). The loop reads it at each event: a plain load of a word written a few times
+// a second costs it no more than a counter's test, where looking at the context or the
+// clock at each event would cost it instructions, and looking every few thousand events
+// let a model of slow events (a millisecond each) run on for seconds past a cancel.
+func (d *sequentialDispatcher) looks(ctx context.Context) (*atomic.Bool, func()) {
+	look := new(atomic.Bool)
+	stopAfter := context.AfterFunc(ctx, func() { look.Store(true) })
+	if d.sim.Cfg.Progress == nil {
+		return look, func() { stopAfter() }
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(max(d.sim.Cfg.ProgressInterval, minTick))
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				look.Store(true)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return look, func() {
+		stopAfter()
+		close(done)
+	}
 }

@@ -474,8 +474,8 @@ func (d *timeWarpDispatcher) initSome(ctx context.Context, w *worker, ids []LPID
 			err = core.RecoverModel(r, s, w.frame().Self, 0, true)
 		}
 	}()
-	for n, i := range ids {
-		if err := core.InitStopped(ctx, n); err != nil {
+	for _, i := range ids {
+		if err := core.InitStopped(ctx); err != nil {
 			return err
 		}
 		r := &s.LPs[i]
