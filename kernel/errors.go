@@ -81,24 +81,32 @@ func (e *SendError) Error() string {
 		"which is in its past; send at or after Now()", e.FromName, e.From, e.Now, e.ToName, e.To, e.At)
 }
 
-// ModelPanicError reports a panic in a model's Init or Handle.
+// ModelPanicError reports a panic in a model's code: its Init, or what runs for one of its
+// events (Handle, Reverse, Commit, a state's Snapshot or Restore, and the Config's Trace
+// hook). errors.Is and errors.As see through it to Value when Value is an error.
 type ModelPanicError struct {
 	LP     LPID   // the LP whose code panicked
 	LPName string // its name
-	// Time is the receive time of the event being handled (0 in Init).
+	// Time is the receive time of the LP's event whose code panicked (0 in Init).
 	Time  Time
-	Init  bool // the panic was in Init, not Handle
+	Init  bool // the panic was in Init, not at an event
 	Value any  // the value passed to panic
 	// Stack is the goroutine stack at the panic.
 	Stack []byte
 }
 
 func (e *ModelPanicError) Error() string {
-	where := fmt.Sprintf("handling an event at time %v", e.Time)
+	where := fmt.Sprintf("at its event at time %v", e.Time)
 	if e.Init {
 		where = "in Init"
 	}
 	return fmt.Sprintf("model panic in LP %q (id %d) %s: %v", e.LPName, e.LP, where, e.Value)
+}
+
+// Unwrap returns the panic's value when it is an error, else nil.
+func (e *ModelPanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
 }
 
 // ReportedElsewhere reports whether err, returned by a run on a rank other than 0, is also

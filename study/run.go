@@ -118,8 +118,8 @@ type Options struct {
 	// runs every Size-th missing run and journals it in its own file in Out; at the end
 	// every rank has every outcome, and the caller has rank 0 write the tables.
 	Ranks Ranks
-	// Types are the kernel's simulation types; SimulationType must be one of them or
-	// auto. The first is the sequential one, the second time warp.
+	// Types are the kernel's simulation types (kernel.Types(); required); SimulationType
+	// must be one of them or auto. The first is the sequential one, the second time warp.
 	Types []string
 	// Device, when not nil, runs the runs of its simulation type several to a device
 	// loop (see Device) instead of one by one with Runner.
@@ -186,6 +186,9 @@ func Execute(ctx context.Context, s *Spec, run Runner, o Options) (*Study, error
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
+	}
+	if len(o.Types) < 2 {
+		return nil, &SettingsError{Msg: "study: Options.Types must list the kernel's simulation types, sequential first and time warp second: give it kernel.Types()"}
 	}
 	ex, err := mergeExecution(s.Execution, o.Execution, o.Types)
 	if err == nil {

@@ -204,6 +204,17 @@ func TestExecuteMatchesRunsOneByOne(t *testing.T) {
 	}
 }
 
+// TestExecuteNeedsTypes: Options without the kernel's simulation types is a settings error,
+// not a panic.
+func TestExecuteNeedsTypes(t *testing.T) {
+	s := parseToy(t, toySpec)
+	_, err := Execute(context.Background(), s, toyRun, Options{Out: t.TempDir()})
+	var se *SettingsError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "give it kernel.Types()") {
+		t.Fatalf("Execute without Types: %v, want a SettingsError naming kernel.Types()", err)
+	}
+}
+
 // TestResumeAfterInterrupt interrupts a study after a random number of runs, resumes
 // it, and checks that the tables equal those of an uninterrupted study.
 func TestResumeAfterInterrupt(t *testing.T) {

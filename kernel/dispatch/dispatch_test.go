@@ -210,11 +210,13 @@ func TestModelPanicIsReported(t *testing.T) {
 	err := runErr(t, &bad{name: "boom", init: selfAt(2.5), handle: func(*kernel.Context) { panic("kaput") }})
 	var mp *kernel.ModelPanicError
 	require.ErrorAs(t, err, &mp)
-	require.Equal(t, `model panic in LP "boom" (id 0) handling an event at time 2.5: kaput`, err.Error())
+	require.Equal(t, `model panic in LP "boom" (id 0) at its event at time 2.5: kaput`, err.Error())
 	require.Contains(t, string(mp.Stack), "dispatch_test.go", "the stack names the model's code")
 
-	err = runErr(t, &bad{name: "early", init: func(*kernel.Context) { panic(errors.New("no")) }})
-	require.EqualError(t, err, `model panic in LP "early" (id 0) in Init: no`)
+	errNo := errors.New("no")
+	err = runErr(t, &bad{name: "early", init: func(*kernel.Context) { panic(fmt.Errorf("wrapped: %w", errNo)) }})
+	require.EqualError(t, err, `model panic in LP "early" (id 0) in Init: wrapped: no`)
+	require.ErrorIs(t, err, errNo, "the panic's error is unwrapped")
 }
 
 func TestNoInitialEvents(t *testing.T) {

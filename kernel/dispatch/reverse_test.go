@@ -186,5 +186,5 @@ func TestReverseMustNotSend(t *testing.T) {
 	}
 	var pe *kernel.ModelPanicError
 	require.ErrorAs(t, err, &pe)
-	require.Regexp(t, `^model panic in LP "bad\d+" \(id \d+\) handling an event at time \S+: LP "bad\d+" sent an event from Reverse; Reverse must not send$`, err.Error())
+	require.Regexp(t, `^model panic in LP "bad\d+" \(id \d+\) at its event at time \S+: LP "bad\d+" sent an event from Reverse; Reverse must not send$`, err.Error())
 }
