@@ -78,7 +78,7 @@ type TimeWarpConfig struct {
 	// order, so a waiter whose thread is off its core holds up every waiter behind it.
 	LockType string
 	// StateSavingPeriod saves each LP's state every that many events (default 16; 1 is
-	// copy state saving). Periodic state saving only.
+	// copy state saving). Periodic state saving only: reverse computation ignores it.
 	StateSavingPeriod int
 	// StateSaving is how a rollback restores an LP's state: periodic (saved copies, every
 	// StateSavingPeriod events, then coast forward), reverse (reverse computation: the

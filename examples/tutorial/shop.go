@@ -51,7 +51,7 @@ func NewShops(c Config) ([]kernel.LogicalProcess, error) {
 	return lps, nil
 }
 
-// Name identifies the shop to people; names must be unique.
+// Step 4: Name, Init and Handle. Name identifies the shop to people; names must be unique.
 func (s *Shop) Name() string { return fmt.Sprintf("shop%d", s.id) }
 
 // Init sends the first events: each starting customer walks in after one walk.
@@ -97,7 +97,7 @@ func (s *Shop) neighbour(d uint64) kernel.LPID {
 	return kernel.LPID(x + y*s.cfg.X)
 }
 
-// Step 4: Reverse undoes what Handle did to the state. ctx.RNG() is the generator as Handle
+// Step 5: Reverse undoes what Handle did to the state. ctx.RNG() is the generator as Handle
 // found it, so replaying Handle's first draw tells whether the customer bought. The kernel
 // rewinds the generator and the send count itself; Reverse must not send.
 func (s *Shop) Reverse(ctx *kernel.Context, ev *kernel.Event) {
@@ -109,10 +109,10 @@ func (s *Shop) Reverse(ctx *kernel.Context, ev *kernel.Event) {
 	}
 }
 
-// Step 5: the lookahead. Every event a shop sends to another shop is at least Walk later.
+// Step 6: the lookahead. Every event a shop sends to another shop is at least Walk later.
 func (s *Shop) Lookahead() kernel.Time { return s.cfg.Walk }
 
-// Step 6: a partitioner. Customers walk to neighbours, so bands of whole rows keep most
+// Step 7: a partitioner. Customers walk to neighbours, so bands of whole rows keep most
 // walks inside one part (one worker's queue, or one process under mpirun).
 type Rows struct{ X, Y int }
 
@@ -129,7 +129,7 @@ func (r Rows) Partition(n, parts int) []int {
 	return out
 }
 
-// Step 7: results, summed over the shops after the run.
+// Step 8: results, summed over the shops after the run.
 type Results struct {
 	Visits, Sales, Revenue uint64
 }

@@ -37,7 +37,10 @@ type Simulation struct {
 	ran bool
 }
 
-// New checks the configuration and the LPs and returns a Simulation ready to Run.
+// New checks the configuration and the LPs and returns a Simulation ready to Run. The
+// Simulation takes the LPs as they are, state included, and changes them as it runs:
+// build fresh LPs for each Simulation (a loop over seeds that reuses one slice would start
+// each run from the previous one's final state).
 func New(cfg kernel.Config, lps []kernel.LogicalProcess) (*Simulation, error) {
 	sim, err := newSim(cfg, lps)
 	if err != nil {

@@ -2,7 +2,7 @@
 // after Carothers et al., "Distributed Simulation of Large-Scale PCS Networks".
 //
 // The cells of an X by Y torus are the LPs. Each cell has a number of channels and starts
-// with PortableCount portables. A portable alternates between calls and idle periods and
+// with Portables portables. A portable alternates between calls and idle periods and
 // moves between cells; each of its events carries the times of its next call, the end of
 // its current call and its next move (all integers), and the earliest of them decides the
 // next event: NextCall (a call attempt; blocked when no channel is idle), CompleteCall (the
