@@ -277,7 +277,15 @@ func TestLoopbackCloseWakesAllGather(t *testing.T) {
 			errc <- err
 		}()
 	}
-	time.Sleep(20 * time.Millisecond) // let them block
+	// Until both have contributed (and so wait in the collective), not for a while: had
+	// they not, they would meet the closed rank on the way in, and the test would pass
+	// without a wake-up to test.
+	n := ts[0].(*loopback).net
+	for arrived := 0; arrived < 2; runtime.Gosched() {
+		n.gmu.Lock()
+		arrived = n.round.arrived
+		n.gmu.Unlock()
+	}
 	require.NoError(t, ts[2].Close())
 	for range 2 { // still blocked after a rank closed: a hang, caught by go test -timeout
 		err := <-errc
