@@ -156,8 +156,8 @@ const signalRepeat = time.Second
 // wind down (a model's code that never returns, a write that blocks): it removes the
 // temporary files of the outputs being written, so that nothing is published after
 // (outfile.RemovePending), prints one line and exits with status 1, as an interrupted run
-// does. (It used to end the process by s itself, but exited with 1 at once after sending
-// it, before s was delivered, and said nothing.)
+// does. (Not by re-raising s: the exit with 1 that follows the raise can come before s
+// is delivered, and the process would end saying nothing.)
 func endAtOnce(who string, s os.Signal, stderr io.Writer) {
 	outfile.RemovePending()
 	fmt.Fprintf(stderr, "%s: %v again: stopped at once\n", who, &interruption{sig: s})

@@ -45,7 +45,7 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 		if strings.Contains(err.Error(), "invalid character '/'") {
 			why = " (comments are not JSON, though WARPED2's reader takes them: remove them)"
 		}
-		return fmt.Errorf("--config %s is not a JSON object of flag names and values: %v%s", path, err, why)
+		return fmt.Errorf("--config %s is not a JSON object of flag names and values: %w%s", path, err, why)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
@@ -77,7 +77,7 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 			return fmt.Errorf("--config %s: key %q must be a number, string or boolean", path, k)
 		}
 		if err := fs.Set(k, flagWord(fs.Lookup(k), s)); err != nil {
-			return fmt.Errorf("--config %s: key %q: %v", path, k, err)
+			return fmt.Errorf("--config %s: key %q: %w", path, k, err)
 		}
 	}
 	return nil

@@ -318,7 +318,7 @@ func flagNumber(fs *pflag.FlagSet, name string) float64 {
 }
 
 // decimalIntegers has every integer flag of fs read its value in decimal: pflag reads
-// integers as Go does, so --lps 010 was 8 (octal), 0x10 16 and 1_000 1000, which nobody
+// integers as Go does, so --lps 010 would be 8 (octal), 0x10 16 and 1_000 1000, which nobody
 // giving a simulation's sizes means (a float flag read 010 as 10).
 func decimalIntegers(fs *pflag.FlagSet) {
 	fs.VisitAll(func(f *pflag.Flag) {

@@ -219,7 +219,7 @@ func parseBytes(s string) (uint64, error) {
 		return 0, fmt.Errorf("want a size such as 4GiB, 512MiB or 0 (no limit), got %q", s)
 	}
 	if x > 0 && x*mult < 1 {
-		// 0.5 without its unit is half a byte, which was 0: no limit at all.
+		// 0.5 without its unit is half a byte, which would round to 0: no limit at all.
 		return 0, fmt.Errorf("want a size such as 4GiB, 512MiB or 0 (no limit), got %q: a fraction needs its unit (0.5GiB)", s)
 	}
 	return uint64(x * mult), nil

@@ -27,7 +27,7 @@ func TestHelperProcess(t *testing.T) {
 	os.Exit(run(context.Background(), strings.Fields(args), os.Stdout, os.Stderr))
 }
 
-// peakMemory runs the command with args in a fresh process and returns its stats file.
+// runInProcess runs the command with args in a fresh process and returns its stats file.
 func runInProcess(t *testing.T, args ...string) map[string]any {
 	t.Helper()
 	stats := filepath.Join(t.TempDir(), "stats.json")

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// smallRuns are quick command lines of the models of issue 15 and later ones.
+// smallRuns are quick command lines of the bundled models other than PHOLD and PCS.
 var smallRuns = [][]string{
 	{"traffic", "--num-intersections-x", "5", "--num-intersections-y", "4", "--number-of-cars", "5",
 		"--mean-interval", "10", "--max-distance", "5", "--max-sim-time", "400"},

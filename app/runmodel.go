@@ -237,9 +237,9 @@ type built struct {
 // dropping what it returns. As step writes nothing, abandoning it leaves nothing
 // half-written, and every model is stopped so without a context in its constructor; the
 // price is the CPU that step goes on using until the process exits, which Main does right
-// after (a program that runs Command.Run itself has step finish in the background). A
-// signal while phold --lps 6000000 was built was acted on 3 to 4 seconds later, once the
-// model and the kernel's check were done; now within a tenth of a second.
+// after (a program that runs Command.Run itself has step finish in the background). So a
+// signal while phold --lps 6000000 is built is acted on within a tenth of a second, not 3
+// to 4 seconds later, once the model and the kernel's check are done.
 func abandonable[T any](ctx context.Context, step func() (T, error)) (T, error) {
 	var zero T
 	if err := stopped(ctx); err != nil {

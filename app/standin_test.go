@@ -186,8 +186,8 @@ func TestStandinFaults(t *testing.T) {
 	require.Contains(t, errOut, "warped phold: --gpu on: gpuoffload: CUDA device 0: nvrtcCompileProgram failed")
 }
 
-// TestStandinGPUDevice: --gpu-device names the device of --gpu offload too (it was device
-// 0 whatever the flag said).
+// TestStandinGPUDevice: --gpu-device names the device of --gpu offload too, not device 0
+// whatever the flag says.
 func TestStandinGPUDevice(t *testing.T) {
 	code, out, errOut := warpedStandin(t, "", "phold", "--lps", "64", "--max-sim-time", "5", "--gpu", "on", "--gpu-device", "7")
 	require.Equal(t, 1, code, out)

@@ -19,7 +19,7 @@ import (
 // runs) against the same runs one after another in this process, interleaved, and logs
 // runs/s, the cores the process used (CPU time over wall time) and the cores a spin loop
 // found free just before each pair. It runs only with WARPED_STUDY_BENCH=1 (go test -v
-// -run StudyThroughput ./cmd/warped/).
+// -run StudyThroughput ./app/).
 func TestStudyThroughput(t *testing.T) {
 	if os.Getenv("WARPED_STUDY_BENCH") == "" {
 		t.Skip("set WARPED_STUDY_BENCH=1 to measure")

@@ -226,9 +226,9 @@ func TestStudySpecErrors(t *testing.T) {
 }
 
 // TestStudyInterruptAndResume interrupts a study once its first run is done (the one it
-// runs alone to measure a run's memory) and resumes it. (It used to cancel the study
-// before it began, and counted on that first run finishing all the same: a run that small
-// never looked at its context. Now every run does, from its first LP's Init.)
+// runs alone to measure a run's memory) and resumes it. (Not by cancelling the study
+// before it begins: every run looks at its context from its first LP's Init, so that
+// first run would not finish.)
 func TestStudyInterruptAndResume(t *testing.T) {
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "s.yaml")

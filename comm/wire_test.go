@@ -32,9 +32,10 @@ func sampleFinalRank() FinalRank[wireStats] {
 	}
 }
 
-// The golden encodings were written by the kernel's own structs before they moved here
-// (kernel/distributed.go at 3c8e98c, msgpack.Marshal), with a statistics struct of the
-// same shape as wireStats; the wire format must not change, or ranks of different builds
+// The golden encodings are the wire format as ranks of earlier builds write it
+// (msgpack.Marshal of structs of wireStats' shape: docs/DECISIONS.md, "The all-gather
+// messages and msgpack live in `comm`"); the
+// wire format must not change, or ranks of different builds
 // would misread each other.
 const (
 	goldenSyncReading = "87a177d3fffffffffffffffda16dcb4029000000000000a172cb7ff0000000000000a170c3a173cf0000000000000007a176cf000000000000012ca165ac72616e6b20313a20626f6f6d"

@@ -77,11 +77,18 @@ func hostCompileFlags() []string {
 }
 
 // hostBackend compiles the CUDA sources as host C++ and runs them one thread at a time.
+//
+// Locking: life is held shared by every operation (enter) and exclusively by Close, which
+// alone writes closed and unloads handles, so Close never unloads a library an operation
+// runs. mu serializes compiling and running (the C thread indices are globals): kernels,
+// handles and seq are written under it, or by the constructor before the backend is
+// shared; xorwow is set by the constructor and read under mu. inFlight counts the batches
+// accepted and not yet waited for, lock-free (MaxInFlight).
 type hostBackend struct {
 	cxx, version, dir string
 	life              sync.RWMutex
 	closed            bool
-	mu                sync.Mutex // serializes compiling and running (the C thread indices are globals)
+	mu                sync.Mutex
 	kernels           map[string]func(args unsafe.Pointer)
 	handles           []uintptr
 	xorwow            func(reverse int32, st, counts unsafe.Pointer, n uint32)

@@ -105,7 +105,7 @@ for np in 2 4; do
     --time-warp-check-rollbacks --gpu cpu
   check pcs "$np" 2 asynchronous --num-cells-x 16 --num-cells-y 16 --max-sim-time 100 \
     --time-warp-state-saving-type periodic --time-warp-cancellation lazy --time-warp-check-rollbacks
-  # Workers sharing one schedule queue (kernel/group.go), with the same options.
+  # Workers sharing one schedule queue (kernel/internal/timewarp/group.go), with the same options.
   check phold "$np" 2 asynchronous --lps 512 --max-sim-time 40 --time-warp-scheduler-count 1 \
     --time-warp-cancellation lazy --time-warp-check-rollbacks --gpu cpu
   check pcs "$np" 2 asynchronous --num-cells-x 16 --num-cells-y 16 --max-sim-time 100 --time-warp-scheduler-count 1 \

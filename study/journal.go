@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/warpedgo/warped/internal/outfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -91,13 +91,13 @@ type entry struct {
 // writing it) is dropped. Without resume, a journal that holds runs is an error.
 func openJournal(dir, name string, resume bool) (*journal, map[string]Outcome, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, &SettingsError{fmt.Sprintf("cannot use --out %s: %v", dir, unwrapPath(err))}
+		return nil, nil, &SettingsError{fmt.Sprintf("cannot use --out %s: %v", dir, outfile.UnwrapPath(err))}
 	}
 	path := filepath.Join(dir, name)
 	// O_APPEND: every line goes at the end, whatever else writes the file.
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, nil, &SettingsError{fmt.Sprintf("cannot open the journal in --out %s: %v", dir, unwrapPath(err))}
+		return nil, nil, &SettingsError{fmt.Sprintf("cannot open the journal in --out %s: %v", dir, outfile.UnwrapPath(err))}
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
@@ -132,15 +132,6 @@ func readJournal(f *os.File, dir, path string, resume bool) (*journal, map[strin
 		return nil, nil, fmt.Errorf("cannot drop the journal's torn line: %w", err)
 	}
 	return newJournal(f), done, nil
-}
-
-// unwrapPath drops the operation and path of a *fs.PathError.
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // parseJournal adds the entries of journal data (from path) to done and returns the

@@ -50,7 +50,7 @@ func (e *Error) Error() string { return "cannot write " + e.Path + ": " + e.Err.
 func (e *Error) Unwrap() error { return e.Err }
 
 // fail returns an *Error for path.
-func fail(path string, err error) *Error { return &Error{Path: path, Err: unwrapPath(err)} }
+func fail(path string, err error) *Error { return &Error{Path: path, Err: UnwrapPath(err)} }
 
 // target is what a path names, as far as writing it goes.
 type target struct {
@@ -151,7 +151,7 @@ func writableFile(path string) error {
 		f.Close()
 		return stickyOwner(path)
 	}
-	switch err = unwrapPath(err); {
+	switch err = UnwrapPath(err); {
 	case errors.Is(err, unix.EACCES):
 		return errors.New("the existing file is read-only to this user (permission denied): make it writable, or name another file")
 	case errors.Is(err, unix.EPERM):
@@ -159,7 +159,7 @@ func writableFile(path string) error {
 	case errors.Is(err, unix.EROFS):
 		return errors.New("it is on a read-only file system: name a file elsewhere")
 	}
-	return fmt.Errorf("the existing file cannot be opened for writing (%v): name another file", err)
+	return fmt.Errorf("the existing file cannot be opened for writing (%w): name another file", err)
 }
 
 // stickyOwner fails where path's directory is sticky (as /tmp is) and neither path nor
@@ -188,7 +188,7 @@ func checkDir(dir string) error {
 		return fmt.Errorf("directory %s does not exist", dir)
 	}
 	if err != nil {
-		return unwrapPath(err)
+		return UnwrapPath(err)
 	}
 	if !st.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
@@ -197,14 +197,14 @@ func checkDir(dir string) error {
 		return fmt.Errorf("it is in %s, which holds no files", name)
 	}
 	if err := writable(dir); err != nil {
-		return fmt.Errorf("directory %s is not writable: %v", dir, err)
+		return fmt.Errorf("directory %s is not writable: %w", dir, err)
 	}
 	return nil
 }
 
-// unwrapPath drops the operation and path of a *fs.PathError, which the message names
-// already.
-func unwrapPath(err error) error {
+// UnwrapPath drops the operation and path of a *fs.PathError, for a message that names
+// the path already.
+func UnwrapPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err

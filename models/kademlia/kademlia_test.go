@@ -253,3 +253,11 @@ func TestClosestMatchesSorting(t *testing.T) {
 		}
 	}
 }
+
+// bucketOf returns the k-bucket that id b falls into in the routing table of id a: the
+// index of the highest bit in which they differ (bucket i holds the ids at XOR distance
+// [2^i, 2^(i+1))). a and b must differ.
+func bucketOf(a, b uint64) int { return 63 - bits.LeadingZeros64(a^b) }
+
+// table returns node u's contacts.
+func (nw *network) table(u uint32) []uint32 { return nw.contacts[nw.start[u]:nw.start[u+1]] }

@@ -16,11 +16,6 @@ func NodeID(i uint32, seed uint64) uint64 {
 	return z ^ z>>31
 }
 
-// bucketOf returns the k-bucket that id b falls into in the routing table of id a: the
-// index of the highest bit in which they differ (bucket i holds the ids at XOR distance
-// [2^i, 2^(i+1))). a and b must differ.
-func bucketOf(a, b uint64) int { return 63 - bits.LeadingZeros64(a^b) }
-
 // network is the overlay, built once per model and only read during a run: every node's
 // id and its routing table (its k-buckets), in compressed rows: node i's contacts are
 // contacts[start[i]:start[i+1]], as node indices, bucket by bucket from the highest; its
@@ -105,9 +100,6 @@ func buildNetwork(n, k int, seed uint64) *network {
 	}
 	return nw
 }
-
-// table returns node u's contacts.
-func (nw *network) table(u uint32) []uint32 { return nw.contacts[nw.start[u]:nw.start[u+1]] }
 
 // dist is the XOR distance between node v's id and key.
 func (nw *network) dist(v uint32, key uint64) uint64 { return nw.ids[v] ^ key }

@@ -502,7 +502,7 @@ func TestSourceConstants(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, math.Float64bits(v), bits, "%s is not the bits of %s", m[1], m[2])
 	}
-	const halfLog2Pi = 0.5 * 1.8378770664093453 // as rng's logFactorial has it
+	const halfLog2Pi = 0.5 * 1.8378770664093453 // as rng.LogFactorial has it
 	require.Contains(t, batchSource, fmt.Sprintf("warped_bits_f64(%#016xull); // %v", math.Float64bits(halfLog2Pi), halfLog2Pi))
 }
 
@@ -612,8 +612,8 @@ func stateHash(lps []kernel.LogicalProcess) string {
 }
 
 // TestSequentialResultsPinned pins sequential results, so that any change of the model's
-// behaviour shows here: WARPED2's one-hop moves (the default since issue 31), and the 1 to 3
-// hops of --max-hops 3 (pinned when the move-out gained WARPED2's TS_OFFSET, unchanged since).
+// behaviour shows here: WARPED2's one-hop moves (the default), and the 1 to 3 hops of
+// --max-hops 3, both with WARPED2's TS_OFFSET on the move-out.
 func TestSequentialResultsPinned(t *testing.T) {
 	for _, tc := range []struct {
 		c         Config

@@ -1,8 +1,5 @@
 //go:build !linux
 
-// Package osthread gives the calling OS thread's core away without the Go scheduler
-// (on Linux; elsewhere through it), and reads the run delay and the CPUs' idle time (on
-// Linux only).
 package osthread
 
 import (

@@ -11,7 +11,7 @@ import (
 	"github.com/warpedgo/warped/kernel/internal/core"
 )
 
-// The rollback check (Config.CheckRollbacks): each event's digest of the LP's state and sends,
+// The rollback check (TimeWarpConfig.CheckRollbacks): each event's digest of the LP's state and sends,
 // and the errors that name an LP whose Reverse, Restore or re-execution does not reproduce
 // what it did.
 

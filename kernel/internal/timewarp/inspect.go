@@ -11,7 +11,7 @@ import (
 )
 
 // Hooks for the tests of package kernel, which run the engine through the public API and
-// check its internals at the end (kernel's export_test.go wraps them). They are not used
+// check its internals at the end (kernel/dispatch's export_test.go wraps them). They are not used
 // otherwise.
 
 // Internals is what the tests see of a finished time-warp run besides its totals.
