@@ -30,8 +30,8 @@ const Stdout = "-"
 // File is an output file being written. Write it, then Commit; Abort (safe to defer, and
 // after Commit) drops what Commit did not publish.
 type File struct {
-	path string   // the path as given, for messages
-	dst  string   // the path the temporary file is renamed to ("" in place)
+	path string    // the path as given, for messages
+	dst  string    // the path the temporary file is renamed to ("" in place)
 	f    *os.File  // the temporary file, or the file written in place (nil for "-")
 	w    io.Writer // where Write writes: f, or the writer "-" stands for
 	keep bool      // w is standard output: never closed
