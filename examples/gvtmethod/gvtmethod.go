@@ -1,7 +1,8 @@
 // Package gvtmethod is a toy GVT method between processes, written the way
-// docs/ARCHITECTURE.md, "Where to add a GVT method", says: the algorithm as a pure state
-// machine, with no goroutines, no transport and no clock, so that a test can drive it
-// through every interleaving and check it against an omniscient view.
+// docs/ARCHITECTURE.md, "Where to add", "A GVT method between processes", says: the
+// algorithm as a pure state machine, with no goroutines, no transport and no clock, so
+// that a test can drive it through every interleaving and check it against an omniscient
+// view.
 //
 // The method is a stop-the-world reading: while the ranks all-gather their readings none
 // of them processes or sends, so the readings form a consistent cut. Each rank counts the

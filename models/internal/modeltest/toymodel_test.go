@@ -10,7 +10,7 @@ import (
 	"github.com/warpedgo/warped/models/internal/modeltest"
 )
 
-// This file follows docs/ARCHITECTURE.md, "Where to add a model", once: a toy model (a
+// This file follows docs/ARCHITECTURE.md, "Where to add", "A model", once: a toy model (a
 // ball bounced between LPs at random) checked against the determinism oracle.
 
 // bounceState is one LP's state: a plain struct, so kernel.Plain saves and digests it.
