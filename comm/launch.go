@@ -25,7 +25,7 @@ type MPIComm struct {
 // CommFromFortran wraps the Fortran handle of a communicator (see MPIComm).
 func CommFromFortran(handle int32) MPIComm { return MPIComm{fortran: handle, set: true} }
 
-// CommWorld is MPI_COMM_WORLD, the default.
+// CommWorld is MPI_COMM_WORLD, the default (the zero MPIComm). Read only.
 var CommWorld = MPIComm{}
 
 // IsWorld reports whether c is MPI_COMM_WORLD (the zero value).

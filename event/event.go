@@ -22,6 +22,7 @@ import "math"
 type Time = float64
 
 // Infinity is the time that is never reached; GVT is Infinity when nothing is pending.
+// Read only: a var because Go has no constant for +Inf.
 var Infinity = math.Inf(1)
 
 // LPID is the dense id of a logical process: its index in the simulation's LP slice.

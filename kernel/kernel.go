@@ -59,7 +59,8 @@ type Poisson = rng.Poisson
 // NewPoisson returns a Poisson sampler for the given mean; build it once, draw often.
 func NewPoisson(mean float64) Poisson { return rng.NewPoisson(mean) }
 
-// Infinity is the time that is never reached.
+// Infinity is the time that is never reached (+Inf; read only: a var because Go has no
+// constant for it).
 var Infinity = event.Infinity
 
 // LogicalProcess is what a model implements for each of its LPs.

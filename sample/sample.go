@@ -82,7 +82,7 @@ type Row struct {
 	WorkerThreads  int     `json:"worker_threads"`
 }
 
-// Columns are the CSV header, in the order of Row's fields.
+// Columns are the CSV header, in the order of Row's fields. Read only.
 var Columns = []string{"wall_seconds", "gvt", "rank", "worker", "processed", "committed", "rolled_back",
 	"primary_rollbacks", "secondary_rollbacks", "anti_messages", "safe_events", "pending_events",
 	"history_length", "memory_bytes", "resident_bytes", "offload_batches", "final", "idle_seconds", "processing_seconds",

@@ -13,7 +13,7 @@ import (
 )
 
 // SeriesColumns are the header of a series file (WriteSeries): one line per point of a
-// model's time series (kernel.SeriesPoint), in Result.Series' order.
+// model's time series (kernel.SeriesPoint), in Result.Series' order. Read only.
 var SeriesColumns = []string{"time", "lp", "series", "value"}
 
 // WriteSeries writes a model's time series to out as CSV with a header (SeriesColumns).

@@ -307,7 +307,11 @@ func (t To) Create(path string) (*File, error) {
 }
 
 // pending are the temporary files that Create made and that neither Commit nor Abort has
-// settled, by name: what RemovePending removes when the process must end at once.
+// settled, by name: what RemovePending removes when the process must end at once. The
+// project's one piece of process-wide mutable state, on purpose: the second signal that
+// calls RemovePending ends the process, whatever run or study made the files, and no run
+// can hand its files to a signal handler it does not know (docs/DECISIONS.md, "Stop
+// signals"). Guarded by its own lock.
 var pending = &temporaries{names: map[string]bool{}}
 
 // temporaries is a set of temporary files that ends when the process does.

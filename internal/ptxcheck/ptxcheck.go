@@ -15,7 +15,7 @@ import (
 )
 
 // Archs are the compute capabilities checked: the H100's and H200's (9.0), and 7.0, the
-// oldest that the kernels' atomics and warp intrinsics allow.
+// oldest that the kernels' atomics and warp intrinsics allow. Read only.
 var Archs = [][2]int{{9, 0}, {7, 0}}
 
 // Source compiles CUDA text src (named name) for each of Archs, to PTX as a run does and
