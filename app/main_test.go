@@ -224,11 +224,14 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"phold", "--gpu", "maybe"}, `--gpu: unknown mode "maybe" (want off, on, auto, cpu)`},
 		{[]string{"phold", "--gpu-batch-size", "-1"}, "--gpu-batch-size must be in [0, 1048576] (0: tuned), got -1"},
 	} {
-		code, out, errOut := warped(tc.args...)
-		require.Equal(t, 2, code, "%v: %s", tc.args, errOut)
-		require.Contains(t, errOut, tc.want, tc.args)
-		require.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
-		require.Empty(t, out)
+		// Each case named by its command line, so that one failure hides none of the others.
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, out, errOut := warped(tc.args...)
+			require.Equal(t, 2, code, "%v: %s", tc.args, errOut)
+			require.Contains(t, errOut, tc.want, tc.args)
+			require.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+			require.Empty(t, out)
+		})
 	}
 	code, _, errOut := warped()
 	require.Equal(t, 2, code)
