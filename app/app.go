@@ -84,22 +84,23 @@ var commands = map[string]bool{"help": true, "version": true, "devices": true, "
 // run cleanly on SIGINT, SIGTERM or SIGHUP (see stopOnSignals), and exits with the
 // command's status.
 func Main(name string, models ...*Model) {
-	os.Exit(New(name, models...).main(os.Args[1:], signalRepeat))
+	os.Exit(New(name, models...).main(os.Args[1:], signalRepeat, stopGrace))
 }
 
 // main runs the command on args as the process: on its standard output and error, with
 // a context that a stop signal ends (stopOnSignals, with repeat: signalRepeat but in
 // tests), or, in a rank of a run across processes, the exit of the launcher
 // (watchLauncher). It returns the exit status.
-func (c *Command) main(args []string, repeat time.Duration) int {
+func (c *Command) main(args []string, repeat, grace time.Duration) int {
 	ctx, stop := context.WithCancelCause(context.Background())
-	stopOnSignals(stop, c.who(args), os.Stderr, repeat)
+	stopOnSignals(stop, c.who(args), os.Stderr, repeat, grace)
+	// A write to a pipe whose reader has gone (warped phold --trace - | head -1; a rank's
+	// standard output and error, pipes to a launcher that exited) must fail as any write
+	// does, and the run end as a failed one (its line, exit 1, its temporary files
+	// removed, its samples kept), not with SIGPIPE before it settles its outputs. A
+	// progress line that cannot be written is dropped; the run goes on.
+	signal.Ignore(syscall.SIGPIPE)
 	if comm.LaunchedRanks() > 1 {
-		// A rank's standard output and error are pipes to the launcher. Should it exit,
-		// nobody reads them: a write there, of the rank's own line or of the error that
-		// another rank sent it, must not end the rank with SIGPIPE before it settles its
-		// outputs (as it did, leaving a temporary file behind).
-		signal.Ignore(syscall.SIGPIPE)
 		go watchLauncher(stop, os.Getppid(), os.Getppid)
 	}
 	return c.Run(ctx, args, os.Stdout, os.Stderr)
@@ -116,7 +117,11 @@ func (c *Command) who(args []string) string {
 
 // stopOnSignals has the first of stopSignals stop the run: stop ends the run's context
 // with an *interruption, and the run ends as a failed one does, printing its one line
-// and removing its temporary files. A later one ends the process at once (endAtOnce).
+// and removing its temporary files. A later one ends the process at once (endAtOnce), as
+// does the end of grace after the first when the process has not ended by then: a run
+// held in a call that no context reaches (a write to a pipe nobody reads, a file system
+// that does not answer) would otherwise never end on a single signal, which is all GNU
+// timeout and most schedulers send.
 //
 // A signal within repeat of the first is the same stop delivered twice, not a
 // second one: GNU timeout sends its signal to the command and then to the command's
@@ -124,7 +129,7 @@ func (c *Command) who(args []string) string {
 // the terminal sent to the whole foreground group. Taken for a second signal, such a
 // pair ended warped phold --lps 6000000 at once, with status 1 and no line at all, in 18
 // of 42 runs of timeout -s INT 1 to 3 seconds in (whenever the two were delivered apart).
-func stopOnSignals(stop context.CancelCauseFunc, who string, stderr io.Writer, repeat time.Duration) {
+func stopOnSignals(stop context.CancelCauseFunc, who string, stderr io.Writer, repeat, grace time.Duration) {
 	sigs := make(chan os.Signal, 4)
 	for _, sig := range stopSignals {
 		// A signal the process was started ignoring stays ignored: nohup's SIGHUP, the
@@ -137,14 +142,24 @@ func stopOnSignals(stop context.CancelCauseFunc, who string, stderr io.Writer, r
 		s := <-sigs
 		first := time.Now()
 		stop(&interruption{sig: s})
-		for s = range sigs {
-			if time.Since(first) >= repeat {
-				break
+		stuck := time.NewTimer(grace)
+		for {
+			select {
+			case again := <-sigs:
+				if time.Since(first) >= repeat {
+					endAtOnce(who, fmt.Sprintf("%v again", &interruption{sig: again}), stderr)
+				}
+			case <-stuck.C:
+				endAtOnce(who, fmt.Sprintf("%v, and the run did not stop within %v", &interruption{sig: s}, grace), stderr)
 			}
 		}
-		endAtOnce(who, s, stderr)
 	}()
 }
+
+// stopGrace is how long after a stop signal a run that has not ended is ended at once
+// (stopOnSignals). A run stops within milliseconds of the signal, settling its outputs;
+// one still going seconds later is held where nothing looks at its context.
+const stopGrace = 10 * time.Second
 
 // signalRepeat is how long after the first stop signal another one is the same stop
 // delivered twice (see stopOnSignals). A person who presses Ctrl-C again to end a stop
@@ -152,15 +167,16 @@ func stopOnSignals(stop context.CancelCauseFunc, who string, stderr io.Writer, r
 // model at once (abandonable, runmodel.go), so that there is rarely a need to.
 const signalRepeat = time.Second
 
-// endAtOnce ends the process on a second stop signal s, without waiting for the run to
-// wind down (a model's code that never returns, a write that blocks): it removes the
-// temporary files of the outputs being written, so that nothing is published after
-// (outfile.RemovePending), prints one line and exits with status 1, as an interrupted run
-// does. (Not by re-raising s: the exit with 1 that follows the raise can come before s
-// is delivered, and the process would end saying nothing.)
-func endAtOnce(who string, s os.Signal, stderr io.Writer) {
+// endAtOnce ends the process, for why (a second stop signal, a run that a first one did
+// not stop), without waiting for the run to wind down (a model's code that never returns,
+// a write that blocks): it removes the temporary files of the outputs being written, so
+// that nothing is published after (outfile.RemovePending), prints one line and exits with
+// status 1, as an interrupted run does. (Not by re-raising the signal: the exit with 1
+// that follows the raise can come before the signal is delivered, and the process would
+// end saying nothing.)
+func endAtOnce(who, why string, stderr io.Writer) {
 	outfile.RemovePending()
-	fmt.Fprintf(stderr, "%s: %v again: stopped at once\n", who, &interruption{sig: s})
+	fmt.Fprintf(stderr, "%s: %s: stopped at once\n", who, why)
 	os.Exit(exitRun)
 }
 

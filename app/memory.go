@@ -305,12 +305,14 @@ func underPressure(used, limit uint64, was bool) bool {
 	return share > pressureAt
 }
 
-// stopCause returns why ctx ended when a signal or the memory watcher ended it, else nil.
+// stopCause returns why ctx ended when a signal, the memory watcher or an output that
+// could not be written (outputFailed) ended it, else nil.
 func stopCause(ctx context.Context) error {
 	cause := context.Cause(ctx)
 	var i *interruption
 	var m *memoryExceeded
-	if errors.As(cause, &i) || errors.As(cause, &m) {
+	var o *outputFailed
+	if errors.As(cause, &i) || errors.As(cause, &m) || errors.As(cause, &o) {
 		return cause
 	}
 	return nil

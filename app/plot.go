@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/warpedgo/warped/internal/infile"
 	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/sample"
@@ -179,6 +180,19 @@ func plotCharts(files []string, m *Model, note func(string)) ([]chart.Chart, err
 	return plotFiles(files, m, note)
 }
 
+// readPlotInput reads an input file of warped plot, to the bound of what it draws (a device
+// or a FIFO has no size for the check of every input's total to see).
+func readPlotInput(path string) ([]byte, error) {
+	data, err := infile.ReadAtMost(path, maxPlotBytes)
+	switch {
+	case errors.Is(err, infile.ErrTooLarge):
+		return nil, fmt.Errorf("the input is over %d MiB (at %s): too much to draw; take fewer samples (a longer --sample-period) or plot fewer files", maxPlotBytes>>20, path)
+	case err != nil:
+		return nil, fmt.Errorf("cannot read %s: %w", path, outfile.UnwrapPath(err))
+	}
+	return data, nil
+}
+
 // readStatsFiles reads files as --stats-file outputs (each one object, or an array of
 // them) and returns one run each, labelled by the settings in which the runs differ, else
 // by file name (and index in an array), and the label's name for the chart's axis. It
@@ -188,9 +202,9 @@ func readStatsFiles(files []string) ([]chart.Run, string, error) {
 	var runs []chart.Run
 	var settings []map[string]string
 	for i, path := range files {
-		data, err := os.ReadFile(path)
+		data, err := readPlotInput(path)
 		if err != nil {
-			return nil, "", fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
+			return nil, "", err
 		}
 		objs, ok := statsObjects(data)
 		if !ok {
@@ -339,9 +353,9 @@ func plotFiles(files []string, m *Model, note func(string)) ([]chart.Chart, erro
 	var rows []sample.Row
 	var points []kernel.SeriesPoint
 	for _, path := range files {
-		data, err := os.ReadFile(path)
+		data, err := readPlotInput(path)
 		if err != nil {
-			return nil, fmt.Errorf("cannot read %s: %w", path, errors.Unwrap(err))
+			return nil, err
 		}
 		first, _, _ := strings.Cut(string(data[:min(len(data), 256)]), "\n")
 		if sample.IsSeries(first) {

@@ -432,6 +432,11 @@ func (inv *invocation) note(s string) {
 // reports is quiet here; a model's panic comes with its stack.
 func (inv *invocation) simulate(ctx context.Context, sim *dispatch.Simulation, progress bool) (kernel.Result, error) {
 	ctx, unwatch := watchMemory(ctx, inv.o.maxMemory.limit(), &inv.pressure)
+	ctx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	if inv.trace != nil {
+		inv.trace.stop = stopRun
+	}
 	res, err := sim.Run(ctx)
 	why := stopCause(ctx)
 	unwatch()

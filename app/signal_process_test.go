@@ -35,6 +35,7 @@ const signalChildEnv = "WARPED_TEST_SIGNAL_CHILD"
 type signalChild struct {
 	Args   []string
 	Repeat time.Duration
+	Grace  time.Duration // stopGrace in Main; 0: stopGrace
 }
 
 // childReady is the line a child's test model writes on stderr where the case signals it.
@@ -49,8 +50,11 @@ func runSignalChild(spec string) int {
 		return 3
 	}
 	ready := func() { fmt.Fprintln(os.Stderr, childReady) }
-	c := New("warped", stallModel(ready, nil), hookModel(ready))
-	return c.main(ch.Args, ch.Repeat)
+	c := New("warped", stallModel(ready, nil), hookModel(ready), findModel("phold"))
+	if ch.Grace == 0 {
+		ch.Grace = stopGrace
+	}
+	return c.main(ch.Args, ch.Repeat, ch.Grace)
 }
 
 // hookModel is a test model whose init hook (Model.Init) calls ready and then hangs (for
@@ -72,7 +76,13 @@ func hookModel(ready func()) *Model {
 // returns the exit status and what the process wrote on stderr after that line.
 func startChild(t *testing.T, dir string, repeat time.Duration, args ...string) (*os.Process, func() (int, string)) {
 	t.Helper()
-	spec, err := json.Marshal(signalChild{Args: args, Repeat: repeat})
+	return startChildOf(t, dir, signalChild{Args: args, Repeat: repeat})
+}
+
+// startChildOf is startChild for the child ch.
+func startChildOf(t *testing.T, dir string, ch signalChild) (*os.Process, func() (int, string)) {
+	t.Helper()
+	spec, err := json.Marshal(ch)
 	require.NoError(t, err)
 	// The bound of a child that does not end (a hang): a minute, then the test fails.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -144,4 +154,56 @@ func TestSecondSignalEndsAtOnce(t *testing.T) {
 	entries, err = os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, entries, "files left: %v", entries)
+}
+
+// TestStuckRunEndsAfterGrace: a run that one signal cannot stop (its model's init hook
+// hangs, as a write to a pipe nobody reads would) ends once the grace after the signal is
+// over (stopGrace; 0.2 s here): one line, exit 1, the --sample-file's temporary removed.
+func TestStuckRunEndsAfterGrace(t *testing.T) {
+	dir := t.TempDir()
+	p, wait := startChildOf(t, dir, signalChild{Args: []string{"hook", "--gpu", "off", "--sample-file", "s.csv"},
+		Repeat: signalRepeat, Grace: 200 * time.Millisecond})
+	require.NoError(t, p.Signal(syscall.SIGTERM))
+	code, stderr := wait()
+	require.Equal(t, exitRun, code, stderr)
+	require.Equal(t, "warped hook: interrupted by SIGTERM, and the run did not stop within 200ms: stopped at once\n", stderr)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "files left: %v", entries)
+}
+
+// TestBrokenPipeFailsTheRun: a run whose standard output's reader has gone (warped phold
+// --trace - | head -1) fails as a failed write does, not by SIGPIPE: its line, exit 1,
+// the samples of the failed run kept, no temporary file left.
+func TestBrokenPipeFailsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	spec, err := json.Marshal(signalChild{Args: []string{"phold", "--lps", "64", "--max-sim-time", "1e6", "--gpu", "off",
+		"--trace", "-", "--sample-file", "s.csv", "--stats-file", "s.json"}, Repeat: signalRepeat})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang's bound
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), signalChildEnv+"="+string(spec))
+	cmd.Dir = dir
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	cmd.Stdout = w
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, r.Close()) // the reader is gone before the first write
+	require.NoError(t, cmd.Start())
+	w.Close()
+	err = cmd.Wait()
+	require.NoError(t, ctx.Err(), "the child did not end: %s", stderr.String())
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	require.False(t, ws.Signaled(), "the child was killed by %v; stderr %s", ws.Signal(), stderr.String())
+	require.Equal(t, exitRun, ws.ExitStatus(), stderr.String())
+	require.Equal(t, "warped phold: cannot write --trace -: broken pipe; its samples so far are in s.csv\n", stderr.String())
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	require.Equal(t, []string{"s.csv"}, names, "the failed run's samples, and nothing else")
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/warpedgo/warped/comm"
 	"github.com/warpedgo/warped/gpuoffload"
+	"github.com/warpedgo/warped/internal/infile"
 	"github.com/warpedgo/warped/internal/meminfo"
 	"github.com/warpedgo/warped/kernel"
 	"github.com/warpedgo/warped/kernel/dispatch"
@@ -340,7 +340,10 @@ func (c *Command) studyCommand(ctx context.Context, args []string, stdout, stder
 	if err := comm.CheckLaunch(); err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	data, err := os.ReadFile(spec)
+	data, err := infile.ReadAtMost(spec, maxSpecBytes)
+	if errors.Is(err, infile.ErrTooLarge) {
+		return fail(exitUsage, "cannot read the spec: %s is over %d MiB: not a study spec", spec, maxSpecBytes>>20)
+	}
 	if err != nil {
 		return fail(exitUsage, "cannot read the spec: %v", err)
 	}
@@ -538,3 +541,7 @@ func printStudy(w io.Writer, st *study.Study) {
 	}
 	fmt.Fprintf(w, "(mean ± 95%% confidence half-width; %s%d distinct digests)\n", note, len(keys))
 }
+
+// maxSpecBytes is the largest study spec: a spec is a few kilobytes, and a device such as
+// /dev/zero given by mistake would be read until memory ran out.
+const maxSpecBytes = 16 << 20

@@ -41,7 +41,18 @@ type traceOutput struct {
 	f *outfile.File
 	w *bufio.Writer
 	n uint64
+	// stop ends the run with the trace's first write error (set by simulate before the
+	// run: a run whose trace cannot be written has failed, and need not go on).
+	stop    func(error)
+	stopped bool
 }
+
+// outputFailed is a run's cause of stopping when one of its outputs could not be written
+// while it ran (a --trace - whose reader has gone).
+type outputFailed struct{ err error }
+
+func (o *outputFailed) Error() string { return o.err.Error() }
+func (o *outputFailed) Unwrap() error { return o.err }
 
 // openTrace creates the --trace file and has cfg's dispatcher write each committed event
 // (every --trace-every'th) to it: the time, the LP's id and name, and the event's kind
@@ -81,7 +92,10 @@ func (inv *invocation) openTrace(cfg *kernel.Config, lps []kernel.LogicalProcess
 		line = append(line, ',')
 		line = append(line, csvField(kind(ev))...)
 		line = append(line, '\n')
-		t.w.Write(line)
+		if _, err := t.w.Write(line); err != nil && !t.stopped && t.stop != nil {
+			t.stopped = true
+			t.stop(&outputFailed{outputError("trace", err)})
+		}
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -288,7 +289,7 @@ func (t To) Create(path string) (*File, error) {
 		return &File{path: path, w: t.stdout(), keep: true}, nil
 	}
 	if r.inPlace {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		f, err := openInPlace(path, fifoWait)
 		if err != nil {
 			return nil, fail(path, err)
 		}
@@ -304,6 +305,29 @@ func (t To) Create(path string) (*File, error) {
 		return nil, fail(path, errEnding)
 	}
 	return &File{path: path, dst: r.dst, f: f, w: f, mode: r.mode}, nil
+}
+
+// fifoWait is how long Create waits for a process to open a FIFO output for reading (its
+// reader may start just after the run: warped phold --trace f & cat f).
+const fifoWait = 10 * time.Second
+
+// openInPlace opens path, a file written where it is (a device, a FIFO), for appending.
+// It does not wait in the open for a FIFO's reader, where no stop signal would reach it:
+// it tries again every few milliseconds for up to wait, then fails saying so. Opened so,
+// writes still wait for the reader to take what it is sent (Go's poller parks the
+// goroutine, not a thread in a system call).
+func openInPlace(path string, wait time.Duration) (*os.File, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|unix.O_NONBLOCK, 0)
+		if !errors.Is(err, unix.ENXIO) {
+			return f, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("no process opened this FIFO for reading within %v: start its reader first", wait)
+		}
+		time.Sleep(5 * time.Millisecond) // a reader that is to come: a process, not a goroutine to wake
+	}
 }
 
 // pending are the temporary files that Create made and that neither Commit nor Abort has

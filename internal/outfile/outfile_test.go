@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // entries returns the names in dir.
@@ -388,5 +389,18 @@ func TestCommitAside(t *testing.T) {
 		if got := asideName(path, 1); got != want {
 			t.Errorf("asideName(%q) = %q, want %q", path, got, want)
 		}
+	}
+}
+
+// TestFIFOWithoutReader: a FIFO that no process reads is not waited for in the open (where
+// no stop signal reaches the process): Create fails after its wait, saying what to do.
+func TestFIFOWithoutReader(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	_, err := openInPlace(p, 20*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "no process opened this FIFO for reading within 20ms: start its reader first") {
+		t.Fatalf("openInPlace(FIFO without a reader) = %v", err)
 	}
 }

@@ -41,6 +41,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/warpedgo/warped/internal/infile"
 	"github.com/warpedgo/warped/kernel"
 )
 
@@ -143,7 +144,7 @@ func (c Config) Load() (*Circuit, error) {
 // openBench opens the .bench file that c.Circuit names (one that is not a shipped
 // circuit's name), with the error Load and Signals give where it cannot be read.
 func (c Config) openBench() (*os.File, error) {
-	f, err := os.Open(c.Circuit)
+	f, err := infile.Open(c.Circuit) // a FIFO without a writer: not waited for
 	if err == nil {
 		// It is read twice (its size, then its gates): a file, not a device or a pipe,
 		// which /dev/zero would be read forever as.
