@@ -327,7 +327,7 @@ func (c *Command) run(ctx context.Context, args []string, stdout, stderr io.Writ
 	case "study":
 		return c.studyCommand(ctx, args[1:], stdout, stderr)
 	case "plot":
-		return c.plotCommand(args[1:], stdout, stderr)
+		return c.plotCommand(ctx, args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		if len(args) > 1 {
 			if h := args[1]; h == "-h" || h == "-help" || h == "--help" {

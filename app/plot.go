@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,8 +67,9 @@ below it when long.
   --dpi N            resolution of PNGs, 50 to 1200 (default 300)
 `
 
-// plotCommand is 'warped plot': it returns the exit status.
-func (c *Command) plotCommand(args []string, stdout, stderr io.Writer) int {
+// plotCommand is 'warped plot': it returns the exit status. When ctx ends (a stop
+// signal), it stops between charts and writes none.
+func (c *Command) plotCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("plot", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	out := fs.String("out", "plots", "directory for the charts")
@@ -118,7 +120,15 @@ func (c *Command) plotCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s plot: %v\n", c.name, err)
 		return exitUsage
 	}
-	paths, err := chart.WriteFiles(*out, charts, opts)
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "%s plot: %v: no chart written\n", c.name, context.Cause(ctx))
+		return exitRun
+	}
+	paths, err := chart.WriteFiles(ctx, *out, charts, opts)
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "%s plot: %v: no chart written\n", c.name, context.Cause(ctx))
+		return exitRun
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "%s plot: %v\n", c.name, err)
 		return exitRun

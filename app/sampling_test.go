@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -80,6 +82,24 @@ func TestSampleFlagErrors(t *testing.T) {
 func TestRankPath(t *testing.T) {
 	require.Equal(t, "out/s-rank1.csv", rankPath("out/s.csv", 1))
 	require.Equal(t, "s-rank0", rankPath("s", 0))
+}
+
+// TestPlotStopsOnASignal: warped plot stopped by a signal (its context ended) writes no
+// chart and says so: exit 1.
+func TestPlotStopsOnASignal(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.csv")
+	code, _, errOut := warped("phold", "--lps", "64", "--max-sim-time", "100", "--gpu", "off", "--sample-file", path)
+	require.Equal(t, 0, code, errOut)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(&interruption{sig: syscall.SIGTERM})
+	var stdout, stderr bytes.Buffer
+	out := filepath.Join(dir, "charts")
+	code = testCommand().Run(ctx, []string{"plot", path, "--out", out}, &stdout, &stderr)
+	require.Equal(t, exitRun, code, stderr.String())
+	require.Equal(t, "warped plot: interrupted by SIGTERM: no chart written\n", stderr.String())
+	_, err := os.Stat(out)
+	require.True(t, os.IsNotExist(err), "no chart directory: %v", err)
 }
 
 // TestPlotCommand records the samples of a run and draws them: every chart comes as a PNG

@@ -1,6 +1,7 @@
 package study
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"image/color"
@@ -13,6 +14,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 
+	"github.com/warpedgo/warped/internal/outfile"
 	"github.com/warpedgo/warped/sample/chart"
 )
 
@@ -217,6 +219,15 @@ var errNoData = errors.New("no run measured it")
 // in dir, and returns the paths written. A study with no such parameter has no plots, nor
 // has a result that no run measured.
 func (st *Study) WritePlots(dir string) ([]string, error) {
+	files, err := st.plotFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	return outfile.WriteAll(files)
+}
+
+// plotFiles renders WritePlots' files, without writing them.
+func (st *Study) plotFiles(dir string) ([]outfile.Named, error) {
 	xi := st.Spec.xParam()
 	if xi < 0 {
 		return nil, nil
@@ -232,5 +243,5 @@ func (st *Study) WritePlots(dir string) ([]string, error) {
 		}
 		charts = append(charts, chart.Chart{Name: "plot-" + key, Plot: p})
 	}
-	return chart.WriteFiles(dir, charts, chart.DefaultOptions())
+	return chart.Files(context.Background(), dir, charts, chart.DefaultOptions())
 }

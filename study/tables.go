@@ -222,8 +222,9 @@ func (st *Study) RunsCSVBytes() []byte {
 	return b.Bytes()
 }
 
-// WriteTables writes the summary (CSV and JSON), the runs' table and the plots into dir;
-// it returns the paths written.
+// WriteTables writes the summary (CSV and JSON), the runs' table and the plots into dir,
+// all of them or none (outfile.WriteAll: a full disk replaces no table of an earlier
+// write); it returns the paths written.
 func (st *Study) WriteTables(dir string) ([]string, error) {
 	js, err := st.SummaryJSONBytes()
 	if err != nil {
@@ -233,17 +234,12 @@ func (st *Study) WriteTables(dir string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("provenance JSON: %w", err)
 	}
-	var paths []string
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{SummaryCSV, st.SummaryCSVBytes()}, {SummaryJSON, js}, {RunsCSV, st.RunsCSVBytes()}, {ProvenanceJSON, pj}} {
-		p := filepath.Join(dir, f.name)
-		if err := outfile.WriteFile(p, f.data); err != nil {
-			return paths, err
-		}
-		paths = append(paths, p)
+	files := []outfile.Named{{Path: filepath.Join(dir, SummaryCSV), Data: st.SummaryCSVBytes()},
+		{Path: filepath.Join(dir, SummaryJSON), Data: js}, {Path: filepath.Join(dir, RunsCSV), Data: st.RunsCSVBytes()},
+		{Path: filepath.Join(dir, ProvenanceJSON), Data: pj}}
+	plots, err := st.plotFiles(dir)
+	if err != nil {
+		return nil, err
 	}
-	plots, err := st.WritePlots(dir)
-	return append(paths, plots...), err
+	return outfile.WriteAll(append(files, plots...))
 }

@@ -404,3 +404,29 @@ func TestFIFOWithoutReader(t *testing.T) {
 		t.Fatalf("openInPlace(FIFO without a reader) = %v", err)
 	}
 }
+
+// TestWriteAllOrNone: WriteAll publishes every file or none: where one cannot be written,
+// the others are not published, and an earlier file of the same name stays as it was.
+func TestWriteAllOrNone(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.csv"), filepath.Join(dir, "missing", "b.csv")
+	if err := os.WriteFile(a, []byte("earlier"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteAll([]Named{{Path: a, Data: []byte("new")}, {Path: b, Data: []byte("new")}}); err == nil {
+		t.Fatal("WriteAll into a missing directory succeeded")
+	}
+	if data, _ := os.ReadFile(a); string(data) != "earlier" {
+		t.Fatalf("a.csv is %q after a failed WriteAll, want it as it was", data)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("files left: %v", entries)
+	}
+	paths, err := WriteAll([]Named{{Path: a, Data: []byte("new")}, {Path: filepath.Join(dir, "c.csv"), Data: []byte("c")}})
+	if err != nil || len(paths) != 2 {
+		t.Fatalf("WriteAll = %v, %v", paths, err)
+	}
+	if data, _ := os.ReadFile(a); string(data) != "new" {
+		t.Fatalf("a.csv is %q, want new", data)
+	}
+}

@@ -2,10 +2,13 @@ package chart
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
+	"errors"
 	"image/png"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,7 +48,7 @@ func TestWriteFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "charts")
 	o := DefaultOptions()
 	o.Formats = Formats()
-	paths, err := WriteFiles(dir, charts, o)
+	paths, err := WriteFiles(context.Background(), dir, charts, o)
 	require.NoError(t, err)
 	require.Len(t, paths, 3*len(charts))
 	for _, p := range paths {
@@ -166,7 +169,7 @@ func TestSeries(t *testing.T) {
 			require.Contains(t, string(svg), want)
 		}
 		require.NotContains(t, string(svg), "queue north")
-		paths, err := WriteFiles(t.TempDir(), charts, DefaultOptions())
+		paths, err := WriteFiles(context.Background(), t.TempDir(), charts, DefaultOptions())
 		require.NoError(t, err)
 		require.Len(t, paths, 4)
 	})
@@ -506,4 +509,36 @@ func TestOneSampleSet(t *testing.T) {
 	require.Equal(t, 0.0, gvt.X.Min)
 	require.GreaterOrEqual(t, gvt.X.Max, 0.1)
 	require.IsType(t, SITicks{}, gvt.Y.Tick.Marker)
+}
+
+// TestWriteFilesStopsWithItsContext: a context that has ended writes no chart and returns
+// its cause.
+func TestWriteFilesStopsWithItsContext(t *testing.T) {
+	charts, err := Make(rows())
+	require.NoError(t, err)
+	why := errors.New("stopped")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(why)
+	dir := filepath.Join(t.TempDir(), "charts")
+	_, err = WriteFiles(ctx, dir, charts, DefaultOptions())
+	require.ErrorIs(t, err, why)
+	_, err = os.Stat(dir)
+	require.True(t, os.IsNotExist(err), "no chart directory made: %v", err)
+}
+
+// TestPDFWithoutTMPDIR: a PDF's fonts go to TMPDIR; where it cannot be written, rendering
+// fails with an error that says so, not gonum's panic. In a process of its own: gonum
+// keeps the fonts of the first PDF a process renders.
+func TestPDFWithoutTMPDIR(t *testing.T) {
+	if os.Getenv("WARPED_TEST_PDF_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestPDFWithoutTMPDIR$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "WARPED_TEST_PDF_CHILD=1", "TMPDIR="+filepath.Join(t.TempDir(), "missing"))
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return
+	}
+	charts, err := Make(rows())
+	require.NoError(t, err)
+	_, err = charts[0].Render("pdf", DefaultOptions())
+	require.ErrorContains(t, err, "set TMPDIR to a writable directory")
 }

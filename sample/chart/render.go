@@ -2,6 +2,7 @@ package chart
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -62,7 +63,16 @@ func height(w vg.Length) vg.Length { return w * 0.62 }
 
 // Render renders c in format (png, svg or pdf) at o's size. A legend is drawn to the
 // right of the data or below it, never over it.
-func (c Chart) Render(format string, o Options) ([]byte, error) {
+func (c Chart) Render(format string, o Options) (data []byte, err error) {
+	if format == "pdf" {
+		// gonum's PDF canvas writes its fonts to TMPDIR and panics (log.Panicf) where it
+		// cannot: that is the user's to set, not a stack dump.
+		defer func() {
+			if r := recover(); r != nil {
+				data, err = nil, fmt.Errorf("render chart %s as pdf: %v (its fonts go to TMPDIR: set TMPDIR to a writable directory)", c.Name, r)
+			}
+		}()
+	}
 	w, h := o.Width, height(o.Width)
 	var (
 		canvas vg.CanvasWriterTo
@@ -234,27 +244,37 @@ func (PercentTicks) Ticks(min, max float64) []plot.Tick {
 }
 
 // WriteFiles writes each chart as NAME.FORMAT in dir (made if missing), one file per
-// format of o, and returns the paths written.
-func WriteFiles(dir string, charts []Chart, o Options) ([]string, error) {
-	if err := o.Check(); err != nil {
+// format of o, and returns the paths written: all of them or none (outfile.WriteAll), so
+// that a failure (a full disk, ctx ended: its cause) replaces no chart of an earlier run.
+func WriteFiles(ctx context.Context, dir string, charts []Chart, o Options) ([]string, error) {
+	files, err := Files(ctx, dir, charts, o)
+	if err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("make chart directory: %w", err)
 	}
-	var paths []string
+	return outfile.WriteAll(files)
+}
+
+// Files renders charts in each of o's formats, as the files WriteFiles writes in dir
+// (NAME.FORMAT), without writing them. It stops with ctx's cause when ctx ends.
+func Files(ctx context.Context, dir string, charts []Chart, o Options) ([]outfile.Named, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	var files []outfile.Named
 	for _, c := range charts {
 		for _, f := range o.Formats {
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
 			data, err := c.Render(f, o)
 			if err != nil {
-				return paths, err
+				return nil, err
 			}
-			path := filepath.Join(dir, c.Name+"."+f)
-			if err := outfile.WriteFile(path, data); err != nil {
-				return paths, err
-			}
-			paths = append(paths, path)
+			files = append(files, outfile.Named{Path: filepath.Join(dir, c.Name+"."+f), Data: data})
 		}
 	}
-	return paths, nil
+	return files, nil
 }
