@@ -262,7 +262,7 @@ func (c *Command) Run(ctx context.Context, args []string, stdout, stderr io.Writ
 	out := &stickyWriter{w: stdout}
 	code := c.run(ctx, args, out, stderr)
 	if out.err != nil && code == exitOK { // a failure says so itself (a run: report)
-		fmt.Fprintf(stderr, "%s: cannot write to standard output: %v\n", c.name, writeError(out.err))
+		fmt.Fprintf(stderr, "%s: cannot write to standard output: %v\n", c.who(args), writeError(out.err))
 		return exitRun
 	}
 	return code

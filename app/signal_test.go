@@ -142,8 +142,8 @@ func TestStdoutWriteFailureIsExit1(t *testing.T) {
 			"warped phold: cannot write the results to standard output: no space left on device\n"},
 		{"--dump-config", []string{"phold", "--lps", "8", "--dump-config"},
 			"warped phold: cannot write the configuration to standard output: no space left on device\n"},
-		{"a model's help", []string{"help", "phold"}, "warped: cannot write to standard output: no space left on device\n"},
-		{"the version", []string{"version"}, "warped: cannot write to standard output: no space left on device\n"},
+		{"a model's help", []string{"help", "phold"}, "warped help: cannot write to standard output: no space left on device\n"},
+		{"the version", []string{"version"}, "warped version: cannot write to standard output: no space left on device\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var errOut bytes.Buffer

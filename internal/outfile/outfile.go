@@ -51,7 +51,14 @@ func (e *Error) Error() string { return "cannot write " + e.Path + ": " + e.Err.
 func (e *Error) Unwrap() error { return e.Err }
 
 // fail returns an *Error for path.
-func fail(path string, err error) *Error { return &Error{Path: path, Err: UnwrapPath(err)} }
+func fail(path string, err error) *Error {
+	err = UnwrapPath(err)
+	if errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) {
+		// The file is not at fault, the process's (or the system's) limit is.
+		err = fmt.Errorf("%w: raise the limit (ulimit -n), or ask for fewer outputs", err)
+	}
+	return &Error{Path: path, Err: err}
+}
 
 // target is what a path names, as far as writing it goes.
 type target struct {

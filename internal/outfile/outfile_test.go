@@ -1,6 +1,8 @@
 package outfile
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // entries returns the names in dir.
@@ -428,5 +432,14 @@ func TestWriteAllOrNone(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(a); string(data) != "new" {
 		t.Fatalf("a.csv is %q, want new", data)
+	}
+}
+
+// TestTooManyOpenFilesSaysWhatToDo: out of file descriptors, the message names the limit,
+// not the file, as what to change.
+func TestTooManyOpenFilesSaysWhatToDo(t *testing.T) {
+	err := fail("s.csv", &fs.PathError{Op: "open", Path: "s.csv", Err: unix.EMFILE})
+	if !errors.Is(err, unix.EMFILE) || !strings.Contains(err.Error(), "cannot write s.csv: too many open files: raise the limit (ulimit -n)") {
+		t.Fatalf("fail(EMFILE) = %v", err)
 	}
 }
