@@ -414,7 +414,9 @@ func (c *Command) studyCommand(ctx context.Context, args []string, stdout, stder
 		return fail(exitUsage, "%v", err)
 	}
 	if err != nil {
-		return fail(exitRun, "%v", err)
+		// A run's failure, or the journal's (a full disk): what the journal holds stays.
+		return fail(exitRun, "%v; the runs finished before are in %s: mend the cause, then go on with '%s study %s --out %s --resume'",
+			err, filepath.Join(o.out, study.JournalFile), c.name, spec, o.out)
 	}
 	if ranks != nil && ranks.Rank() != 0 {
 		return exitOK
@@ -426,7 +428,8 @@ func (c *Command) studyCommand(ctx context.Context, args []string, stdout, stder
 	st.Provenance = newProvenance(time.Now(), commandLine(c.name, "study", args))
 	paths, err := st.WriteTables(o.out)
 	if err != nil {
-		return fail(exitRun, "%v", err)
+		return fail(exitRun, "%v: no table written; every run finished (in %s): write them with '%s study %s --out %s --resume'",
+			err, filepath.Join(o.out, study.JournalFile), c.name, spec, o.out)
 	}
 	printStudy(stdout, st)
 	if st.DeviceLoops > 0 {

@@ -48,7 +48,7 @@ func TestStudyDeviceLoops(t *testing.T) {
 		code, _, stderr := warpedStandin(t, "alloc", "study", phold, "--out", filepath.Join(dir, "oom"), "--progress=off",
 			"--simulation-type", "gpu")
 		require.Equal(t, exitRun, code)
-		require.Regexp(t, `(?m)^warped study: the device loop of runs 0, 1, 4, 5: run failed: .*CUDA_ERROR_OUT_OF_MEMORY.*; 4 runs of 96 LPs in all share this loop: fewer runs a loop may fit \(a study's --group-runs\)$`, stderr)
+		require.Regexp(t, `(?m)^warped study: the device loop of runs 0, 1, 4, 5: run failed: .*CUDA_ERROR_OUT_OF_MEMORY.*; 4 runs of 96 LPs in all share this loop: fewer runs a loop may fit \(a study's --group-runs\); the runs finished before are in .*journal.jsonl: mend the cause, then go on with 'warped study .* --resume'$`, stderr)
 	})
 	t.Run("no device code", func(t *testing.T) {
 		spec := writeSpec(t, "model: epidemic\nflags: {watts-strogatz-k: 4, num-locations: 6, population: 20, max-sim-time: 50}\nreplications: 2\nresults: [infections]\n")
