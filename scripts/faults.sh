@@ -287,6 +287,25 @@ else
   echo "ok: out: SIGTERM: exit 1, samp.csv as it was, the samples in samp.partial.csv"
 fi
 
+echo "== in: FIFOs without a writer and endless devices are never waited on or read to the end"
+fresh
+mkfifo "$d/f"
+expect in 2 "is not a JSON object of flag names and values: EOF" "$w" "${phold[@]}" --config f
+expect in 2 "empty spec" "$w" study f --out st
+expect in 2 "--circuit: f is not a regular file" "$w" logic --circuit f
+expect in 2 "cannot read the spec: /dev/zero is over 16 MiB: not a study spec" "$w" study /dev/zero --out st
+echo "== out: a pipe whose reader has gone fails the run at once, not by SIGPIPE"
+fresh
+set +o pipefail
+code=$(cd "$d" && { timeout 120 "$w" phold --lps 64 --max-sim-time 1e9 --gpu off --trace - 2>"$tmp/pipe.err"; echo $? >"$tmp/pipe.code"; } | head -c 1 >/dev/null; cat "$tmp/pipe.code")
+set -o pipefail
+left=$(cd "$d" && ls -A | tr '\n' ' ')
+if [[ $code -ne 1 ]] || ! grep -qF "cannot write --trace -: broken pipe" "$tmp/pipe.err" || [[ -n "$left" ]]; then
+  fail "out: --trace - | head -c 1: exit $code, left [$left], stderr: $(cat "$tmp/pipe.err")"
+else
+  echo "ok: out: broken pipe: exit 1, 'cannot write --trace -: broken pipe', nothing left"
+fi
+
 if [[ $failures -gt 0 ]]; then
   echo "== $failures fault check(s) failed"
   exit 1
