@@ -19,8 +19,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
