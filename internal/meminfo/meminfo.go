@@ -37,16 +37,24 @@ func Bytes(key string) uint64 {
 // Resident returns the process's resident set size in bytes (the second field of
 // /proc/self/statm, in pages), or 0 when it cannot be read. One read costs a few
 // microseconds: a sampler reads it once per set of rows, not per row.
-func Resident() uint64 {
+func Resident() uint64 { return statm(1) }
+
+// Virtual returns the process's address space in bytes (VmSize, the first field of
+// /proc/self/statm), or 0 when it cannot be read: what the address-space limit (ulimit -v)
+// bounds, of which Go's runtime reserves a gigabyte or more before any heap.
+func Virtual() uint64 { return statm(0) }
+
+// statm returns field i of /proc/self/statm in bytes, or 0 when it cannot be read.
+func statm(i int) uint64 {
 	data, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
 		return 0
 	}
 	fields := bytes.Fields(data)
-	if len(fields) < 2 {
+	if len(fields) <= i {
 		return 0
 	}
-	pages, err := strconv.ParseUint(string(fields[1]), 10, 64)
+	pages, err := strconv.ParseUint(string(fields[i]), 10, 64)
 	if err != nil {
 		return 0
 	}

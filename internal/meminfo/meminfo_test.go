@@ -34,6 +34,9 @@ func TestResident(t *testing.T) {
 	if got := Resident(); got < uint64(len(hold)) {
 		t.Fatalf("resident %d bytes, want at least the %d this test holds", got, len(hold))
 	}
+	if v, r := Virtual(), Resident(); v < r {
+		t.Fatalf("address space %d bytes, below the resident %d", v, r)
+	}
 	runtime.KeepAlive(hold)
 }
 
