@@ -70,13 +70,15 @@ func TestCheckOptionsStep(t *testing.T) {
 		{func(o *options) { o.gpu = "maybe" }, `--gpu: unknown mode "maybe"`},
 		{func(o *options) { o.gpuBatchSize = kernel.MaxBatchSize + 1 }, "--gpu-batch-size must be in"},
 	} {
-		o := valid()
-		tc.change(&o)
-		err := checkOptions(&o)
-		require.ErrorContains(t, err, tc.want)
-		var f *failure
-		require.ErrorAs(t, err, &f)
-		require.Equal(t, exitUsage, f.status)
+		t.Run(tc.want, func(t *testing.T) {
+			o := valid()
+			tc.change(&o)
+			err := checkOptions(&o)
+			require.ErrorContains(t, err, tc.want)
+			var f *failure
+			require.ErrorAs(t, err, &f)
+			require.Equal(t, exitUsage, f.status)
+		})
 	}
 }
 

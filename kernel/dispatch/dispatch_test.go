@@ -240,8 +240,10 @@ func TestNewRejectsBadInput(t *testing.T) {
 		{kernel.Config{MaxSimTime: 1}, []kernel.LogicalProcess{&sliceState{}}, "cannot be saved by copying"},
 		{kernel.Config{MaxSimTime: 1}, []kernel.LogicalProcess{nil}, "LP 0 is nil"},
 	} {
-		_, err := dispatch.New(tc.cfg, tc.lps)
-		require.ErrorContains(t, err, tc.want)
+		t.Run(tc.want, func(t *testing.T) {
+			_, err := dispatch.New(tc.cfg, tc.lps)
+			require.ErrorContains(t, err, tc.want)
+		})
 	}
 }
 
