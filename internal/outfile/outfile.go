@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -337,70 +336,6 @@ func openInPlace(path string, wait time.Duration) (*os.File, error) {
 	}
 }
 
-// pending are the temporary files that Create made and that neither Commit nor Abort has
-// settled, by name: what RemovePending removes when the process must end at once. The
-// project's one piece of process-wide mutable state, on purpose: the second signal that
-// calls RemovePending ends the process, whatever run or study made the files, and no run
-// can hand its files to a signal handler it does not know (docs/DECISIONS.md, "Stop
-// signals"). Guarded by its own lock.
-var pending = &temporaries{names: map[string]bool{}}
-
-// temporaries is a set of temporary files that ends when the process does.
-type temporaries struct {
-	mu     sync.Mutex
-	names  map[string]bool
-	ending bool // RemovePending ran: no temporary file is made or renamed any more
-}
-
-// add records temporary file name, unless the process is ending.
-func (t *temporaries) add(name string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.ending {
-		return false
-	}
-	t.names[name] = true
-	return true
-}
-
-// settle runs publish (a rename into place), unless the process is ending, and forgets
-// name. It holds the lock throughout, so that RemovePending cannot run between the check
-// and the rename: once it has run, nothing more is published. It returns errEnding when
-// publish did not run.
-func (t *temporaries) settle(name string, publish func() error) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	delete(t.names, name)
-	if t.ending {
-		return errEnding
-	}
-	return publish()
-}
-
-// forget forgets name, which the caller removes.
-func (t *temporaries) forget(name string) {
-	t.mu.Lock()
-	delete(t.names, name)
-	t.mu.Unlock()
-}
-
-// errEnding is why no output is created or published after RemovePending.
-var errEnding = errors.New("the process is ending")
-
-// RemovePending removes every temporary file that Create made and no Commit or Abort has
-// settled, and from then on refuses to create or publish any: for a process that must end
-// at once (a second signal), so that it leaves no temporary file and never half an
-// output. What Commit published before is left as it is. The caller exits right after.
-func RemovePending() {
-	pending.mu.Lock()
-	defer pending.mu.Unlock()
-	pending.ending = true
-	for name := range pending.names {
-		os.Remove(name)
-		delete(pending.names, name)
-	}
-}
-
 // Write writes p; the first error is kept, and Commit returns it.
 func (f *File) Write(p []byte) (int, error) {
 	if f.err != nil {
@@ -567,82 +502,4 @@ func (f *File) Abort() {
 		pending.forget(f.f.Name())
 		os.Remove(f.f.Name())
 	}
-}
-
-// WriteFile writes data to path as one output file (see the package documentation).
-func WriteFile(path string, data []byte) error { return To{}.WriteFile(path, data) }
-
-// WriteFile writes data to path as one output file, "-" being t's standard output.
-func (t To) WriteFile(path string, data []byte) error {
-	f, err := t.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	return f.Commit()
-}
-
-// Named is one file of WriteAll: its path and its whole content.
-type Named struct {
-	Path string
-	Data []byte
-}
-
-// WriteAll writes files as one output: every file to its temporary file first, and only
-// once all are written (a full disk shows there) renames them into place, so that a
-// failure publishes none of them and replaces no file of an earlier run. It returns the
-// paths written.
-func WriteAll(files []Named) ([]string, error) {
-	opened := make([]*File, 0, len(files))
-	defer func() {
-		for _, f := range opened {
-			f.Abort() // after Commit, nothing
-		}
-	}()
-	for _, n := range files {
-		f, err := Create(n.Path)
-		if err != nil {
-			return nil, err
-		}
-		opened = append(opened, f)
-		if _, err := f.Write(n.Data); err != nil {
-			return nil, err
-		}
-		if f.f != nil && f.dst != "" {
-			if err := f.keepErr(f.f.Sync()); err != nil { // a full disk may show only here
-				return nil, err
-			}
-		}
-	}
-	paths := make([]string, 0, len(files))
-	for i, f := range opened {
-		if err := f.Commit(); err != nil {
-			return paths, err
-		}
-		paths = append(paths, files[i].Path)
-	}
-	return paths, nil
-}
-
-// WriteTo writes path with what write writes to it, committing it only when write and
-// the file's writes succeed.
-func WriteTo(path string, write func(w io.Writer) error) error { return To{}.WriteTo(path, write) }
-
-// WriteTo is the package's WriteTo, "-" being t's standard output.
-func (t To) WriteTo(path string, write func(w io.Writer) error) error {
-	f, err := t.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	if err := write(f); err != nil {
-		if f.err != nil {
-			return f.err
-		}
-		return fail(path, err)
-	}
-	return f.Commit()
 }
