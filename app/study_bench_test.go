@@ -26,7 +26,7 @@ func TestStudyThroughput(t *testing.T) {
 	}
 	rounds := 3
 	for _, name := range []string{"bench-phold", "bench-pcs"} {
-		data, err := os.ReadFile(filepath.Join("..", "..", "examples", "study", name+".yaml"))
+		data, err := os.ReadFile(filepath.Join("..", "examples", "study", name+".yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,8 +31,9 @@ func TestParseIdleTicks(t *testing.T) {
 	}
 }
 
+// TestIdleTicksReadable: /proc/stat gives this process's CPUs' idle time. (Not that it
+// never decreases: with NO_HZ, some kernels' per-CPU idle and iowait accounting steps
+// back a little, which the callers' differences over windows absorb.)
 func TestIdleTicksReadable(t *testing.T) {
-	a := IdleTicks()
-	require.GreaterOrEqual(t, a, int64(0), "/proc/stat readable")
-	require.GreaterOrEqual(t, IdleTicks(), a, "idle time never decreases")
+	require.GreaterOrEqual(t, IdleTicks(), int64(0), "/proc/stat readable")
 }
