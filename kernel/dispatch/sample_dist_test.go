@@ -34,8 +34,10 @@ func TestSamplesAndSeriesAcrossProcesses(t *testing.T) {
 			rows = append(rows, s)
 			mu.Unlock()
 		}}
+	t0 := time.Now()
 	res, errs := runRanks(t, ranks, comm.LoopbackOptions{Seed: 3, MaxDelay: 3, Reorder: true}, cfg,
 		func(int) []kernel.LogicalProcess { return recorders(24) }, nil)
+	wall := time.Since(t0) // what no worker's split can pass, however slow the run
 	var series []kernel.SeriesPoint
 	for r := range ranks {
 		require.NoError(t, errs[r], "rank %d", r)
@@ -67,7 +69,7 @@ func TestSamplesAndSeriesAcrossProcesses(t *testing.T) {
 	require.Len(t, finals, ranks*3, "one final row per rank and worker, and per rank's manager")
 	for k, d := range split {
 		require.Positive(t, d, "rank %d worker %d", k[0], k[1])
-		require.LessOrEqual(t, d, last+100*time.Millisecond, "rank %d worker %d", k[0], k[1])
+		require.LessOrEqual(t, d, wall, "rank %d worker %d", k[0], k[1])
 	}
 	for r := range ranks {
 		require.Positive(t, comm[r], "rank %d's manager's communication time", r)

@@ -37,7 +37,9 @@ func TestSampleRowsAddUp(t *testing.T) {
 					rows = append(rows, s)
 					mu.Unlock()
 				}}
+			t0 := time.Now()
 			r := runTW(t, cfg, build())
+			wall := time.Since(t0) // what no worker's split can pass, however slow the run
 			require.Equal(t, seq.Digest, r.Digest)
 			mu.Lock()
 			defer mu.Unlock()
@@ -75,9 +77,11 @@ func TestSampleRowsAddUp(t *testing.T) {
 			}
 			require.Len(t, finals, 4)
 			for w := range 4 {
-				// A worker's split covers the run, to the last row (taken just before it).
+				// A worker's split covers the run, to the last row (taken just before it),
+				// and no more than the run's wall time (bounded by the test's own clock, not
+				// by a margin that a descheduled manager could pass).
 				require.GreaterOrEqual(t, split[w], end, "worker %d", w)
-				require.Less(t, split[w]-end, 100*time.Millisecond, "worker %d", w)
+				require.LessOrEqual(t, split[w], wall, "worker %d", w)
 				require.Positive(t, processing[w], "worker %d", w)
 			}
 			require.Equal(t, r.EventsProcessed, processed)
