@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -36,8 +37,11 @@ type File struct {
 	w    io.Writer // where Write writes: f, or the writer "-" stands for
 	keep bool      // w is standard output: never closed
 	mode fs.FileMode
-	done bool
-	err  error // the first write error
+	// owner is the replaced file's owner, given to the new file where this process may
+	// (root); otherwise the new file is this process's user's, as a rename makes it.
+	owner *owner
+	done  bool
+	err   error // the first write error
 }
 
 // Error is a failure to write an output file: every error of this package is one.
@@ -64,7 +68,11 @@ type target struct {
 	inPlace bool        // write the path itself, streaming
 	dst     string      // the regular file (or new path) to replace, symlinks resolved
 	mode    fs.FileMode // the permissions of the file replaced, or 0644
+	owner   *owner      // the owner of the file replaced where it is not this process's user
 }
+
+// owner is a file's user and group.
+type owner struct{ uid, gid int }
 
 // Check reports, as an error naming the path, why path cannot be written: its directory
 // is missing or not writable, it is a directory, it lies in /proc or /sys, or it is an
@@ -104,6 +112,10 @@ func resolve(path string) (target, error) {
 			return target{}, fail(path, err)
 		}
 		t.mode = st.Mode().Perm()
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok && (int(sys.Uid) != os.Geteuid() || int(sys.Gid) != os.Getegid()) {
+			// Root writing over a user's file: the file stays theirs, as written in place.
+			t.owner = &owner{int(sys.Uid), int(sys.Gid)}
+		}
 	case !errors.Is(serr, fs.ErrNotExist):
 		return target{}, fail(path, serr)
 	}
@@ -310,7 +322,7 @@ func (t To) Create(path string) (*File, error) {
 		os.Remove(f.Name())
 		return nil, fail(path, errEnding)
 	}
-	return &File{path: path, dst: r.dst, f: f, w: f, mode: r.mode}, nil
+	return &File{path: path, dst: r.dst, f: f, w: f, mode: r.mode, owner: r.owner}, nil
 }
 
 // fifoWait is how long Create waits for a process to open a FIFO output for reading (its
@@ -426,6 +438,9 @@ func linkFree(name, dst string, from int) (i int, ok bool, err error) {
 // published and publish removes it. It returns the file's first error.
 func (f *File) publish(put func(name string) error) error {
 	name := f.f.Name()
+	if f.err == nil && f.owner != nil {
+		_ = f.f.Chown(f.owner.uid, f.owner.gid) // refused to other users than root: theirs then
+	}
 	if f.err == nil {
 		f.keepErr(f.f.Chmod(f.mode))
 	}

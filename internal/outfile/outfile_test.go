@@ -443,3 +443,29 @@ func TestTooManyOpenFilesSaysWhatToDo(t *testing.T) {
 		t.Fatalf("fail(EMFILE) = %v", err)
 	}
 }
+
+// TestReplacedFileKeepsItsOwner: root writing over another user's file leaves it theirs,
+// as a write in place would (the rename makes the new file root's otherwise).
+func TestReplacedFileKeepsItsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root may give a file to another user")
+	}
+	p := filepath.Join(t.TempDir(), "theirs.csv")
+	if err := os.WriteFile(p, []byte("old"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, 65534, 65534); err != nil {
+		t.Skipf("cannot give the file to nobody: %v", err)
+	}
+	if err := WriteFile(p, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := st.Sys().(*syscall.Stat_t)
+	if sys.Uid != 65534 || sys.Gid != 65534 || st.Mode().Perm() != 0o640 {
+		t.Fatalf("replaced file: owner %d:%d mode %v, want 65534:65534 and -rw-r-----", sys.Uid, sys.Gid, st.Mode().Perm())
+	}
+}
