@@ -39,9 +39,10 @@ type File struct {
 	mode fs.FileMode
 	// owner is the replaced file's owner, given to the new file where this process may
 	// (root); otherwise the new file is this process's user's, as a rename makes it.
-	owner *owner
-	done  bool
-	err   error // the first write error
+	owner  *owner
+	synced bool // sync ran
+	done   bool
+	err    error // the first write error
 }
 
 // Error is a failure to write an output file: every error of this package is one.
@@ -444,9 +445,7 @@ func (f *File) publish(put func(name string) error) error {
 	if f.err == nil {
 		f.keepErr(f.f.Chmod(f.mode))
 	}
-	if f.err == nil {
-		f.keepErr(f.f.Sync())
-	}
+	f.sync()
 	f.keepErr(f.f.Close())
 	if f.err == nil {
 		f.keepErr(pending.settle(name, func() error { return put(name) }))
@@ -455,6 +454,16 @@ func (f *File) publish(put func(name string) error) error {
 	}
 	if f.err != nil {
 		os.Remove(name)
+	}
+	return f.err
+}
+
+// sync flushes a temporary file to its disk, once (a full disk may show only then), and
+// returns the file's error. A file written in place (a device, a FIFO) has nothing to sync.
+func (f *File) sync() error {
+	if f.err == nil && !f.synced && f.dst != "" {
+		f.synced = true
+		f.keepErr(f.f.Sync())
 	}
 	return f.err
 }

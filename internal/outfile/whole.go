@@ -46,10 +46,8 @@ func WriteAll(files []Named) ([]string, error) {
 		if _, err := f.Write(n.Data); err != nil {
 			return nil, err
 		}
-		if f.f != nil && f.dst != "" {
-			if err := f.keepErr(f.f.Sync()); err != nil { // a full disk may show only here
-				return nil, err
-			}
+		if err := f.sync(); err != nil { // before any file is published
+			return nil, err
 		}
 	}
 	paths := make([]string, 0, len(files))
