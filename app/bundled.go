@@ -417,17 +417,38 @@ func logicModel() *Model {
 }
 
 // airportRunwayFlags are the airport's flags that --variant runways alone reads.
-var airportRunwayFlags = []string{"runways", "land-time", "takeoff-time", "hold-time"}
+var airportRunwayFlags = []readBy{
+	{"runways", "variant", airport.VariantRunways, " (WARPED2's airport has no runways)"},
+	{"land-time", "variant", airport.VariantRunways, " (WARPED2's airport has no runways)"},
+	{"takeoff-time", "variant", airport.VariantRunways, " (WARPED2's airport has no runways)"},
+	{"hold-time", "variant", airport.VariantRunways, " (WARPED2's airport has no runways)"},
+}
 
 // airportResolve refuses a runway flag given (on the command line or in --config) to a run
 // of --variant warped2, whose airports have no runways: it would go on without it.
-func airportResolve(fs *pflag.FlagSet) error {
-	if v := fs.Lookup("variant").Value.String(); v == airport.VariantWARPED2 {
-		for _, f := range airportRunwayFlags {
-			if fs.Changed(f) {
-				return fmt.Errorf("airport: --%s is read by --variant %s alone (WARPED2's airport has no runways), and this run is --variant %s: drop it, or give --variant %s",
-					f, airport.VariantRunways, v, airport.VariantRunways)
+func airportResolve(fs *pflag.FlagSet) error { return refuseUnread(fs, "airport", airportRunwayFlags) }
+
+// readBy says that a model's flag is read only where another of its flags, a variant or
+// network, has one value; why, when not empty, follows in the message.
+type readBy struct {
+	flag, by, value, why string
+}
+
+// refuseUnread refuses the first flag of only that was given (on the command line or in
+// --config) while the flag it depends on has another value: the run would go on without
+// it, as if it had not been given.
+func refuseUnread(fs *pflag.FlagSet, model string, only []readBy) error {
+	for _, o := range only {
+		if !fs.Changed(o.flag) {
+			continue
+		}
+		if v := fs.Lookup(o.by).Value.String(); v != o.value {
+			run := fmt.Sprintf("this run is --%s %s", o.by, v)
+			if o.by == "network" {
+				run = "this run's network is " + v
 			}
+			return fmt.Errorf("%s: --%s is read by --%s %s alone%s, and %s: drop it, or give --%s %s",
+				model, o.flag, o.by, o.value, o.why, run, o.by, o.value)
 		}
 	}
 	return nil

@@ -89,42 +89,24 @@ func epidemicResolve(fs *pflag.FlagSet) error {
 
 // epidemicOnly are the epidemic's flags that one variant or network alone reads: given
 // with the other, a run would go on without them, as if they had not been given.
-var epidemicOnly = []struct {
-	flag, variant, network string // the variant (or, with network set, the network) that reads it
-}{
-	{"initial-infected", string(epidemic.Stochastic), ""},
-	{"vaccinated", string(epidemic.Stochastic), ""},
-	{"diffusion-trigger-interval", string(epidemic.Stochastic), ""},
-	{"travel-time", string(epidemic.Stochastic), ""},
-	{"min-travel-time-to-hub", string(epidemic.WARPED2), ""},
-	{"max-travel-time-to-hub", string(epidemic.WARPED2), ""},
-	{"min-diffusion-interval", string(epidemic.WARPED2), ""},
-	{"max-diffusion-interval", string(epidemic.WARPED2), ""},
-	{"barabasi-albert-m", "", string(epidemic.BarabasiAlbert)},
-	{"barabasi-albert-a", "", string(epidemic.BarabasiAlbert)},
-	{"watts-strogatz-k", "", string(epidemic.WattsStrogatz)},
-	{"watts-strogatz-beta", "", string(epidemic.WattsStrogatz)},
+var epidemicOnly = []readBy{
+	{"initial-infected", "variant", string(epidemic.Stochastic), ""},
+	{"vaccinated", "variant", string(epidemic.Stochastic), ""},
+	{"diffusion-trigger-interval", "variant", string(epidemic.Stochastic), ""},
+	{"travel-time", "variant", string(epidemic.Stochastic), ""},
+	{"min-travel-time-to-hub", "variant", string(epidemic.WARPED2), ""},
+	{"max-travel-time-to-hub", "variant", string(epidemic.WARPED2), ""},
+	{"min-diffusion-interval", "variant", string(epidemic.WARPED2), ""},
+	{"max-diffusion-interval", "variant", string(epidemic.WARPED2), ""},
+	{"barabasi-albert-m", "network", string(epidemic.BarabasiAlbert), ""},
+	{"barabasi-albert-a", "network", string(epidemic.BarabasiAlbert), ""},
+	{"watts-strogatz-k", "network", string(epidemic.WattsStrogatz), ""},
+	{"watts-strogatz-beta", "network", string(epidemic.WattsStrogatz), ""},
 }
 
 // epidemicUnused refuses a flag given (on the command line or in --config) that the chosen
 // variant or network does not read (epidemicOnly).
-func epidemicUnused(fs *pflag.FlagSet) error {
-	variant, network := fs.Lookup("variant").Value.String(), fs.Lookup("network").Value.String()
-	for _, o := range epidemicOnly {
-		if !fs.Changed(o.flag) {
-			continue
-		}
-		switch {
-		case o.variant != "" && o.variant != variant:
-			return fmt.Errorf("epidemic: --%s is read by --variant %s alone, and this run is --variant %s: drop it, or give --variant %s",
-				o.flag, o.variant, variant, o.variant)
-		case o.network != "" && o.network != network:
-			return fmt.Errorf("epidemic: --%s is read by --network %s alone, and this run's network is %s: drop it, or give --network %s",
-				o.flag, o.network, network, o.network)
-		}
-	}
-	return nil
-}
+func epidemicUnused(fs *pflag.FlagSet) error { return refuseUnread(fs, "epidemic", epidemicOnly) }
 
 // epidemicFileConflicts reports a flag set beside --warped2-config that the file sets too.
 func epidemicFileConflicts(fs *pflag.FlagSet, c epidemic.Config) error {
